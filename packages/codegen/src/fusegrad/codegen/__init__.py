@@ -1,0 +1,1 @@
+"""fusegrad.codegen: see the package README for its public names."""

@@ -1,0 +1,14 @@
+"""fusegrad: a tensor library that is one small compiler, from lazy tensors to machine code.
+
+The top-level package belongs to the ``fusegrad`` distribution (the frontend). The layer
+packages ``fusegrad.uop``, ``fusegrad.codegen``, ``fusegrad.renderer`` and
+``fusegrad.runtime`` are separate distributions that install into the same ``fusegrad``
+folder as namespace portions. ``extend_path`` below makes them importable when the
+distributions live in different folders (editable installs from the checkout).
+"""
+
+from pkgutil import extend_path
+
+__path__ = extend_path(__path__, __name__)
+
+__version__ = "0.1.0"

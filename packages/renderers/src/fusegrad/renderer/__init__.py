@@ -1,0 +1,1 @@
+"""fusegrad.renderer: see the package README for its public names."""

@@ -1,0 +1,1 @@
+"""fusegrad.runtime: see the package README for its public names."""

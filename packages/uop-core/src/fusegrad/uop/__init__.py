@@ -1,0 +1,1 @@
+"""fusegrad.uop: the IR every fusegrad layer speaks."""
