@@ -1,0 +1,221 @@
+"""The executable definition of every ALU op on Python values, with exact dtype semantics.
+
+``exec_alu(op, dtype, operands)`` is what constant folding, ``sym_infer`` and the PYTHON
+emulator device all use, so the three can't disagree. Results are converted to ``dtype``
+exactly as hardware stores them (``truncate``): integers wrap around, floats round to nearest
+even at the dtype's width. Float arithmetic is IEEE: division by zero gives inf/NaN, NaN
+propagates through MAX (PyTorch's ``maximum``). Integer division and remainder by zero give
+0 (NumPy's result) instead of trapping.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fusegrad.uop.dtype import DType, bitcast, dtypes, truncate
+from fusegrad.uop.ops import Ops
+
+AluFn = Callable[..., Any]
+
+
+def _fdiv(x: float, y: float) -> float:
+    if y == 0:
+        if x == 0 or math.isnan(x):
+            return math.nan
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return x / y
+
+
+def _trunc_div(x: int, y: int) -> int:
+    if y == 0:
+        return 0
+    q = abs(x) // abs(y)
+    return q if (x >= 0) == (y > 0) else -q
+
+
+def _trunc_mod(x: int, y: int) -> int:
+    return 0 if y == 0 else x - y * _trunc_div(x, y)
+
+
+def _floor_div(x: int, y: int) -> int:
+    return 0 if y == 0 else x // y
+
+
+def _floor_mod(x: int, y: int) -> int:
+    return 0 if y == 0 else x % y
+
+
+def _max(x: Any, y: Any) -> Any:
+    if isinstance(x, float) and math.isnan(x):
+        return x
+    if isinstance(y, float) and math.isnan(y):
+        return y
+    if x == y == 0 and isinstance(x, float):
+        return x if math.copysign(1.0, x) > 0 else y  # max(-0.0, 0.0) is 0.0
+    return x if x > y else y
+
+
+def _float_pow(x: float, y: float) -> float:
+    try:
+        return math.pow(x, y)
+    except OverflowError:
+        odd = float(y).is_integer() and int(y) % 2 == 1
+        return math.copysign(math.inf, x) if odd else math.inf
+    except ValueError:
+        if x == 0 and y < 0:
+            odd = float(y).is_integer() and int(y) % 2 == 1
+            return math.copysign(math.inf, x) if odd else math.inf
+        return math.nan
+
+
+def _int_pow(x: int, y: int) -> int:
+    if y >= 0:
+        return int(pow(x, y))
+    if x == 1:
+        return 1
+    if x == -1:
+        return 1 if y % 2 == 0 else -1
+    return 0  # |x| > 1: 1/x**|y| truncates to 0; x == 0 has no value, 0 like x // 0
+
+
+def _pow(x: Any, y: Any) -> Any:
+    if isinstance(x, float) or isinstance(y, float):
+        return _float_pow(float(x), float(y))
+    return _int_pow(x, y)
+
+
+def _sqrt(x: float) -> float:
+    if math.isnan(x) or x < 0:
+        return math.nan
+    return math.sqrt(x)
+
+
+def _exp2(x: float) -> float:
+    if math.isnan(x):
+        return x
+    try:
+        return math.pow(2.0, x)
+    except OverflowError:
+        return math.inf
+
+
+def _log2(x: float) -> float:
+    if math.isnan(x) or x < 0:
+        return math.nan
+    if x == 0:
+        return -math.inf
+    return math.log2(x) if x != math.inf else math.inf
+
+
+def _sin(x: float) -> float:
+    return math.nan if math.isinf(x) or math.isnan(x) else math.sin(x)
+
+
+def _reciprocal(x: float) -> float:
+    return _fdiv(1.0, x)
+
+
+def _trunc(x: Any) -> Any:
+    if isinstance(x, float) and math.isfinite(x):
+        return float(math.trunc(x))
+    return x
+
+
+def _shift_left(x: int, s: int) -> int:
+    return x << s if 0 <= s < 4096 else 0
+
+
+def _shift_right(x: int, s: int) -> int:
+    return x >> s if 0 <= s < 4096 else (-1 if x < 0 else 0)
+
+
+def _rotl32(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & 0xFFFFFFFF
+
+
+_THREEFRY_ROT = (13, 15, 26, 6, 17, 29, 16, 24)
+
+
+def threefry2x32(x: int, key: int) -> int:
+    """Threefry-2x32 with 20 rounds (Random123). ``x`` and ``key`` are uint64 values whose low
+    and high 32-bit halves are the two words; the result packs the two output words the same
+    way."""
+    m = 0xFFFFFFFF
+    x0, x1 = x & m, (x >> 32) & m
+    ks = [key & m, (key >> 32) & m]
+    ks.append(ks[0] ^ ks[1] ^ 0x1BD11BDA)
+    x0, x1 = (x0 + ks[0]) & m, (x1 + ks[1]) & m
+    for block in range(5):
+        for r in range(4):
+            x0 = (x0 + x1) & m
+            x1 = _rotl32(x1, _THREEFRY_ROT[(block % 2) * 4 + r]) ^ x0
+        inj = block + 1
+        x0 = (x0 + ks[inj % 3]) & m
+        x1 = (x1 + ks[(inj + 1) % 3] + inj) & m
+    return (x1 << 32) | x0
+
+
+ALU_FNS: dict[Ops, AluFn] = {
+    Ops.ADD: lambda x, y: x + y,
+    Ops.SUB: lambda x, y: x - y,
+    Ops.MUL: lambda x, y: x * y,
+    Ops.FDIV: _fdiv,
+    Ops.CDIV: _trunc_div,
+    Ops.CMOD: _trunc_mod,
+    Ops.FLOORDIV: _floor_div,
+    Ops.FLOORMOD: _floor_mod,
+    Ops.MAX: _max,
+    Ops.POW: _pow,
+    Ops.SHL: _shift_left,
+    Ops.SHR: _shift_right,
+    Ops.AND: lambda x, y: x & y,
+    Ops.OR: lambda x, y: x | y,
+    Ops.XOR: lambda x, y: x ^ y,
+    Ops.CMPLT: lambda x, y: x < y,
+    Ops.CMPNE: lambda x, y: x != y,
+    Ops.CMPEQ: lambda x, y: x == y,
+    Ops.THREEFRY: threefry2x32,
+    Ops.NEG: lambda x: (not x) if isinstance(x, bool) else -x,
+    Ops.RECIPROCAL: _reciprocal,
+    Ops.SQRT: _sqrt,
+    Ops.EXP2: _exp2,
+    Ops.LOG2: _log2,
+    Ops.SIN: _sin,
+    Ops.TRUNC: _trunc,
+    Ops.WHERE: lambda c, x, y: x if c else y,
+    Ops.MULACC: lambda x, y, z: x * y + z,
+}
+
+
+def exec_alu(op: Ops, dtype: DType, operands: Sequence[Any]) -> Any:
+    """``op`` applied to Python values, the result stored as ``dtype`` would store it.
+
+    Float operands of float ops are taken as given (already values of their dtype); the
+    result is computed in double precision and rounded once to ``dtype``, which is exact for
+    + - * / and sqrt at every width up to float32.
+
+    >>> exec_alu(Ops.ADD, dtypes.int8, [100, 100])
+    -56
+    >>> exec_alu(Ops.CDIV, dtypes.int32, [-7, 2]), exec_alu(Ops.FLOORDIV, dtypes.int32, [-7, 2])
+    (-3, -4)
+    """
+    if op is Ops.CAST:
+        return truncate(dtype)(operands[0])
+    if op is Ops.BITCAST:
+        raise TypeError("exec_alu: BITCAST needs the source dtype, use bitcast()")
+    fn = ALU_FNS.get(op)
+    if fn is None:
+        raise NotImplementedError(f"exec_alu: {op!r} is not an ALU op")
+    if op in (Ops.MUL, Ops.ADD, Ops.SUB) and dtypes.is_float(dtype):
+        operands = [float(x) for x in operands]
+    if op is Ops.MULACC and dtypes.is_float(dtype):
+        conv = truncate(dtype)
+        return conv(conv(float(operands[0]) * float(operands[1])) + float(operands[2]))
+    return truncate(dtype)(fn(*operands))
+
+
+def exec_bitcast(value: Any, from_dt: DType, to_dt: DType) -> Any:
+    """BITCAST of a Python value."""
+    return bitcast(value, from_dt, to_dt)

@@ -1,0 +1,112 @@
+"""Knobs: every environment variable fusegrad.uop reads is declared here, once.
+
+A ``ContextVar`` reads its environment variable when it is declared and can be overridden in a
+scope with ``Context``::
+
+    >>> from fusegrad.uop import Context, DEBUG
+    >>> with Context(DEBUG=3):
+    ...     DEBUG.value
+    3
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@functools.cache
+def getenv(key: str, default: Any = 0) -> Any:
+    """The environment variable ``key`` converted to the type of ``default`` (cached)."""
+    raw = os.environ.get(key)
+    if raw is None:
+        return default
+    return type(default)(raw)
+
+
+class ContextVar:
+    """A named, scoped setting with an environment-variable default.
+
+    Declaring one twice returns the same object, so packages can share a knob by name.
+    """
+
+    _registry: ClassVar[dict[str, ContextVar]] = {}
+    key: str
+    value: Any
+
+    def __new__(cls, key: str, default: Any) -> ContextVar:
+        if (existing := cls._registry.get(key)) is not None:
+            return existing
+        instance = super().__new__(cls)
+        instance.key = key
+        instance.value = getenv(key, default)
+        cls._registry[key] = instance
+        return instance
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __ge__(self, other: Any) -> bool:
+        return bool(self.value >= other)
+
+    def __gt__(self, other: Any) -> bool:
+        return bool(self.value > other)
+
+    def __le__(self, other: Any) -> bool:
+        return bool(self.value <= other)
+
+    def __lt__(self, other: Any) -> bool:
+        return bool(self.value < other)
+
+    def __repr__(self) -> str:
+        return f"ContextVar({self.key!r}, {self.value!r})"
+
+
+class Context(contextlib.ContextDecorator):
+    """Scoped overrides of ContextVars by name; usable as ``with`` and as a decorator.
+
+    >>> from fusegrad.uop import Context, DEBUG
+    >>> @Context(DEBUG=2)
+    ... def show() -> int:
+    ...     return DEBUG.value
+    >>> show()
+    2
+    """
+
+    def __init__(self, **overrides: Any) -> None:
+        unknown = [k for k in overrides if k not in ContextVar._registry]
+        if unknown:
+            raise KeyError(
+                f"Context: unknown setting(s) {unknown}; known: {sorted(ContextVar._registry)}"
+            )
+        self.overrides = overrides
+        self._saved: list[dict[str, Any]] = []
+
+    def __enter__(self) -> Context:
+        self._saved.append({k: ContextVar._registry[k].value for k in self.overrides})
+        for k, v in self.overrides.items():
+            ContextVar._registry[k].value = v
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for k, v in self._saved.pop().items():
+            ContextVar._registry[k].value = v
+
+
+DEBUG = ContextVar("DEBUG", 0)
+"""Verbosity 0-7: 1 schedule summary, 2 per-kernel lines, 4 source, 5 AST, 6 linear uops."""
+TRACK_MATCH_STATS = ContextVar("TRACK_MATCH_STATS", 0)
+"""1: count pattern matches and time per rule, printed at exit; 2: also record every rewrite."""
+VIZ = ContextVar("VIZ", 0)
+"""1: record every graph_rewrite step for the visualizer."""
+SPEC = ContextVar("SPEC", 0)
+"""1: check every IR stage against its spec (on under pytest)."""
+DEFAULT_FLOAT = ContextVar("DEFAULT_FLOAT", "float32")
+"""The dtype Python floats become (name of a float dtype)."""
+DEFAULT_INT = ContextVar("DEFAULT_INT", "int32")
+"""The dtype Python ints become (name of an int dtype)."""

@@ -1,0 +1,414 @@
+"""The pattern language: ``UPat`` describes a shape of UOp graph, ``PatternMatcher`` is an
+ordered table of ``(UPat, rewrite function)`` rules dispatched by op.
+
+>>> from fusegrad.uop import UOp, UPat, PatternMatcher, dtypes
+>>> pm = PatternMatcher([(UPat.var("x") + 0, lambda x: x)])   # x + 0 -> x
+>>> v = UOp.variable("v", 0, 10)
+>>> pm.rewrite(v + 0) is v
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import itertools
+import marshal
+import types
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from fusegrad.uop.dtype import ConstType, DType
+from fusegrad.uop.ops import GroupOp, Ops
+from fusegrad.uop.uop import UOp
+
+Store = dict[str, UOp]
+RewriteFn = Callable[..., UOp | None]
+
+
+class UPat:
+    """A pattern over UOps.
+
+    * ``op``: an op or a set of ops (None: any op)
+    * ``dtype``: a dtype or a set (matched against the dtype and its scalar; None: any)
+    * ``src``: None (any sources), a tuple (in order), a list (any permutation: commutative),
+      or a single UPat (every source matches it)
+    * ``arg``: the arg must equal this (None: any)
+    * ``name``: capture the matched UOp under this name; a name used twice must bind the same
+      node in both places
+    * ``allow_any_len``: a tuple ``src`` matches the first sources, more may follow
+    """
+
+    __slots__ = (
+        "_alternatives",
+        "allow_any_len",
+        "arg",
+        "dtype",
+        "early_reject",
+        "name",
+        "op",
+        "src",
+    )
+
+    def __init__(
+        self,
+        op: Ops | Iterable[Ops] | None = None,
+        dtype: DType | Iterable[DType] | None = None,
+        src: UPat | tuple[UPat, ...] | list[UPat] | None = None,
+        arg: Any = None,
+        name: str | None = None,
+        allow_any_len: bool = False,
+    ) -> None:
+        self.op: frozenset[Ops] | None = (
+            None if op is None else frozenset((op,) if isinstance(op, Ops) else op)
+        )
+        self.dtype: frozenset[DType] | None = (
+            None if dtype is None else frozenset((dtype,) if isinstance(dtype, DType) else dtype)
+        )
+        self.arg = arg
+        self.name = name
+        self.allow_any_len = allow_any_len
+        self.src: tuple[UPat, ...] | list[UPat] | UPat | None = src
+        self._alternatives: tuple[UPat, ...] | None = None
+        # ops that must appear among the sources: a set test rejects most nodes cheaply
+        required = src if isinstance(src, (tuple, list)) else ()
+        self.early_reject: frozenset[Ops] = frozenset(
+            next(iter(p.op)) for p in required if p.op is not None and len(p.op) == 1
+        )
+
+    # -- constructors -----------------------------------------------------------------------
+    @staticmethod
+    def var(name: str | None = None, dtype: DType | Iterable[DType] | None = None) -> UPat:
+        """Any UOp (of ``dtype``), captured as ``name``."""
+        return UPat(dtype=dtype, name=name)
+
+    @staticmethod
+    def cvar(
+        name: str | None = None, dtype: DType | Iterable[DType] | None = None, vec: bool = True
+    ) -> UPat:
+        """A constant (scalar, or vector too when ``vec``), captured as ``name``."""
+        ops = (Ops.CONST, Ops.VCONST) if vec else (Ops.CONST,)
+        return UPat(ops, dtype, src=(), name=name)
+
+    @staticmethod
+    def const(dtype: DType | Iterable[DType] | None, b: ConstType) -> UPat:
+        """The constant ``b`` (of ``dtype``)."""
+        return UPat(Ops.CONST, dtype, src=(), arg=b)
+
+    @staticmethod
+    def any(*pats: UPat) -> UPat:
+        """Matches when any of ``pats`` matches (first match wins, all are tried)."""
+        p = UPat()
+        p._alternatives = pats
+        ops: set[Ops] = set()
+        for sub in pats:
+            if sub.op is None:
+                return p
+            ops |= sub.op
+        p.op = frozenset(ops)
+        return p
+
+    def named(self, name: str) -> UPat:
+        """This pattern capturing its match as ``name``."""
+        p = self._copy()
+        p.name = name
+        return p
+
+    def _copy(self) -> UPat:
+        p = UPat(self.op, self.dtype, self.src, self.arg, self.name, self.allow_any_len)
+        p._alternatives = self._alternatives
+        return p
+
+    # -- math that reads like the IR ----------------------------------------------------------
+    def alu(self, op: Ops, *srcs: UPat | ConstType) -> UPat:
+        """The pattern ``op(self, *srcs)``; commutative ops match either operand order."""
+        pats = [self, *(_as_upat(s, self.dtype) for s in srcs)]
+        src: tuple[UPat, ...] | list[UPat] = (
+            list(pats) if op in GroupOp.Commutative else tuple(pats)
+        )
+        return UPat(op, src=src)
+
+    def __add__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.ADD, x)
+
+    def __radd__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.ADD, x)
+
+    def __mul__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.MUL, x)
+
+    def __rmul__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.MUL, x)
+
+    def __sub__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.SUB, x)
+
+    def __floordiv__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.FLOORDIV, x)
+
+    def __mod__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.FLOORMOD, x)
+
+    def __truediv__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.FDIV, x)
+
+    def cdiv(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.CDIV, x)
+
+    def cmod(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.CMOD, x)
+
+    def __lt__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.CMPLT, x)
+
+    def __gt__(self, x: UPat | ConstType) -> UPat:
+        return _as_upat(x, self.dtype).alu(Ops.CMPLT, self)
+
+    def eq(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.CMPEQ, x)
+
+    def ne(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.CMPNE, x)
+
+    def __and__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.AND, x)
+
+    def __rand__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.AND, x)
+
+    def __or__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.OR, x)
+
+    def __ror__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.OR, x)
+
+    def __xor__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.XOR, x)
+
+    def __rxor__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.XOR, x)
+
+    def __lshift__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.SHL, x)
+
+    def __rshift__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.SHR, x)
+
+    def __neg__(self) -> UPat:
+        return UPat(Ops.NEG, src=(self,))
+
+    def maximum(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.MAX, x)
+
+    def where(self, x: UPat | ConstType, y: UPat | ConstType) -> UPat:
+        return self.alu(Ops.WHERE, x, y)
+
+    def logical_not(self) -> UPat:
+        return self.ne(True)
+
+    def cast(self, dtype: DType | Iterable[DType] | None = None, name: str | None = None) -> UPat:
+        return UPat(Ops.CAST, dtype, (self,), name=name)
+
+    def bitcast(self, dtype: DType | Iterable[DType] | None = None) -> UPat:
+        return UPat(Ops.BITCAST, dtype, (self,))
+
+    def reciprocal(self) -> UPat:
+        return UPat(Ops.RECIPROCAL, src=(self,))
+
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+
+    def __repr__(self) -> str:
+        ops = "any" if self.op is None else "|".join(sorted(o.name for o in self.op))
+        parts = [ops]
+        if self.name:
+            parts.append(f"name={self.name!r}")
+        if self.arg is not None:
+            parts.append(f"arg={self.arg!r}")
+        if self.src is not None:
+            parts.append(f"src={self.src!r}")
+        return f"UPat({', '.join(parts)})"
+
+    # -- matching -----------------------------------------------------------------------------
+    def match(self, uop: UOp, store: Store) -> list[Store]:
+        """Every way ``uop`` matches this pattern, each as the captures extended from
+        ``store`` (empty list: no match)."""
+        if self._alternatives is not None:
+            return [m for p in self._alternatives for m in p.match(uop, store)]
+        if not self._node_matches(uop):
+            return []
+        if self.name is not None:
+            prev = store.get(self.name)
+            if prev is None:
+                store = {**store, self.name: uop}
+            elif prev is not uop:
+                return []  # the same name must capture the same node
+        return self._match_src(uop, store)
+
+    def _node_matches(self, uop: UOp) -> bool:
+        if self.op is not None and uop.op not in self.op:
+            return False
+        if (
+            self.dtype is not None
+            and uop.dtype not in self.dtype
+            and uop.dtype.scalar() not in self.dtype
+        ):
+            return False
+        return self.arg is None or _arg_equal(uop.arg, self.arg)
+
+    def _match_src(self, uop: UOp, store: Store) -> list[Store]:
+        src = self.src
+        if src is None:
+            return [store]
+        if isinstance(src, UPat):
+            return _match_seq([src] * len(uop.src), uop.src, [store])
+        n = len(src)
+        if len(uop.src) != n and not (self.allow_any_len and len(uop.src) >= n):
+            return []
+        if isinstance(src, list):
+            return [m for perm in _permutations(src) for m in _match_seq(perm, uop.src, [store])]
+        return _match_seq(src, uop.src, [store])
+
+
+def _arg_equal(have: Any, want: Any) -> bool:
+    # constants compare by value, but a bool pattern only matches bools (True == 1 in Python)
+    if isinstance(want, bool) != isinstance(have, bool):
+        return False
+    return bool(have == want)
+
+
+def _permutations(pats: list[UPat]) -> list[tuple[UPat, ...]]:
+    if len(pats) == 2:
+        return [(pats[0], pats[1]), (pats[1], pats[0])]
+    return list(itertools.permutations(pats))
+
+
+def _match_seq(pats: Sequence[UPat], srcs: tuple[UOp, ...], stores: list[Store]) -> list[Store]:
+    for pat, uop in zip(pats, srcs, strict=False):
+        stores = [m for st in stores for m in pat.match(uop, st)]
+        if not stores:
+            return []
+    return stores
+
+
+def _as_upat(x: UPat | ConstType, dtype: frozenset[DType] | None) -> UPat:
+    if isinstance(x, UPat):
+        return x
+    return UPat.const(None, x)
+
+
+# -- the matcher ----------------------------------------------------------------------------------
+
+
+def _rebuild_function(
+    code: bytes, module: str, name: str, defaults: Any, cells: tuple[Any, ...]
+) -> Any:
+    """Unpickle a lambda/closure: its code from marshal, globals from its module."""
+    glob = importlib.import_module(module).__dict__
+    closure = tuple(types.CellType(c) for c in cells) if cells else None
+    return types.FunctionType(marshal.loads(code), glob, name, defaults, closure)
+
+
+def _picklable(fn: Callable[..., Any]) -> Any:
+    """``fn`` itself when pickle can find it by name, else a rebuildable description."""
+    qual = getattr(fn, "__qualname__", "")
+    if not isinstance(fn, types.FunctionType) or (
+        "<lambda>" not in qual and "<locals>" not in qual
+    ):
+        return fn
+    cells = tuple(c.cell_contents for c in fn.__closure__) if fn.__closure__ else ()
+    code = marshal.dumps(fn.__code__)
+    return _FunctionRecipe(code, fn.__module__, fn.__name__, fn.__defaults__, cells)
+
+
+class _FunctionRecipe:
+    def __init__(
+        self, code: bytes, module: str, name: str, defaults: Any, cells: tuple[Any, ...]
+    ) -> None:
+        self.args = (code, module, name, defaults, cells)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (_rebuild_function, self.args)
+
+
+def _wants_ctx(fn: Callable[..., Any]) -> bool:
+    try:
+        return "ctx" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+MatchEntry = tuple[UPat, RewriteFn, frozenset[Ops], bool]
+
+
+class PatternMatcher:
+    """An ordered table of rewrite rules. ``rewrite(uop)`` returns the result of the first rule
+    whose pattern matches and whose function returns a UOp (None when none does).
+
+    A rule function receives the captures as keyword arguments, and ``ctx`` too if it has a
+    parameter of that name. Tables combine with ``+`` (left rules first).
+    """
+
+    def __init__(self, patterns: Sequence[tuple[UPat, RewriteFn]]) -> None:
+        self.patterns: list[tuple[UPat, RewriteFn]] = list(patterns)
+        self.pdict: dict[Ops, list[MatchEntry]] = {}
+        for pat, fn in self.patterns:
+            if not isinstance(pat, UPat):
+                raise TypeError(f"PatternMatcher: expected a UPat, got {type(pat).__name__}")
+            entry = (pat, fn, pat.early_reject, _wants_ctx(fn))
+            for op in pat.op if pat.op is not None else Ops:
+                self.pdict.setdefault(op, []).append(entry)
+
+    def __add__(self, other: PatternMatcher) -> PatternMatcher:
+        return PatternMatcher(self.patterns + other.patterns)
+
+    def __len__(self) -> int:
+        return len(self.patterns)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (_rebuild_matcher, ([(p, _picklable(f)) for p, f in self.patterns],))
+
+    def rewrite(self, uop: UOp, ctx: Any = None) -> UOp | None:
+        """The first rule's result for ``uop``, or None."""
+        entries = self.pdict.get(uop.op)
+        if not entries:
+            return None
+        src_ops = {s.op for s in uop.src}
+        for pat, fn, early_reject, wants_ctx in entries:
+            if early_reject and not early_reject <= src_ops:
+                continue
+            for captures in pat.match(uop, {}):
+                ret = fn(ctx=ctx, **captures) if wants_ctx else fn(**captures)
+                if ret is not None and ret is not uop:
+                    return ret
+        return None
+
+    def rewrite_traced(
+        self, uop: UOp, ctx: Any, on_match: Callable[[UPat, RewriteFn, UOp, UOp], None]
+    ) -> UOp | None:
+        """``rewrite`` that reports the rule that fired (for DEBUG/VIZ/TRACK_MATCH_STATS)."""
+        entries = self.pdict.get(uop.op)
+        if not entries:
+            return None
+        src_ops = {s.op for s in uop.src}
+        for pat, fn, early_reject, wants_ctx in entries:
+            if early_reject and not early_reject <= src_ops:
+                continue
+            for captures in pat.match(uop, {}):
+                ret = fn(ctx=ctx, **captures) if wants_ctx else fn(**captures)
+                if ret is not None and ret is not uop:
+                    on_match(pat, fn, uop, ret)
+                    return ret
+        return None
+
+
+def _rebuild_matcher(patterns: list[tuple[UPat, Any]]) -> PatternMatcher:
+    return PatternMatcher(patterns)
+
+
+def rule_name(fn: Callable[..., Any]) -> str:
+    """A readable name for a rule function: ``file:line`` of its definition."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return repr(fn)
+    return f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"

@@ -1,0 +1,203 @@
+"""Text views of UOps: ``render_uop`` prints an expression as Python-like math, ``pretty`` is
+the ``repr``, ``evaluate`` computes an expression's value (``sym_infer``).
+
+All three walk the graph iteratively, so deep graphs are fine. The rendered form is
+deterministic: it depends only on the graph, never on hash seeds or object addresses.
+``//`` and ``%`` are floor division and remainder (Python's); the truncating forms print as
+``cdiv(a, b)`` and ``cmod(a, b)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from fusegrad.uop.alu import exec_alu
+from fusegrad.uop.dtype import Invalid, bitcast
+from fusegrad.uop.ops import Ops
+from fusegrad.uop.uop import UOp
+
+# binary operators with their Python precedence (higher binds tighter)
+_INFIX: dict[Ops, tuple[str, int]] = {
+    Ops.CMPLT: ("<", 1),
+    Ops.CMPNE: ("!=", 1),
+    Ops.CMPEQ: ("==", 1),
+    Ops.OR: ("|", 2),
+    Ops.XOR: ("^", 3),
+    Ops.AND: ("&", 4),
+    Ops.SHL: ("<<", 5),
+    Ops.SHR: (">>", 5),
+    Ops.ADD: ("+", 6),
+    Ops.SUB: ("-", 6),
+    Ops.MUL: ("*", 7),
+    Ops.FDIV: ("/", 7),
+    Ops.FLOORDIV: ("//", 7),
+    Ops.FLOORMOD: ("%", 7),
+    Ops.POW: ("**", 9),
+}
+_CALLS: dict[Ops, str] = {
+    Ops.MAX: "max",
+    Ops.CDIV: "cdiv",
+    Ops.CMOD: "cmod",
+    Ops.EXP2: "exp2",
+    Ops.LOG2: "log2",
+    Ops.SIN: "sin",
+    Ops.SQRT: "sqrt",
+    Ops.RECIPROCAL: "reciprocal",
+    Ops.TRUNC: "trunc",
+    Ops.MULACC: "mulacc",
+    Ops.THREEFRY: "threefry",
+}
+_ASSOCIATIVE_TEXT = {Ops.ADD, Ops.MUL, Ops.AND, Ops.OR, Ops.XOR}
+_ATOM = 10
+
+
+def _leaf_text(u: UOp) -> str | None:
+    if u.op is Ops.CONST:
+        return "Invalid" if u.arg is Invalid else repr(u.arg)
+    if u.op is Ops.VCONST:
+        return repr(u.arg)
+    if u.op in (Ops.DEFINE_VAR, Ops.PARAM) and isinstance(u.arg, tuple):
+        return str(u.arg[0])
+    if u.op is Ops.RANGE:
+        return f"r{u.arg[0]}"
+    if u.op is Ops.SPECIAL:
+        return str(u.arg)
+    if u.is_bound_var:
+        return str(u.src[0].arg[0])
+    return None
+
+
+def render_uop(root: UOp) -> str:
+    """``root`` as one line of math: ``((x*4)+y)//4`` style, minimal parentheses."""
+    text: dict[UOp, tuple[str, int]] = {}
+    for u in root.toposort(gate=lambda n: _leaf_text(n) is None):
+        text[u] = _render_one(u, text)
+    return text[root][0]
+
+
+def _operand(text: dict[UOp, tuple[str, int]], u: UOp, parent: Ops, prec: int, right: bool) -> str:
+    s, p = text[u]
+    if p > prec or (
+        p == prec and prec != 1 and (not right or (parent in _ASSOCIATIVE_TEXT and u.op is parent))
+    ):
+        return s
+    return f"({s})"
+
+
+def _render_one(u: UOp, text: dict[UOp, tuple[str, int]]) -> tuple[str, int]:
+    if (leaf := _leaf_text(u)) is not None:
+        negative = leaf.startswith("-")
+        return leaf, (8 if negative else _ATOM)
+    if u.op in _INFIX and len(u.src) == 2:
+        sym, prec = _INFIX[u.op]
+        a = _operand(text, u.src[0], u.op, prec, right=False)
+        b = _operand(text, u.src[1], u.op, prec, right=True)
+        return f"{a}{sym}{b}", prec
+    if u.op is Ops.NEG:
+        return f"-{_operand(text, u.src[0], u.op, 8, right=True)}", 8
+    if u.op is Ops.WHERE:
+        c, x, y = (text[s][0] for s in u.src)
+        return f"({x} if {c} else {y})", _ATOM
+    if u.op in _CALLS:
+        return f"{_CALLS[u.op]}({', '.join(text[s][0] for s in u.src)})", _ATOM
+    if u.op in (Ops.CAST, Ops.BITCAST):
+        kind = "cast" if u.op is Ops.CAST else "bitcast"
+        return f"{kind}({text[u.src[0]][0]}, {u.dtype.name})", _ATOM
+    args = ", ".join(text[s][0] for s in u.src)
+    return f"{u.op.name}({args})", _ATOM
+
+
+# -- repr -----------------------------------------------------------------------------------------
+
+
+def _node_head(u: UOp) -> str:
+    parts = [repr(u.op), repr(u.dtype)]
+    if u.arg is not None:
+        parts.append(f"arg={u.arg!r}")
+    if u.tag is not None:
+        parts.append(f"tag={u.tag!r}")
+    return ", ".join(parts)
+
+
+def pretty(root: UOp, max_nested: int = 64) -> str:
+    """``repr`` of a UOp: nested ``UOp(...)`` for small graphs, a numbered listing (``%3 =
+    ADD %1, %2``) for big or deep ones."""
+    order = root.toposort()
+    if len(order) > max_nested:
+        index = {u: i for i, u in enumerate(order)}
+        lines = [
+            f"%{index[u]} = {_node_head(u)}, src=({', '.join(f'%{index[s]}' for s in u.src)})"
+            for u in order
+        ]
+        return "\n".join(lines)
+    text: dict[UOp, str] = {}
+    for u in order:
+        if not u.src:
+            text[u] = f"UOp({_node_head(u)})"
+            continue
+        inner = ",\n".join(text[s] for s in u.src).replace("\n", "\n  ")
+        text[u] = f"UOp({_node_head(u)}, src=(\n  {inner},))"
+    return text[root]
+
+
+# -- evaluation -----------------------------------------------------------------------------------
+
+
+def _var_value(u: UOp, var_vals: Mapping[Any, int]) -> Any:
+    for key in (u, u.arg[0]):
+        if key in var_vals:
+            return var_vals[key]
+    raise KeyError(f"sym_infer: no value for Variable {u.arg[0]!r}")
+
+
+def evaluate(root: UOp, var_vals: Mapping[Any, int]) -> Any:
+    """The value of ``root`` with Variables (keyed by UOp or name) set from ``var_vals``.
+
+    Bound Variables use their bound value unless ``var_vals`` overrides it. Evaluating an
+    ``Invalid`` gives ``Invalid``.
+    """
+    values: dict[UOp, Any] = {}
+    for u in root.toposort():
+        values[u] = _eval_one(u, values, var_vals)
+    return values[root]
+
+
+def _eval_one(u: UOp, values: dict[UOp, Any], var_vals: Mapping[Any, int]) -> Any:
+    handler = _EVAL_LEAF.get(u.op)
+    if handler is not None:
+        return handler(u, values, var_vals)
+    operands = [values[s] for s in u.src]
+    if any(v is Invalid for v in operands):
+        if u.op is Ops.WHERE:
+            return operands[1] if operands[0] else operands[2]
+        return Invalid
+    if u.op is Ops.BITCAST:
+        return bitcast(operands[0], u.src[0].dtype, u.dtype)
+    return exec_alu(u.op, u.dtype, operands)
+
+
+def _eval_after(u: UOp, values: dict[UOp, Any], var_vals: Mapping[Any, int]) -> Any:
+    if u.is_bound_var:
+        var = u.src[0]
+        if var in var_vals or var.arg[0] in var_vals:
+            return _var_value(var, var_vals)
+        return u.src[1].src[1].arg
+    return values[u.src[0]]
+
+
+_EVAL_LEAF: dict[Ops, Callable[[UOp, dict[UOp, Any], Mapping[Any, int]], Any]] = {
+    Ops.CONST: lambda u, v, vv: u.arg,
+    Ops.VCONST: lambda u, v, vv: u.arg,
+    Ops.DEFINE_VAR: lambda u, v, vv: _var_value(u, vv),
+    Ops.PARAM: lambda u, v, vv: _var_value(u, vv),
+    Ops.RANGE: lambda u, v, vv: _var_value(u, vv),
+    Ops.SPECIAL: lambda u, v, vv: vv[u] if u in vv else vv[u.arg],
+    Ops.AFTER: _eval_after,
+    Ops.STORE: lambda u, v, vv: None,
+    Ops.SINK: lambda u, v, vv: tuple(v[s] for s in u.src),
+    Ops.VECTORIZE: lambda u, v, vv: tuple(v[s] for s in u.src),
+    Ops.GEP: lambda u, v, vv: (
+        v[u.src[0]][u.arg[0]] if len(u.arg) == 1 else tuple(v[u.src[0]][i] for i in u.arg)
+    ),
+}
