@@ -860,7 +860,7 @@ def ssimplify(x: sint) -> sint:
     return _as_sint(x.ssimplify())
 
 
-def sym_infer(x: sint | ConstType, var_vals: Mapping[UOp | str, int]) -> Any:
+def sym_infer(x: sint | ConstType, var_vals: Mapping[Any, int]) -> Any:
     """The value of expression ``x`` with its Variables set to ``var_vals``."""
     from fusegrad.uop.render import evaluate
 
