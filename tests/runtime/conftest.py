@@ -1,0 +1,92 @@
+"""Helpers for the runtime tests: hand-built linear programs (spec: fusegrad.codegen.spec)."""
+
+from __future__ import annotations
+
+import types
+import warnings
+from typing import Any
+
+import pytest
+
+with warnings.catch_warnings():
+    # TODO(#9): fusegrad.uop's Ops enum warns on Python 3.11 (enum.auto after an alias);
+    # remove once uop-core fixes it
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import fusegrad.uop  # noqa: F401
+
+from fusegrad.uop import AddrSpace, AxisType, DType, Ops, UOp, dtypes
+
+
+def linear(*items: UOp) -> list[UOp]:
+    """A linear program: each item preceded by those of its sources not emitted yet."""
+    out: list[UOp] = []
+    seen: set[UOp] = set()
+    for item in items:
+        for u in item.toposort():
+            if u not in seen:
+                seen.add(u)
+                out.append(u)
+    return out
+
+
+def c32(v: int) -> UOp:
+    """An int32 constant."""
+    return UOp.const(dtypes.int32, v)
+
+
+def special(name: str, size: int | UOp) -> UOp:
+    """A GPU id / core id of int32."""
+    end = size if isinstance(size, UOp) else c32(size)
+    return UOp(Ops.SPECIAL, dtypes.int32, (end,), name)
+
+
+def rng(end: int | UOp, axis: int = 0, kind: AxisType = AxisType.LOOP) -> UOp:
+    """An int32 loop counter over [0, end)."""
+    e = end if isinstance(end, UOp) else c32(end)
+    return UOp(Ops.RANGE, dtypes.int32, (e,), (axis, kind))
+
+
+def end(r: UOp) -> UOp:
+    """Close loop ``r``."""
+    return UOp(Ops.END, dtypes.void, (r,))
+
+
+def buf(slot: int, dt: DType, size: int) -> UOp:
+    """A global buffer parameter."""
+    return UOp.param(slot, dt.ptr(size))
+
+
+def var(name: str, lo: int, hi: int) -> UOp:
+    """A scalar int32 Variable parameter."""
+    return UOp(Ops.PARAM, dtypes.int32, (), (name, lo, hi))
+
+
+def local(name: str, dt: DType, size: int) -> UOp:
+    """Workgroup-shared memory."""
+    return UOp(Ops.DEFINE_LOCAL, dt.ptr(size, AddrSpace.LOCAL), (), name)
+
+
+def reg(name: str, dt: DType, size: int) -> UOp:
+    """Thread-private registers."""
+    return UOp(Ops.DEFINE_REG, dt.ptr(size, AddrSpace.REG), (), name)
+
+
+def load(idx: UOp, dt: DType | None = None, alt: UOp | None = None) -> UOp:
+    """LOAD through an INDEX (``alt`` for gated indexes)."""
+    ptr_dt = idx.src[0].dtype
+    out = dt or ptr_dt.base  # type: ignore[attr-defined]
+    return UOp(Ops.LOAD, out, (idx,) if alt is None else (idx, alt))
+
+
+def store(idx: UOp, value: UOp) -> UOp:
+    """STORE through an INDEX."""
+    return UOp(Ops.STORE, dtypes.void, (idx, value))
+
+
+@pytest.fixture
+def lb() -> Any:
+    """The linear-program builders as one namespace."""
+    return types.SimpleNamespace(
+        linear=linear, c32=c32, special=special, rng=rng, end=end, buf=buf, var=var,
+        local=local, reg=reg, load=load, store=store,
+    )  # fmt: skip
