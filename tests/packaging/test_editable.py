@@ -1,22 +1,32 @@
-"""The dev venv imports every package from the checkout (editable installs)."""
+"""The dev venv imports every package from the checkout (editable installs).
+
+Imports run in child interpreters: the result must not depend on which test imported a
+package first, nor on warnings filters the test run installs.
+"""
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
 import json
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
-import fusegrad
+import pytest
 
 
-def test_package_imports_from_checkout(package) -> None:
-    module = importlib.import_module(package.module)
-    assert module.__file__ is not None, f"{package.module} is a bare namespace, not the package"
-    where = Path(module.__file__).resolve()
-    assert where.is_relative_to(package.src.resolve()), f"{package.module} loaded from {where}"
+def test_package_imports_from_checkout(package, dev_venv) -> None:
+    code = f"import {package.module} as m; print(m.__file__)"
+    where = dev_venv.run_ok(code).strip()
+    assert where != "None", f"{package.module} is a bare namespace, not the package"
+    assert Path(where).resolve().is_relative_to(package.src.resolve()), where
+
+
+# TODO(#2): drop this mark once fusegrad/uop/ops.py stops warning on import.
+@pytest.mark.xfail(reason="fusegrad.uop.ops: enum.auto() after aliases warns", strict=False)
+def test_package_imports_without_warnings(package, dev_venv) -> None:
+    done = dev_venv.run(f"import warnings; warnings.simplefilter('error'); import {package.module}")
+    assert done.returncode == 0, f"import {package.module} warned or failed:\n{done.stderr}"
 
 
 def test_distribution_is_editable_install_of_checkout(package) -> None:
@@ -28,7 +38,8 @@ def test_distribution_is_editable_install_of_checkout(package) -> None:
     assert installed_from == package.src.parent.resolve(), origin
 
 
-def test_namespace_spans_every_checked_out_package(packages) -> None:
-    portions = {Path(p).resolve() for p in fusegrad.__path__}
+def test_namespace_spans_every_checked_out_package(packages, dev_venv) -> None:
+    code = "import json, fusegrad; print(json.dumps(list(fusegrad.__path__)))"
+    portions = {Path(p).resolve() for p in json.loads(dev_venv.run_ok(code))}
     expected = {(p.src / "fusegrad").resolve() for p in packages}
     assert portions == expected

@@ -63,8 +63,6 @@ def test_uop_wheel_alone_imports_uop_from_site_packages(uop_venv) -> None:
     assert Path(file).resolve().is_relative_to(site_packages(uop_venv).resolve())
 
 
-# TODO(#2): drop this mark once fusegrad.uop exports UOp (being written alongside this test).
-@pytest.mark.xfail(reason="fusegrad.uop does not export UOp yet", strict=False)
 def test_uop_wheel_alone_exports_uop(uop_venv) -> None:
     output = uop_venv.run_ok("from fusegrad.uop import UOp; print(UOp.__name__)")
     assert output.strip() == "UOp"
