@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import tempfile
 import types
 import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +19,9 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     import fusegrad.uop  # noqa: F401
 
-from fusegrad.uop import AddrSpace, AxisType, DType, Ops, UOp, dtypes
+from fusegrad.codegen import BufferParam, ProgramSpec
+from fusegrad.runtime import Program
+from fusegrad.uop import AddrSpace, AxisType, DType, Ops, PtrDType, UOp, dtypes
 
 
 def linear(*items: UOp) -> list[UOp]:
@@ -90,3 +97,62 @@ def lb() -> Any:
         linear=linear, c32=c32, special=special, rng=rng, end=end, buf=buf, var=var,
         local=local, reg=reg, load=load, store=store,
     )  # fmt: skip
+
+
+# -- programs and devices ---------------------------------------------------------------------
+
+
+class FnProgram(Program):
+    """A device program that calls a Python function per slice: ``fn(bufs, vals, core)``."""
+
+    def __init__(self, name: str, fn: Callable[..., None], cores: int | None = None) -> None:
+        super().__init__(name, b"", None)
+        self.fn = fn
+        self.core_size = cores
+
+    def __call__(
+        self, bufs: Any, vals: Any, global_size: Any, local_size: Any, core: int = 0
+    ) -> None:
+        self.fn(bufs, vals, core)
+
+
+def spec_for(
+    name: str, prog: list[UOp], src: str = "", device: str = "PYTHON", **kw: Any
+) -> ProgramSpec:
+    """A ProgramSpec around a hand-built linear program."""
+    bufs = tuple(
+        BufferParam(u.arg, u.dtype.base, u.dtype.size, True, True)  # type: ignore[attr-defined]
+        for u in prog
+        if u.op is Ops.PARAM and isinstance(u.dtype, PtrDType)
+    )
+    variables = tuple(u for u in prog if u.op is Ops.PARAM and isinstance(u.arg, tuple))
+    return ProgramSpec(name, src, device, UOp.sink(), tuple(prog), bufs, variables, **kw)
+
+
+def gcc_shared(src: str) -> bytes:
+    """C source -> a shared library's bytes (compiled with gcc in a temporary folder)."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "k.so"
+        subprocess.run(
+            ["gcc", "-shared", "-fPIC", "-O2", "-x", "c", "-", "-o", str(out)],
+            input=src.encode(), check=True, capture_output=True,
+        )  # fmt: skip
+        return out.read_bytes()
+
+
+@pytest.fixture
+def rt() -> Any:
+    """Program helpers as one namespace."""
+    return types.SimpleNamespace(FnProgram=FnProgram, spec_for=spec_for, gcc_shared=gcc_shared)
+
+
+@pytest.fixture
+def pydev() -> Iterator[Any]:
+    """A private PYTHON device, closed after the test."""
+    from fusegrad.runtime import PythonDevice
+
+    dev = PythonDevice("PYTHON")
+    yield dev
+    dev.close()

@@ -1,9 +1,87 @@
 """fusegrad.runtime: devices, buffers, HCQ queues and signals, and the PYTHON emulator.
 
-Public names: ``run_linear`` (execute a linear program in Python: the executable definition
-of every op), ``Memory``, ``bitcast_value``.
+Public names:
+
+* devices: ``Device`` (registry: ``Device["CPU"]``, ``Device.DEFAULT``), ``Compiled`` (the
+  device base class), ``CompilerOption``, ``Program``, ``Unavailable``, ``canonicalize``,
+  ``parse_dev``, and the built-in devices ``CPUDevice``, ``PythonDevice``, ``NullDevice``,
+  ``DiskDevice`` with ``CPUProgram``, ``PythonProgram``, ``PythonRenderer``,
+  ``PythonCompiler``, ``load_code``, ``load_shared_object``;
+* memory: ``Buffer``, ``BufferSpec``, ``Allocator``, ``LRUAllocator``, ``HostAllocator``,
+  ``HostMemory``, ``OutOfMemoryError``;
+* HCQ: ``HWQueue``, ``Signal``, ``Ring``, ``RingClosed``, ``WorkerPool``;
+* the emulator: ``run_linear``, ``Memory``, ``bitcast_value``;
+* profiling: ``launch_line``, ``write_trace``, ``profile_events``.
 """
 
+from fusegrad.runtime.buffer import Buffer
+from fusegrad.runtime.device import (
+    Compiled,
+    CompilerOption,
+    Device,
+    DeviceRegistry,
+    Program,
+    Unavailable,
+    canonicalize,
+    parse_dev,
+)
+from fusegrad.runtime.device_cpu import CPUDevice, CPUProgram, load_code, load_shared_object
+from fusegrad.runtime.device_disk import DiskDevice
+from fusegrad.runtime.device_null import NullDevice
+from fusegrad.runtime.device_python import (
+    PythonCompiler,
+    PythonDevice,
+    PythonProgram,
+    PythonRenderer,
+)
 from fusegrad.runtime.emulator import Memory, bitcast_value, run_linear
+from fusegrad.runtime.hcq import HWQueue, Ring, RingClosed, Signal, WorkerPool
+from fusegrad.runtime.memory import (
+    Allocator,
+    BufferSpec,
+    HostAllocator,
+    HostMemory,
+    LRUAllocator,
+    OutOfMemoryError,
+)
+from fusegrad.runtime.profiler import events as profile_events
+from fusegrad.runtime.profiler import launch_line, write_trace
 
-__all__ = ["Memory", "bitcast_value", "run_linear"]
+__all__ = [
+    "Allocator",
+    "Buffer",
+    "BufferSpec",
+    "CPUDevice",
+    "CPUProgram",
+    "Compiled",
+    "CompilerOption",
+    "Device",
+    "DeviceRegistry",
+    "DiskDevice",
+    "HWQueue",
+    "HostAllocator",
+    "HostMemory",
+    "LRUAllocator",
+    "Memory",
+    "NullDevice",
+    "OutOfMemoryError",
+    "Program",
+    "PythonCompiler",
+    "PythonDevice",
+    "PythonProgram",
+    "PythonRenderer",
+    "Ring",
+    "RingClosed",
+    "Signal",
+    "Unavailable",
+    "WorkerPool",
+    "bitcast_value",
+    "canonicalize",
+    "launch_line",
+    "load_code",
+    "load_shared_object",
+    "parse_dev",
+    "profile_events",
+    "run_linear",
+    "write_trace",
+]

@@ -1,0 +1,369 @@
+"""Devices: ``Compiled`` (a device = allocator + renderer/compiler + program loader + HCQ
+rings) and the registry ``Device`` (``Device["CPU"]``, ``Device.DEFAULT`` from ``DEV``,
+third-party devices from the ``fusegrad.backends`` entry-point group).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import importlib.metadata
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fusegrad.codegen import Compiler, ProgramSpec, Renderer
+from fusegrad.runtime.flags import DEV
+from fusegrad.runtime.hcq import Command, ExecCmd, HWQueue, Ring, Signal, SignalCmd
+from fusegrad.runtime.memory import Allocator
+from fusegrad.runtime.profiler import record
+from fusegrad.uop import DEBUG, Ops, UOp, sym_infer
+
+# -- programs -------------------------------------------------------------------------------------
+
+
+class Program:
+    """A loaded kernel. ``__call__`` runs one slice (core id) of a launch; ``slices(vals)``
+    is how many slices a launch has (the core count of a THREAD-split kernel, else 1)."""
+
+    def __init__(self, name: str, lib: bytes, spec: ProgramSpec | None = None) -> None:
+        self.name = name
+        self.lib = lib
+        self.spec = spec
+        self.core_size = _core_size(spec.uops if spec is not None else ())
+
+    def slices(self, vals: Sequence[int]) -> int:
+        """Core slices of one launch with these Variable values."""
+        if self.core_size is None:
+            return 1
+        if isinstance(self.core_size, int):
+            return self.core_size
+        names = _variable_names(self.spec)
+        return int(sym_infer(self.core_size, dict(zip(names, vals, strict=False))))
+
+    def __call__(
+        self,
+        bufs: Sequence[Any],
+        vals: Sequence[int],
+        global_size: Sequence[int],
+        local_size: Sequence[int] | None,
+        core: int = 0,
+    ) -> None:
+        """Run slice ``core`` of a launch (override)."""
+        raise NotImplementedError(f"{type(self).__name__} can't run programs")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def _core_size(uops: Sequence[UOp]) -> int | UOp | None:
+    core = next((u for u in uops if u.op is Ops.SPECIAL and u.arg == "core"), None)
+    if core is None:
+        return None
+    end = core.src[0]
+    return int(end.arg) if end.op is Ops.CONST else end
+
+
+def _variable_names(spec: ProgramSpec | None) -> list[str]:
+    if spec is None:
+        return []
+    return [str(v.arg[0]) for v in spec.variables]
+
+
+# -- compiler options -----------------------------------------------------------------------------
+
+
+class Unavailable(RuntimeError):
+    """A renderer/compiler (or device) that can't be used on this machine; says why."""
+
+
+@dataclass(frozen=True)
+class CompilerOption:
+    """One way a device can compile: a name (``LLVM``, ``C``) and a factory returning the
+    renderer and compiler; the factory raises (ImportError, Unavailable...) when they can't
+    be used here."""
+
+    name: str
+    factory: Callable[[], tuple[Renderer, Compiler]]
+
+
+def _status(option: CompilerOption) -> tuple[Renderer, Compiler] | str:
+    try:
+        return option.factory()
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+
+
+# -- devices --------------------------------------------------------------------------------------
+
+Runtime = Callable[[str, bytes, ProgramSpec | None], Program]
+
+
+class Compiled:
+    """A device: an allocator, ways to compile (renderer + compiler options, the first that
+    works unless ``DEV`` names one), a program loader (``runtime``), and HCQ rings.
+
+    A third-party backend subclasses this and ``Renderer`` (see docs/backends.md). Every queue
+    submitted to a ring is followed by a step of that ring's timeline signal, so
+    ``synchronize`` waits for everything submitted before it.
+    """
+
+    def __init__(
+        self,
+        device: str,
+        allocator: Allocator[Any],
+        compilers: Sequence[CompilerOption],
+        runtime: Runtime | None,
+    ) -> None:
+        self.device = device
+        self.allocator = allocator
+        self.compilers = list(compilers)
+        self.runtime = runtime
+        self.choice: str | None = _dev_choice(device)
+        self._rings: dict[str, Ring] = {}
+        self._timelines: dict[str, tuple[Signal, list[int]]] = {}
+        self._lock = threading.Lock()
+        self._selected: tuple[Renderer, Compiler] | None = None
+        self.closed = False
+
+    # -- compiling --------------------------------------------------------------------------
+    def compiler_status(self) -> list[tuple[str, str]]:
+        """(option name, ``"ok"`` or ``"unavailable: <reason>"``) for every option."""
+        out = []
+        for opt in self.compilers:
+            st = _status(opt)
+            out.append((opt.name, "ok" if isinstance(st, tuple) else f"unavailable: {st}"))
+        return out
+
+    def select_compiler(self, name: str | None) -> tuple[Renderer, Compiler]:
+        """Use the option ``name`` (None: the first that works); raises Unavailable."""
+        opts = [o for o in self.compilers if name is None or o.name.upper() == name.upper()]
+        if not opts:
+            known = [o.name for o in self.compilers]
+            raise Unavailable(f"{self.device}: no renderer {name!r} (has {known})")
+        reasons = []
+        for opt in opts:
+            st = _status(opt)
+            if isinstance(st, tuple):
+                self._selected = st
+                return st
+            reasons.append(f"{opt.name}: {st}")
+        raise Unavailable(f"{self.device}: no renderer available ({'; '.join(reasons)})")
+
+    @property
+    def renderer(self) -> Renderer:
+        """The renderer kernels for this device are printed with."""
+        return (self._selected or self.select_compiler(self.choice))[0]
+
+    @property
+    def compiler(self) -> Compiler:
+        """The compiler paired with ``renderer``."""
+        return (self._selected or self.select_compiler(self.choice))[1]
+
+    def compile(self, src: str) -> bytes:
+        """Rendered source -> binary, through the on-disk cache."""
+        return self.compiler.compile_cached(src)
+
+    def load(self, spec: ProgramSpec, lib: bytes | None = None) -> Program:
+        """A runnable Program for ``spec`` (compiled now unless ``lib`` is given)."""
+        if self.runtime is None:
+            raise Unavailable(f"{self.device}: this device runs no programs")
+        binary = lib if lib is not None else self.compile(_as_text(spec.src))
+        return self.runtime(spec.function_name, binary, spec)
+
+    # -- HCQ ----------------------------------------------------------------------------------
+    def ring(self, engine: str = "compute") -> Ring:
+        """The ring (engine thread) running queues of kind ``engine``, started on first use."""
+        ring = self._rings.get(engine)
+        if ring is not None:
+            return ring
+        with self._lock:
+            if self.closed:
+                raise RuntimeError(f"{self.device}: the device was closed")
+            if engine not in self._rings:
+                name = f"{self.device}:{engine}"
+                self._rings[engine] = _TimelineRing(name, self._execute, record)
+            return self._rings[engine]
+
+    def _execute(self, cmd: ExecCmd) -> None:
+        """Run every slice of a launch (devices with cores override to run them in parallel)."""
+        for core in range(cmd.program.slices(cmd.vals)):
+            cmd.program(cmd.bufs, cmd.vals, cmd.global_size, cmd.local_size, core)
+
+    def queue(self, engine: str = "compute") -> HWQueue:
+        """A new, empty command queue for ``engine``."""
+        return HWQueue(engine)
+
+    def exec(
+        self,
+        program: Program,
+        bufs: Sequence[Any],
+        vals: Sequence[int] = (),
+        global_size: Sequence[int] = (1, 1, 1),
+        local_size: Sequence[int] | None = None,
+        wait: bool = False,
+    ) -> None:
+        """Submit one launch (asynchronous unless ``wait``; DEBUG>=2 waits to report it)."""
+        self.queue().exec(program, bufs, vals, global_size, local_size).submit(self)
+        if wait or DEBUG.value >= 2:
+            self.synchronize()
+
+    def synchronize(self) -> None:
+        """Wait until every queue submitted so far is done; raise the first error any of them
+        hit (a failed kernel's exception)."""
+        for ring in list(self._rings.values()):
+            assert isinstance(ring, _TimelineRing)
+            ring.timeline.wait(ring.submitted, abort=lambda r=ring: not r.alive)  # type: ignore[misc]
+            ring.check()
+
+    def close(self) -> None:
+        """Stop the rings (work not started yet is dropped); idempotent."""
+        with self._lock:
+            self.closed = True
+            rings, self._rings = list(self._rings.values()), {}
+        for ring in rings:
+            ring.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.device}>"
+
+
+def _as_text(src: str | bytes) -> str:
+    return src if isinstance(src, str) else src.decode()
+
+
+class _TimelineRing(Ring):
+    """A ring that appends a step of its own timeline signal to every submitted queue."""
+
+    def __init__(self, name: str, execute: Callable[[ExecCmd], None], observe: Any) -> None:
+        self.timeline = Signal(name=f"{name} timeline")
+        self.submitted = 0
+        self._count_lock = threading.Lock()
+        super().__init__(name, execute, observe)
+
+    def submit(self, commands: list[Command]) -> None:
+        with self._count_lock:
+            self.submitted += 1
+            super().submit([*commands, SignalCmd(self.timeline, self.submitted)])
+
+
+# -- the registry ---------------------------------------------------------------------------------
+
+BUILTIN_DEVICES: dict[str, str] = {
+    "CPU": "fusegrad.runtime.device_cpu:CPUDevice",
+    "PYTHON": "fusegrad.runtime.device_python:PythonDevice",
+    "NULL": "fusegrad.runtime.device_null:NullDevice",
+    "DISK": "fusegrad.runtime.device_disk:DiskDevice",
+}
+BACKENDS_GROUP = "fusegrad.backends"
+DEFAULT_ORDER = ("CPU", "PYTHON")
+
+
+def parse_dev(dev: str) -> tuple[str, str, str | None]:
+    """``DEV`` split into (device name, kind, renderer): ``CPU:LLVM`` -> ("CPU", "CPU",
+    "LLVM"); ``CPU:1`` -> ("CPU:1", "CPU", None)."""
+    kind, _, rest = dev.partition(":")
+    kind = kind.upper()
+    if not rest or rest.isdigit() or kind == "DISK":
+        return canonicalize(dev), kind, None
+    return kind, kind, rest.upper()
+
+
+def _dev_choice(device: str) -> str | None:
+    if not DEV.value:
+        return None
+    _, kind, renderer = parse_dev(str(DEV.value))
+    return renderer if kind == device.partition(":")[0] else None
+
+
+def canonicalize(name: str) -> str:
+    """``cpu`` -> ``CPU``, ``CPU:0`` -> ``CPU``, ``disk:/x`` -> ``DISK:/x``."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"device name must be a non-empty str, got {name!r}")
+    kind, sep, rest = name.partition(":")
+    kind = kind.upper()
+    if kind == "DISK":
+        return f"DISK:{rest}"
+    if sep and not rest.isdigit():
+        raise ValueError(f"device {name!r}: expected KIND or KIND:index (e.g. CPU:1)")
+    return kind if not sep or int(rest) == 0 else f"{kind}:{int(rest)}"
+
+
+def _plugins() -> dict[str, importlib.metadata.EntryPoint]:
+    eps = importlib.metadata.entry_points(group=BACKENDS_GROUP)
+    return {ep.name.upper(): ep for ep in eps if ep.name.upper() not in BUILTIN_DEVICES}
+
+
+def _load_class(kind: str) -> Callable[[str], Compiled]:
+    if kind in BUILTIN_DEVICES:
+        module, _, attr = BUILTIN_DEVICES[kind].partition(":")
+        cls: Any = getattr(importlib.import_module(module), attr)
+        return cls  # type: ignore[no-any-return]
+    plugin = _plugins().get(kind)
+    if plugin is None:
+        known = sorted(set(BUILTIN_DEVICES) | set(_plugins()))
+        raise KeyError(f"no device kind {kind!r}; known: {known}")
+    return plugin.load()  # type: ignore[no-any-return]
+
+
+class DeviceRegistry:
+    """``Device[name]``: the opened device of that name (opened on first use, then cached).
+
+    Names are ``KIND[:index]`` (``CPU``, ``CPU:1``, ``PYTHON``, ``NULL``) or ``DISK:<path>``;
+    kinds come built in or from packages registering under the ``fusegrad.backends``
+    entry-point group (name = kind, value = a Compiled subclass taking the device name).
+    """
+
+    def __init__(self) -> None:
+        self._opened: dict[str, Compiled] = {}
+        self._lock = threading.RLock()
+        self._default: str | None = None
+
+    def canonicalize(self, name: str) -> str:
+        """The canonical form of a device name."""
+        return canonicalize(name)
+
+    def __getitem__(self, name: str) -> Compiled:
+        key = canonicalize(name)
+        with self._lock:
+            dev = self._opened.get(key)
+            if dev is None or dev.closed:
+                dev = self._opened[key] = _load_class(key.partition(":")[0])(key)
+            return dev
+
+    def kinds(self) -> list[str]:
+        """Every device kind: built in, then plugins."""
+        return [*BUILTIN_DEVICES, *sorted(_plugins())]
+
+    @property
+    def DEFAULT(self) -> str:
+        """The default device: ``DEV``'s device, else the first of CPU, PYTHON that has a
+        working renderer."""
+        if self._default is not None:
+            return self._default
+        if DEV.value:
+            return parse_dev(str(DEV.value))[0]
+        for kind in DEFAULT_ORDER:
+            if any(st == "ok" for _, st in self[kind].compiler_status()):
+                return kind
+        return "PYTHON"
+
+    @DEFAULT.setter
+    def DEFAULT(self, name: str) -> None:
+        self._default = canonicalize(name)
+
+    def opened(self) -> list[Compiled]:
+        """The devices opened so far."""
+        return list(self._opened.values())
+
+    def close_all(self) -> None:
+        """Close every opened device (runs at interpreter exit)."""
+        with self._lock:
+            devs, self._opened = list(self._opened.values()), {}
+        for dev in devs:
+            dev.close()
+
+
+Device = DeviceRegistry()
+atexit.register(Device.close_all)

@@ -1,0 +1,109 @@
+"""Per-command device times: the ``DEBUG=2`` launch line and the ``PROFILE=1`` trace.
+
+Rings call ``record`` after every exec and copy command with the engine's start and end
+clock (``time.perf_counter_ns``). With ``DEBUG>=2`` each kernel prints one line: device,
+name, launch size, time, GFLOP/s and GB/s from its ProgramSpec's estimates. With
+``PROFILE=1`` the events are kept and written at exit as a Chrome trace (open it in
+https://ui.perfetto.dev or chrome://tracing).
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from fusegrad.runtime.flags import PROFILE, PROFILE_PATH
+from fusegrad.runtime.hcq import CopyCmd, ExecCmd
+from fusegrad.uop import DEBUG
+
+_events: list[dict[str, Any]] = []
+_lock = threading.Lock()
+_launches = itertools.count(1)
+
+
+def _rates(cmd: ExecCmd, seconds: float) -> tuple[float, float]:
+    spec = getattr(cmd.program, "spec", None)
+    if spec is None or seconds <= 0:
+        return 0.0, 0.0
+    names = [str(v.arg[0]) for v in spec.variables]
+    est = spec.estimates.at(dict(zip(names, cmd.vals, strict=False)))
+    return float(est.ops) / seconds * 1e-9, float(est.mem) / seconds * 1e-9
+
+
+def launch_line(ring: str, cmd: ExecCmd, seconds: float, number: int) -> str:
+    """The DEBUG=2 line of one kernel launch."""
+    gflops, gbs = _rates(cmd, seconds)
+    name = getattr(cmd.program, "name", type(cmd.program).__name__)
+    return (
+        f"*** {ring:<14s} {number:5d} {name:<28s} arg {len(cmd.bufs):2d} "
+        f"tm {seconds * 1e6:10.2f}us ({gflops:8.2f} GFLOP/s {gbs:7.2f} GB/s) "
+        f"global {cmd.global_size} local {cmd.local_size}"
+    )
+
+
+def record(ring: str, cmd: ExecCmd | CopyCmd, start_ns: int, end_ns: int) -> None:
+    """Report one finished command (called on the ring's thread)."""
+    if DEBUG.value >= 2 and isinstance(cmd, ExecCmd):
+        with _lock:
+            number = next(_launches)
+        print(launch_line(ring, cmd, (end_ns - start_ns) * 1e-9, number), flush=True)
+    if PROFILE.value:
+        name = getattr(cmd.program, "name", "exec") if isinstance(cmd, ExecCmd) else "copy"
+        device, _, engine = ring.rpartition(":")
+        event = {
+            "name": name,
+            "ph": "X",
+            "ts": start_ns / 1e3,
+            "dur": (end_ns - start_ns) / 1e3,
+            "pid": device,
+            "tid": engine,
+            "args": _event_args(cmd),
+        }
+        with _lock:
+            _events.append(event)
+
+
+def _event_args(cmd: ExecCmd | CopyCmd) -> dict[str, Any]:
+    if isinstance(cmd, CopyCmd):
+        return {"bytes": cmd.dest.nbytes}
+    return {"global": list(cmd.global_size), "local": cmd.local_size, "vals": list(cmd.vals)}
+
+
+def events() -> list[dict[str, Any]]:
+    """The profile events recorded so far."""
+    with _lock:
+        return list(_events)
+
+
+def trace_path() -> Path:
+    """Where the PROFILE trace goes."""
+    if PROFILE_PATH.value:
+        return Path(str(PROFILE_PATH.value))
+    return Path(tempfile.gettempdir()) / "fusegrad_trace.json"
+
+
+def write_trace(path: Path | None = None) -> Path:
+    """Write the recorded events as Chrome trace JSON; returns the path."""
+    out = path or trace_path()
+    meta = [
+        {"name": "process_name", "ph": "M", "pid": pid, "args": {"name": pid}}
+        for pid in sorted({e["pid"] for e in events()})
+    ]
+    tmp = out.with_suffix(out.suffix + f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"traceEvents": meta + events(), "displayTimeUnit": "ns"}))
+    tmp.replace(out)
+    return out
+
+
+def _write_at_exit() -> None:
+    if PROFILE.value and events():
+        print(f"fusegrad: PROFILE trace written to {write_trace()}")
+
+
+atexit.register(_write_at_exit)
