@@ -12,3 +12,9 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 __version__ = "0.1.0"
+
+from fusegrad.engine import GlobalCounters
+from fusegrad.tensor import Tensor
+from fusegrad.uop import Context, DType, UOp, Variable, dtypes, getenv
+
+__all__ = ["Context", "DType", "GlobalCounters", "Tensor", "UOp", "Variable", "dtypes", "getenv"]

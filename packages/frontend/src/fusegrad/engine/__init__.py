@@ -1,0 +1,45 @@
+"""fusegrad.engine: realizes lazy tensor graphs (scheduler -> programs -> device queues).
+
+Public names: ``realize_uops``, ``to_numpy``, ``GlobalCounters``, ``Executor``,
+``set_executor``, ``get_executor``, ``HOST`` (host arrays backing buffers), ``REALIZED``.
+"""
+
+from fusegrad.engine.counters import GlobalCounters
+from fusegrad.engine.executor import Executor, get_executor, set_executor
+from fusegrad.engine.host import (
+    HOST,
+    decode_floats,
+    encode_floats,
+    from_numpy_dtype,
+    has_numpy_type,
+    storage_dtype,
+)
+from fusegrad.engine.realize import (
+    REALIZED,
+    buffer_of,
+    has_assign,
+    read_buffer,
+    realize_uops,
+    strip_assigns,
+    to_numpy,
+)
+
+__all__ = [
+    "HOST",
+    "REALIZED",
+    "Executor",
+    "GlobalCounters",
+    "buffer_of",
+    "decode_floats",
+    "encode_floats",
+    "from_numpy_dtype",
+    "get_executor",
+    "has_assign",
+    "has_numpy_type",
+    "read_buffer",
+    "realize_uops",
+    "set_executor",
+    "storage_dtype",
+    "strip_assigns",
+    "to_numpy",
+]

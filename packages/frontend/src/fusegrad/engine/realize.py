@@ -1,0 +1,108 @@
+"""realize(): turn lazy tensor UOps into buffers, remembering what was already computed.
+
+``REALIZED`` maps a lazy UOp that has been computed to the buffer view holding its value
+(weakly: an entry lives as long as the lazy UOp does). Before a graph is handed to the
+executor, every realized part of it is replaced by its buffer, so nothing is computed twice
+and an assign is performed once.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fusegrad.engine.executor import get_executor
+from fusegrad.engine.host import HOST, decode_floats, has_numpy_type, storage_dtype
+from fusegrad.uop import GroupOp, Ops, UOp, prod
+
+REALIZED: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+
+
+def buffer_of(u: UOp) -> UOp | None:
+    """The BUFFER of a contiguous buffer view (``BUFFER`` or ``BUFFER.reshape(s)``)."""
+    if u.op is Ops.BUFFER:
+        return u
+    if u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER:
+        return u.src[0]
+    return None
+
+
+def _substitute_realized(u: UOp) -> UOp:
+    found: dict[UOp, UOp] = {}
+
+    def gate(node: UOp) -> bool:
+        view = REALIZED.get(node)
+        if view is not None and node is not u:
+            found[node] = view
+            return False
+        return True
+
+    u.toposort(gate)
+    return u.substitute(found) if found else u
+
+
+def strip_assigns(u: UOp) -> UOp:
+    """The buffer view under ``u`` once its assigns have happened (AFTERs removed)."""
+    if u.op is Ops.AFTER and not u.is_bound_var:
+        return strip_assigns(u.src[0])
+    if u.op in GroupOp.Movement:
+        return u.replace(src=(strip_assigns(u.src[0]),))
+    return u
+
+
+def has_assign(u: UOp) -> bool:
+    """True when the graph of ``u`` performs an assign (an AFTER that isn't a bound Variable)."""
+    return any(n.op is Ops.AFTER and not n.is_bound_var for n in u.toposort(_not_buffer))
+
+
+def _not_buffer(u: UOp) -> bool:
+    return buffer_of(u) is None
+
+
+def realize_uops(uops: Sequence[UOp]) -> tuple[list[UOp], dict[UOp, UOp]]:
+    """Buffer views holding the values of ``uops`` (one executor call for all of them), and
+    the "becomes" map: each computed UOp -> its buffer view, each performed assign (AFTER) ->
+    the buffer view under it. Callers replace these in the graphs they keep."""
+    pending: dict[UOp, UOp] = {}
+    for u in uops:
+        if buffer_of(u) is None and u not in REALIZED and u not in pending:
+            pending[u] = _substitute_realized(u)
+    becomes: dict[UOp, UOp] = {}
+    if pending:
+        views = get_executor().realize(list(pending.values()))
+        assigns = {
+            n: strip_assigns(n)
+            for g in pending.values()
+            for n in g.toposort(_not_buffer)
+            if n.op is Ops.AFTER and not n.is_bound_var
+        }
+        if assigns:
+            REALIZED.clear()  # buffers changed: remembered values may be stale
+        becomes.update(assigns)
+        becomes.update(zip(pending, views, strict=True))
+    out = [u if buffer_of(u) is not None else becomes.get(u, REALIZED.get(u)) for u in uops]
+    return [o for o in out if o is not None], becomes
+
+
+def read_buffer(buf: UOp) -> np.ndarray[Any, Any]:
+    """The flat storage-dtype contents of a realized BUFFER."""
+    host = HOST.get(buf)
+    if host is not None:
+        return host
+    return get_executor().read(buf)
+
+
+def to_numpy(u: UOp) -> np.ndarray[Any, Any]:
+    """The value of tensor UOp ``u`` as a NumPy array of its shape (a copy)."""
+    (view,), _ = realize_uops([u])
+    buf = buffer_of(view)
+    assert buf is not None, "executor returned a non-buffer view"
+    shape = tuple(int(s) for s in u.shape)
+    flat = read_buffer(buf)[: int(prod(shape))]
+    arr = flat.view(storage_dtype(u.dtype)).reshape(shape)
+    if not has_numpy_type(u.dtype):
+        return decode_floats(arr, u.dtype)
+    return arr.copy()

@@ -1,0 +1,463 @@
+"""The Tensor's core: the lazy UOp it holds, construction, properties, data access, dtype
+promotion and broadcasting. Every other method group is a mixin built on these."""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from fusegrad.engine import REALIZED, buffer_of, has_assign, realize_uops, to_numpy
+from fusegrad.tensor.convert import canonical_device, data_to_uop
+from fusegrad.uop import (
+    ConstType,
+    DType,
+    Ops,
+    UOp,
+    commit_weak,
+    dtypes,
+    least_upper_dtype,
+    prod,
+    sint,
+    to_dtype,
+)
+
+if TYPE_CHECKING:
+    from fusegrad.tensor.tensor import Tensor
+
+DTypeLike = DType | str
+Scalar = ConstType
+TensorLike = "Tensor | ConstType"
+
+ALL_TENSORS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+"""Every live Tensor by id (autograd finds the tensors a graph reaches through it)."""
+
+
+def broadcast_shape(*shapes: tuple[sint, ...]) -> tuple[sint, ...]:
+    """PyTorch broadcasting; RuntimeError naming the sizes when shapes don't broadcast."""
+    ndim = max((len(s) for s in shapes), default=0)
+    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+    out: list[sint] = []
+    for i, dims in enumerate(zip(*padded, strict=True)):
+        sizes = [d for d in dims if not (isinstance(d, int) and d == 1)]
+        first = sizes[0] if sizes else 1
+        bad = next((d for d in sizes if d is not first and d != first), None)
+        if bad is not None:
+            raise RuntimeError(
+                f"The size of tensor a ({first}) must match the size of tensor b ({bad}) at "
+                f"non-singleton dimension {i}: shapes {' and '.join(map(str, shapes))}"
+            )
+        out.append(first)
+    return tuple(out)
+
+
+class TensorCore:
+    """A lazy n-d array: ``uop`` is the tensor-level graph computing it."""
+
+    training: ClassVar[bool] = False
+    no_grad: ClassVar[bool] = False
+    __array_priority__ = 1000.0  # NumPy defers ``ndarray op Tensor`` to the Tensor
+
+    uop: UOp
+    requires_grad: bool | None
+    grad: Tensor | None
+    _leaf: bool
+
+    def __init__(
+        self,
+        data: Any = None,
+        device: str | None = None,
+        dtype: DTypeLike | None = None,
+        requires_grad: bool | None = None,
+    ) -> None:
+        dt = to_dtype(dtype) if dtype is not None else None
+        if isinstance(data, TensorCore):
+            uop = data.uop if dt is None else data.cast(dt).uop
+            if device is not None and canonical_device(device) != data.device:
+                uop = UOp(Ops.COPY, uop.dtype, (uop, UOp(Ops.DEVICE, arg=canonical_device(device))))
+        else:
+            if data is None:
+                data = np.empty((0,), dtype=np.float32) if dt is None else []
+            if requires_grad and isinstance(data, (bool, int, float)):
+                data = [data]  # a unique buffer: constants are shared by hash-consing
+                uop = data_to_uop(data, canonical_device(device), dt).reshape(())
+            else:
+                uop = data_to_uop(data, canonical_device(device), dt)
+        self.uop = uop
+        self.requires_grad = requires_grad
+        self.grad = None
+        self._leaf = True
+        ALL_TENSORS[id(self)] = self
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # -- building results -----------------------------------------------------------------------
+    def _wrap(self, uop: UOp, *parents: TensorCore) -> Tensor:
+        """A new tensor computing ``uop``; it needs grad when a parent does."""
+        out = TensorCore.__new__(type(self))
+        out.uop = uop
+        needs = not TensorCore.no_grad and any(p.requires_grad for p in (self, *parents))
+        out.requires_grad = True if needs else None
+        out.grad = None
+        out._leaf = False
+        ALL_TENSORS[id(out)] = out
+        return out  # type: ignore[return-value]
+
+    def _apply(self, op: Ops, *others: TensorCore, dtype: DType | None = None) -> Tensor:
+        """ALU ``op`` over this tensor and ``others`` (same shape and dtype already)."""
+        out_dtype = dtype if dtype is not None else self.dtype
+        src = (self.uop, *(o.uop for o in others))
+        return self._wrap(UOp(op, out_dtype, src), *others)
+
+    def _const(self, value: ConstType, dtype: DType | None = None, shape: Any = None) -> Tensor:
+        """A constant on this tensor's device (this tensor's shape and dtype by default)."""
+        dt = dtype if dtype is not None else self.dtype
+        sh = tuple(shape) if shape is not None else self.shape
+        uop = UOp.const(dt, value, self.device, sh)
+        return self._wrap_const(uop)
+
+    def _wrap_const(self, uop: UOp) -> Tensor:
+        out = self._wrap(uop)
+        out.requires_grad = None
+        return out
+
+    # -- properties ------------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[sint, ...]:
+        """The size of each dimension."""
+        return tuple(self.uop.shape)
+
+    @property
+    def dtype(self) -> DType:
+        """The element type."""
+        return self.uop.dtype
+
+    @property
+    def device(self) -> str:
+        """The device the data lives on."""
+        dev = self.uop.device
+        return str(dev) if dev is not None else canonical_device(None)
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    def numel(self) -> sint:
+        """Number of elements."""
+        n: sint = prod(self.shape)
+        return n
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape, or the size of dimension ``dim``."""
+        if dim is None:
+            return self.shape
+        return self.shape[self._axis(dim)]
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    def nbytes(self) -> sint:
+        """Bytes of all elements."""
+        n: sint = self.numel() * self.element_size()
+        return n
+
+    @property
+    def T(self) -> Tensor:
+        """The dimensions reversed."""
+        return self.permute(*reversed(range(self.ndim)))  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors made by the user (not by an operation)."""
+        return self._leaf
+
+    def is_floating_point(self) -> bool:
+        """True for float dtypes."""
+        return dtypes.is_float(self.dtype)
+
+    def __repr__(self) -> str:
+        return f"<Tensor {self.shape} {self.dtype!r} on {self.device}>"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return int(self.shape[0])
+
+    # -- dims ------------------------------------------------------------------------------------
+    def _axis(self, dim: int, ndim: int | None = None) -> int:
+        """``dim`` made non-negative; IndexError like PyTorch when out of range."""
+        n = self.ndim if ndim is None else ndim
+        lo, hi = (-n, n - 1) if n > 0 else (-1, 0)
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+        if not lo <= dim <= hi:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+            )
+        return dim + n if dim < 0 else dim
+
+    def _axes(self, axis: int | Sequence[int] | None) -> tuple[int, ...]:
+        """Reduction axes: None is all; duplicates are an error."""
+        if axis is None:
+            return tuple(range(self.ndim))
+        raw = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(self._axis(a) for a in raw)
+        for a in axes:
+            if axes.count(a) > 1:
+                raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+        return axes
+
+    # -- dtype -----------------------------------------------------------------------------------
+    def cast(self, dtype: DTypeLike) -> Tensor:
+        """This tensor converted to ``dtype``."""
+        dt = to_dtype(dtype)
+        if dt.weak:
+            raise TypeError(f"cast: {dt!r} is an internal weak dtype")
+        if dt is self.dtype:
+            return self  # type: ignore[return-value]
+        return self._wrap(UOp(Ops.CAST, dt, (self.uop,)))
+
+    def bitcast(self, dtype: DTypeLike) -> Tensor:
+        """The same bits read as ``dtype`` (the last dim rescales when sizes differ)."""
+        dt = to_dtype(dtype)
+        old, new = self.dtype.itemsize, dt.itemsize
+        if old != new:
+            if not self.shape:
+                raise RuntimeError(f"bitcast: a 0-d {self.dtype!r} tensor can't become {dt!r}")
+            last = self.shape[-1]
+            if isinstance(last, int) and (last * old) % new != 0:
+                raise RuntimeError(
+                    f"bitcast: last dim {last} of {self.dtype!r} isn't a whole number of {dt!r}"
+                )
+        if dt is self.dtype:
+            return self  # type: ignore[return-value]
+        return self._wrap(UOp(Ops.BITCAST, dt, (self.uop,)))
+
+    def float(self) -> Tensor:
+        """Cast to float32."""
+        return self.cast(dtypes.float32)
+
+    def half(self) -> Tensor:
+        """Cast to float16."""
+        return self.cast(dtypes.float16)
+
+    def bfloat16(self) -> Tensor:
+        """Cast to bfloat16."""
+        return self.cast(dtypes.bfloat16)
+
+    def double(self) -> Tensor:
+        """Cast to float64."""
+        return self.cast(dtypes.float64)
+
+    def int(self) -> Tensor:
+        """Cast to int32."""
+        return self.cast(dtypes.int32)
+
+    def long(self) -> Tensor:
+        """Cast to int64."""
+        return self.cast(dtypes.int64)
+
+    def short(self) -> Tensor:
+        """Cast to int16."""
+        return self.cast(dtypes.int16)
+
+    def bool(self) -> Tensor:
+        """Cast to bool (nonzero is True)."""
+        return self.cast(dtypes.bool)
+
+    def _to_float(self) -> Tensor:
+        """Float dtypes as they are, everything else as the default float."""
+        return self if dtypes.is_float(self.dtype) else self.cast(dtypes.default_float)  # type: ignore[return-value]
+
+    # -- promotion and broadcasting --------------------------------------------------------------
+    def _broadcast_to(self, shape: tuple[sint, ...]) -> Tensor:
+        if self.shape == tuple(shape):
+            return self  # type: ignore[return-value]
+        if self.ndim > len(shape):
+            raise RuntimeError(f"can't broadcast {self.shape} to {tuple(shape)}: too many dims")
+        full = (1,) * (len(shape) - self.ndim) + self.shape
+        broadcast_shape(full, tuple(shape))
+        return self._wrap(self.uop.reshape(full).expand(tuple(shape)))
+
+    def _operand(self, x: Any) -> Tensor:
+        """``x`` as a tensor on this device: Python scalars keep their weak dtype's meaning."""
+        if isinstance(x, TensorCore):
+            return x  # type: ignore[return-value]
+        if isinstance(x, (bool, int, float)):
+            weak = dtypes.weak_from_py(x)
+            dt = commit_weak(least_upper_dtype(self.dtype, weak))
+            return self._const(x, dt, ())
+        if isinstance(x, UOp):
+            return type(self)(x, device=self.device)  # type: ignore[return-value]
+        if isinstance(x, (list, tuple, np.ndarray)):
+            return type(self)(x, device=self.device)  # type: ignore[return-value]
+        raise TypeError(f"unsupported operand type {type(x).__name__} for a Tensor operation")
+
+    def _promoted(self, *xs: Any, reverse: bool = False) -> list[Tensor]:
+        """This tensor and ``xs`` as tensors of one dtype and one broadcast shape."""
+        ops = [self._operand(x) for x in xs]
+        tensors: list[Tensor] = [self, *ops]  # type: ignore[list-item]
+        if reverse:
+            tensors = tensors[::-1]
+        dt = least_upper_dtype(*(t.dtype for t in tensors))
+        for x, t in zip(xs, ops, strict=True):
+            if not isinstance(x, TensorCore):
+                continue
+            dt = least_upper_dtype(dt, t.dtype)
+        shape = broadcast_shape(*(t.shape for t in tensors))
+        return [t.cast(dt)._broadcast_to(shape) for t in tensors]
+
+    # -- data ------------------------------------------------------------------------------------
+    def realize(self, *others: TensorCore) -> Tensor:
+        """Compute this tensor (and ``others``, in the same schedule) into buffers."""
+        tensors = [self, *others]
+        keep = [bool(t.requires_grad) and not has_assign(t.uop) for t in tensors]
+        views, becomes = realize_uops([t.uop for t in tensors])
+        for t, view, lazy in zip(tensors, views, keep, strict=True):
+            if lazy:
+                REALIZED[t.uop] = view  # keep the graph for autograd
+        if becomes:
+            _apply_becomes(becomes)
+        return self  # type: ignore[return-value]
+
+    @property
+    def is_realized(self) -> bool:
+        """True when the value sits in a buffer."""
+        return buffer_of(self.uop) is not None or self.uop in REALIZED
+
+    def numpy(self) -> np.ndarray[Any, Any]:
+        """The values as a NumPy array (bfloat16/fp8 as float32)."""
+        self.realize()
+        return to_numpy(self.uop)
+
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists (a scalar for a 0-d tensor)."""
+        return self.numpy().tolist()
+
+    def item(self) -> ConstType:
+        """The single value of a one-element tensor."""
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        value: ConstType = self.numpy().reshape(()).item()
+        return value
+
+    def data(self) -> memoryview:
+        """The values as a memoryview of the tensor's shape."""
+        return memoryview(np.ascontiguousarray(self.numpy()))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
+        return bool(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __index__(self) -> int:
+        if not dtypes.is_int(self.dtype):
+            raise TypeError(
+                f"only integer tensors can be converted to an index, not {self.dtype!r}"
+            )
+        return int(self.item())
+
+    def to(self, device: str | None) -> Tensor:
+        """This tensor on ``device`` (itself when already there)."""
+        dev = canonical_device(device)
+        if dev == self.device:
+            return self  # type: ignore[return-value]
+        return self._wrap(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, arg=dev))))
+
+    def to_(self, device: str | None) -> Tensor:
+        """Move this tensor to ``device`` in place."""
+        self.uop = self.to(device).uop
+        return self  # type: ignore[return-value]
+
+    def clone(self) -> Tensor:
+        """A copy in a new buffer."""
+        return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+
+    def contiguous(self) -> Tensor:
+        """Realize here (a fresh buffer in row-major order) when this is part of a graph."""
+        if buffer_of(self.uop) is not None:
+            return self  # type: ignore[return-value]
+        return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+
+    def contiguous_backward(self) -> Tensor:
+        """Realize the gradient flowing through here."""
+        return self._wrap(UOp(Ops.CONTIGUOUS_BACKWARD, self.dtype, (self.uop,)))
+
+    def detach(self) -> Tensor:
+        """The same values, cut off from autograd."""
+        out = self._wrap(UOp(Ops.DETACH, self.dtype, (self.uop,)))
+        out.requires_grad = False
+        return out
+
+    def replace(self, x: TensorCore) -> Tensor:
+        """Make this tensor compute ``x`` instead (shapes must match)."""
+        if x.shape != self.shape:
+            raise RuntimeError(f"replace: shape {x.shape} differs from {self.shape}")
+        self.uop = x.uop
+        return self  # type: ignore[return-value]
+
+    def assign(self, x: Any) -> Tensor:
+        """Write ``x`` into this tensor's buffer (lazily; broadcast and cast to it)."""
+        value = self._operand(x)
+        if value.shape != self.shape:
+            value = value._broadcast_to(self.shape)
+        value = value.cast(self.dtype)
+        if self.device != value.device:
+            value = value.to(self.device)
+        if buffer_of(_base_view(self.uop)) is None or self.requires_grad:
+            self.uop = value.uop
+            return self  # type: ignore[return-value]
+        self.uop = UOp(Ops.AFTER, self.dtype, (self.uop, self.uop.store(value.uop)))
+        return self  # type: ignore[return-value]
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place."""
+        self.requires_grad = requires_grad
+        return self  # type: ignore[return-value]
+
+
+def _apply_becomes(becomes: dict[UOp, UOp]) -> None:
+    """Replace computed UOps by their buffers in every live tensor's graph (tensors that need
+    their graph for autograd keep it, unless it performs an assign)."""
+    for t in list(ALL_TENSORS.values()):
+        u = t.uop
+        if buffer_of(u) is not None:
+            continue
+        if t.requires_grad and not has_assign(u):
+            continue
+        if u in becomes:
+            t.uop = becomes[u]
+            continue
+        found = {n: becomes[n] for n in u.toposort(lambda n: buffer_of(n) is None) if n in becomes}
+        if found:
+            t.uop = u.substitute(found)
+
+
+def _base_view(u: UOp) -> UOp:
+    """Strip AFTERs of earlier assigns: the buffer view underneath."""
+    while u.op is Ops.AFTER:
+        u = u.src[0]
+    return u
+
+
+def is_int_value(x: Any) -> bool:
+    """True for Python ints (not bools)."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def finite_float(x: float) -> bool:
+    """True for finite floats."""
+    return math.isfinite(x)

@@ -1,0 +1,213 @@
+"""Creation: empty, zeros, ones, full, arange, linspace, eye, the *_like family, from_blob.
+
+``arange`` is built from constants and movement ops only (no data from the host): the index
+``i`` of a length-2**k range is the sum over bits j of ``2**j`` placed on axis j of a
+``(2,)*k`` view, so a kernel computes it with k selects instead of reading memory."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fusegrad.engine import storage_dtype
+from fusegrad.tensor.convert import canonical_device
+from fusegrad.uop import DType, Invalid, Ops, UOp, argfix, dtypes, prod, sint, to_dtype
+
+if TYPE_CHECKING:
+    from fusegrad.tensor.tensor import Tensor
+
+
+def _shape_arg(shape: tuple[Any, ...]) -> tuple[sint, ...]:
+    out = argfix(*shape)
+    for s in out:
+        if isinstance(s, bool) or not isinstance(s, (int, UOp)):
+            raise TypeError(f"shape must be ints, got {out}")
+        if isinstance(s, int) and s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(out)}")
+    return tuple(out)
+
+
+def index_uop(n: int, dtype: DType, device: str) -> UOp:
+    """The values 0..n-1 as a tensor-level UOp of ``dtype`` (see the module docstring)."""
+    if n <= 1:
+        return UOp.const(dtype, 0, device, (n,))
+    bits = max(1, math.ceil(math.log2(n)))
+    total: UOp | None = None
+    for j in range(bits):
+        pair = UOp.const(dtype, 2**j, device, (1,)).pad(((1, 0),))
+        view = [1] * bits
+        view[bits - 1 - j] = 2
+        term = pair.reshape(tuple(view)).expand((2,) * bits)
+        total = term if total is None else UOp(Ops.ADD, dtype, (total, term))
+    assert total is not None
+    return total.reshape((2**bits,)).shrink(((0, n),))
+
+
+class CreateMixin:
+    """Creation classmethods and *_like methods (mixed into Tensor)."""
+
+    @classmethod
+    def empty(
+        cls: type[Tensor], *shape: Any, device: str | None = None, dtype: Any = None, **kwargs: Any
+    ) -> Tensor:
+        """An uninitialized tensor (a fresh buffer)."""
+        sh = _shape_arg(shape)
+        dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
+        size = prod(int(s.vmax) if isinstance(s, UOp) else s for s in sh)
+        buf = UOp.new_buffer(canonical_device(device), int(size), dt)
+        view = buf.reshape(tuple(int(s.vmax) if isinstance(s, UOp) else s for s in sh))
+        if any(isinstance(s, UOp) for s in sh):
+            view = view.shrink(tuple((0, s) for s in sh))
+        return cls(view, **kwargs)
+
+    @classmethod
+    def full(
+        cls: type[Tensor],
+        shape: Any,
+        fill_value: Any,
+        device: str | None = None,
+        dtype: Any = None,
+        **kwargs: Any,
+    ) -> Tensor:
+        """A tensor of ``fill_value`` (dtype inferred from it like PyTorch)."""
+        sh = _shape_arg(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+        dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
+        uop = UOp.const(dt, fill_value, canonical_device(device), sh)
+        return cls(uop, **kwargs)
+
+    @classmethod
+    def zeros(cls: type[Tensor], *shape: Any, **kwargs: Any) -> Tensor:
+        """A tensor of zeros (default float)."""
+        return cls.full(argfix(*shape), 0.0, **kwargs)
+
+    @classmethod
+    def ones(cls: type[Tensor], *shape: Any, **kwargs: Any) -> Tensor:
+        """A tensor of ones (default float)."""
+        return cls.full(argfix(*shape), 1.0, **kwargs)
+
+    @classmethod
+    def invalids(
+        cls: type[Tensor], *shape: Any, device: str | None = None, dtype: Any = None, **kwargs: Any
+    ) -> Tensor:
+        """A tensor whose values are never defined (a placeholder to be assigned into)."""
+        dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
+        return cls(UOp.const(dt, Invalid, canonical_device(device), _shape_arg(shape)), **kwargs)
+
+    @classmethod
+    def arange(
+        cls: type[Tensor],
+        start: Any,
+        stop: Any = None,
+        step: Any = 1,
+        device: str | None = None,
+        dtype: Any = None,
+        **kwargs: Any,
+    ) -> Tensor:
+        """start, start+step, ... below stop (ints give the default int, floats the default float)."""
+        if stop is None:
+            start, stop = 0, start
+        if step == 0:
+            raise RuntimeError("arange: step must be nonzero")
+        is_float = any(isinstance(v, float) for v in (start, stop, step))
+        dt = (
+            to_dtype(dtype)
+            if dtype is not None
+            else (dtypes.default_float if is_float else dtypes.default_int)
+        )
+        n = max(0, math.ceil((stop - start) / step))
+        dev = canonical_device(device)
+        idx_dt = dtypes.int32 if n < 2**31 else dtypes.int64
+        idx = cls(index_uop(n, idx_dt, dev), **kwargs)
+        if start == 0 and step == 1:
+            return idx.cast(dt)
+        compute = (
+            dtypes.float64
+            if dtypes.is_float(dt) and dt is dtypes.float64
+            else (dtypes.default_float if dtypes.is_float(dt) or is_float else idx_dt)
+        )
+        return (idx.cast(compute) * step + start).cast(dt)
+
+    @classmethod
+    def linspace(
+        cls: type[Tensor],
+        start: float,
+        stop: float,
+        steps: int,
+        device: str | None = None,
+        dtype: Any = None,
+        **kwargs: Any,
+    ) -> Tensor:
+        """``steps`` evenly spaced values from start to stop inclusive."""
+        if steps < 0:
+            raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+        dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
+        if steps <= 1:
+            return cls.full((steps,), start, device=device, dtype=dt, **kwargs)
+        delta = (stop - start) / (steps - 1)
+        i = cls.arange(steps, device=device, **kwargs).cast(
+            dtypes.float32 if dt is not dtypes.float64 else dt
+        )
+        front = i * delta + start
+        back = stop - (steps - 1 - i) * delta
+        return (i < steps // 2).where(front, back).cast(dt)
+
+    @classmethod
+    def eye(
+        cls: type[Tensor],
+        n: int,
+        m: int | None = None,
+        device: str | None = None,
+        dtype: Any = None,
+        **kwargs: Any,
+    ) -> Tensor:
+        """The n x m identity matrix."""
+        if n < 0 or (m is not None and m < 0):
+            raise RuntimeError(f"eye: n and m must be non-negative, got {n}, {m}")
+        cols = n if m is None else m
+        dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
+        rows_t = cls.arange(n, device=device).reshape(n, 1)
+        cols_t = cls.arange(cols, device=device).reshape(1, cols)
+        out = rows_t.eq(cols_t).cast(dt)
+        if kwargs.get("requires_grad"):
+            out.requires_grad = True
+        return out
+
+    @classmethod
+    def from_blob(
+        cls: type[Tensor],
+        ptr: int,
+        shape: Any,
+        device: str | None = None,
+        dtype: Any = None,
+        **kwargs: Any,
+    ) -> Tensor:
+        """A tensor over ``prod(shape)`` elements of host memory at address ``ptr`` (no copy)."""
+        dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
+        sh = _shape_arg(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+        nbytes = int(prod(sh)) * dt.itemsize
+        raw = (ctypes.c_char * nbytes).from_address(ptr)
+        arr = np.frombuffer(raw, dtype=storage_dtype(dt)).reshape(sh)
+        return cls(arr, device=device, dtype=dt, **kwargs)
+
+    def full_like(self: Tensor, fill_value: Any, **kwargs: Any) -> Tensor:
+        """A tensor of ``fill_value`` with this shape (and dtype/device unless given)."""
+        kwargs.setdefault("dtype", self.dtype)
+        kwargs.setdefault("device", self.device)
+        return type(self).full(self.shape, fill_value, **kwargs)
+
+    def zeros_like(self: Tensor, **kwargs: Any) -> Tensor:
+        """Zeros with this shape, dtype and device."""
+        return self.full_like(0, **kwargs)
+
+    def ones_like(self: Tensor, **kwargs: Any) -> Tensor:
+        """Ones with this shape, dtype and device."""
+        return self.full_like(1, **kwargs)
+
+    def empty_like(self: Tensor, **kwargs: Any) -> Tensor:
+        """An uninitialized tensor with this shape, dtype and device."""
+        kwargs.setdefault("dtype", self.dtype)
+        kwargs.setdefault("device", self.device)
+        return type(self).empty(self.shape, **kwargs)

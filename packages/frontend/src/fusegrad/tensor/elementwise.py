@@ -1,0 +1,680 @@
+"""Elementwise math: unary functions, binary operators with broadcasting and promotion,
+comparisons, bitwise ops and ``where``. Everything lowers to the ALU ops of the IR."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from fusegrad.tensor.core import broadcast_shape
+from fusegrad.uop import DType, Ops, commit_weak, dtypes, least_upper_dtype, least_upper_float
+
+if TYPE_CHECKING:
+    from fusegrad.tensor.tensor import Tensor
+
+_LOG2_E = 1 / math.log(2)
+_LN_2 = math.log(2)
+
+
+def _where_dtype(x: Any, y: Any, tensor: type) -> DType:
+    dts = [v.dtype if isinstance(v, tensor) else dtypes.weak_from_py(v) for v in (x, y)]
+    return commit_weak(least_upper_dtype(*dts))
+
+
+def _check_int_or_bool(t: Tensor, name: str) -> None:
+    if dtypes.is_float(t.dtype):
+        raise RuntimeError(
+            f'"{name}" not implemented for {t.dtype!r} (needs an int or bool tensor)'
+        )
+
+
+class ElementwiseMixin:
+    """Unary and binary elementwise methods (mixed into Tensor)."""
+
+    # -- primitives ----------------------------------------------------------------------------
+    def _unary(self: Tensor, op: Ops) -> Tensor:
+        x = self._to_float()
+        return x._apply(op)
+
+    def _binop(self: Tensor, op: Ops, x: Any, reverse: bool = False) -> Tensor:
+        a, b = self._promoted(x, reverse=reverse)
+        return a._apply(op, b)
+
+    def neg(self: Tensor) -> Tensor:
+        """-x (logical not for bool)."""
+        if self.dtype is dtypes.bool:
+            return self.logical_not()
+        return self._apply(Ops.NEG)
+
+    def reciprocal(self: Tensor) -> Tensor:
+        """1/x."""
+        return self._unary(Ops.RECIPROCAL)
+
+    def trunc(self: Tensor) -> Tensor:
+        """Round toward zero."""
+        if not dtypes.is_float(self.dtype):
+            return self
+        return self._apply(Ops.TRUNC)
+
+    def sqrt(self: Tensor) -> Tensor:
+        """Square root (NaN below 0)."""
+        return self._unary(Ops.SQRT)
+
+    def rsqrt(self: Tensor) -> Tensor:
+        """1/sqrt(x)."""
+        return self.sqrt().reciprocal()
+
+    def sin(self: Tensor) -> Tensor:
+        """Sine."""
+        return self._unary(Ops.SIN)
+
+    def cos(self: Tensor) -> Tensor:
+        """Cosine, as sin(pi/2 - x)."""
+        x = self._to_float()
+        return (x._const(math.pi / 2) - x).sin()
+
+    def tan(self: Tensor) -> Tensor:
+        """Tangent."""
+        return self.sin() / self.cos()
+
+    def asin(self: Tensor) -> Tensor:
+        """Arcsine (Abramowitz-Stegun 4.4.46, |error| < 2e-8)."""
+        coefficients = (
+            -0.0012624911,
+            0.0066700901,
+            -0.0170881256,
+            0.0308918810,
+            -0.0501743046,
+            0.0889789874,
+            -0.2145988016,
+            1.5707963050,
+        )
+        x = self._to_float()
+        a = x.abs()
+        poly = a * 0 + coefficients[0]
+        for c in coefficients[1:]:
+            poly = poly * a + c
+        return x.sign() * (math.pi / 2 - (1 - a).sqrt() * poly)
+
+    def acos(self: Tensor) -> Tensor:
+        """Arccosine."""
+        return math.pi / 2 - self.asin()
+
+    def atan(self: Tensor) -> Tensor:
+        """Arctangent."""
+        x = self._to_float()
+        return (x / (1 + x * x).sqrt()).asin()
+
+    def sinh(self: Tensor) -> Tensor:
+        """Hyperbolic sine."""
+        return (self.exp() - self.neg().exp()) / 2
+
+    def cosh(self: Tensor) -> Tensor:
+        """Hyperbolic cosine."""
+        return (self.exp() + self.neg().exp()) / 2
+
+    def atanh(self: Tensor) -> Tensor:
+        """Inverse hyperbolic tangent."""
+        return ((1 + self) / (1 - self)).log() / 2
+
+    def asinh(self: Tensor) -> Tensor:
+        """Inverse hyperbolic sine (odd, accurate for large negative x)."""
+        a = self._to_float().abs()
+        return self.sign() * (a + (a * a + 1).sqrt()).log()
+
+    def acosh(self: Tensor) -> Tensor:
+        """Inverse hyperbolic cosine."""
+        x = self._to_float()
+        return (x + (x * x - 1).sqrt()).log()
+
+    def exp(self: Tensor) -> Tensor:
+        """e**x."""
+        return (self._to_float() * _LOG2_E).exp2()
+
+    def exp2(self: Tensor) -> Tensor:
+        """2**x."""
+        return self._unary(Ops.EXP2)
+
+    def log(self: Tensor) -> Tensor:
+        """Natural logarithm."""
+        return self.log2() * _LN_2
+
+    def log2(self: Tensor) -> Tensor:
+        """Base-2 logarithm."""
+        return self._unary(Ops.LOG2)
+
+    def log10(self: Tensor) -> Tensor:
+        """Base-10 logarithm."""
+        return self.log2() * math.log10(2)
+
+    def log1p(self: Tensor) -> Tensor:
+        """log(1 + x)."""
+        return (1 + self).log()
+
+    def expm1(self: Tensor) -> Tensor:
+        """exp(x) - 1."""
+        return self.exp() - 1
+
+    def square(self: Tensor) -> Tensor:
+        """x*x."""
+        return self * self
+
+    def abs(self: Tensor) -> Tensor:
+        """|x| (NaN stays NaN)."""
+        if self.dtype is dtypes.bool or dtypes.is_unsigned(self.dtype):
+            return self
+        return self.maximum(-self)
+
+    def sign(self: Tensor) -> Tensor:
+        """-1, 0 or 1 (NaN stays NaN)."""
+        if self.dtype is dtypes.bool:
+            return self
+        one, zero = self._const(1), self._const(0)
+        out = (self < 0).where(-one, (self > 0).where(one, zero))
+        return out + self * 0 if dtypes.is_float(self.dtype) else out
+
+    def floor(self: Tensor) -> Tensor:
+        """Round toward -inf."""
+        if not dtypes.is_float(self.dtype):
+            return self
+        t = self.trunc()
+        return (t > self).where(t - 1, t)
+
+    def ceil(self: Tensor) -> Tensor:
+        """Round toward +inf."""
+        if not dtypes.is_float(self.dtype):
+            return self
+        t = self.trunc()
+        return (t < self).where(t + 1, t)
+
+    def round(self: Tensor) -> Tensor:
+        """Round half to even."""
+        if not dtypes.is_float(self.dtype):
+            return self
+        f = self.floor()
+        d = self - f
+        f_even = (f - (f / 2).floor() * 2).eq(0)
+        half = d.eq(0.5).where(f_even.where(f, f + 1), (d < 0.5).where(f, f + 1))
+        return half
+
+    def erf(self: Tensor) -> Tensor:
+        """The error function (Abramowitz-Stegun 7.1.26, |error| < 1.5e-7)."""
+        x = self._to_float()
+        t = 1.0 / (1.0 + 0.3275911 * x.abs())
+        poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t
+                + 0.254829592) * t  # fmt: skip
+        return x.sign() * (1.0 - poly * (-x * x).exp())
+
+    def isnan(self: Tensor) -> Tensor:
+        """True where NaN."""
+        return self.ne(self)
+
+    def isinf(self: Tensor, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
+        """True where +-inf."""
+        if not dtypes.is_float(self.dtype):
+            return self._const(False, dtypes.bool)
+        out = self._const(False, dtypes.bool)
+        if detect_positive:
+            out = out | self.eq(math.inf)
+        if detect_negative:
+            out = out | self.eq(-math.inf)
+        return out
+
+    def isfinite(self: Tensor) -> Tensor:
+        """True where neither inf nor NaN."""
+        return (self.isinf() | self.isnan()).logical_not()
+
+    def logical_not(self: Tensor) -> Tensor:
+        """True where x is zero."""
+        if self.dtype is dtypes.bool:
+            return self._apply(Ops.CMPNE, self._const(True), dtype=dtypes.bool)
+        return self.eq(0)
+
+    def bitwise_not(self: Tensor) -> Tensor:
+        """~x for ints (logical not for bool)."""
+        _check_int_or_bool(self, "bitwise_not")
+        if self.dtype is dtypes.bool:
+            return self.logical_not()
+        return self._apply(
+            Ops.XOR, self._const(-1 if not dtypes.is_unsigned(self.dtype) else self.dtype.max)
+        )
+
+    # -- activations ----------------------------------------------------------------------------
+    def relu(self: Tensor) -> Tensor:
+        """max(x, 0); NaN stays NaN; gradient 0 at 0."""
+        return (self <= 0).where(self._const(0), self)
+
+    def relu6(self: Tensor) -> Tensor:
+        """min(max(x, 0), 6)."""
+        return self.relu() - (self - 6).relu()
+
+    def sigmoid(self: Tensor) -> Tensor:
+        """1 / (1 + exp(-x))."""
+        return (1 + (-self._to_float()).exp()).reciprocal()
+
+    def hardsigmoid(self: Tensor, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
+        """max(0, min(1, alpha*x + beta))."""
+        return (alpha * self + beta).relu() - (alpha * self + beta - 1).relu()
+
+    def hardswish(self: Tensor) -> Tensor:
+        """x * relu6(x + 3) / 6."""
+        return self * (self + 3).relu6() * (1 / 6)
+
+    def hardtanh(self: Tensor, min_val: float = -1, max_val: float = 1) -> Tensor:
+        """x clipped to [min_val, max_val]."""
+        return self.clip(min_val, max_val)
+
+    def leaky_relu(self: Tensor, neg_slope: float = 0.01) -> Tensor:
+        """x, or neg_slope * x below 0."""
+        return (self < 0).where(self * neg_slope, self)
+
+    def tanh(self: Tensor) -> Tensor:
+        """Hyperbolic tangent."""
+        return 2.0 * (2.0 * self._to_float()).sigmoid() - 1.0
+
+    def gelu(self: Tensor, approximate: str = "tanh") -> Tensor:
+        """GELU: the tanh approximation (tinygrad's default) or exact with ``"none"``."""
+        if approximate == "none":
+            return 0.5 * self * (1 + (self / math.sqrt(2)).erf())
+        if approximate != "tanh":
+            raise ValueError(f"gelu: approximate must be 'tanh' or 'none', got {approximate!r}")
+        return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self**3)).tanh())
+
+    def quick_gelu(self: Tensor) -> Tensor:
+        """x * sigmoid(1.702 x)."""
+        return self * (self * 1.702).sigmoid()
+
+    def swish(self: Tensor) -> Tensor:
+        """x * sigmoid(x)."""
+        return self * self.sigmoid()
+
+    def silu(self: Tensor) -> Tensor:
+        """x * sigmoid(x)."""
+        return self.swish()
+
+    def elu(self: Tensor, alpha: float = 1.0) -> Tensor:
+        """x above 0, alpha*(exp(x)-1) below."""
+        return (self > 0).where(self._to_float(), alpha * (self.exp() - 1))
+
+    def celu(self: Tensor, alpha: float = 1.0) -> Tensor:
+        """max(0, x) + min(0, alpha*(exp(x/alpha)-1))."""
+        return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
+
+    def selu(self: Tensor, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor:
+        """gamma * elu(x, alpha)."""
+        return gamma * self.elu(alpha)
+
+    def softplus(self: Tensor, beta: float = 1.0) -> Tensor:
+        """log(1 + exp(beta*x)) / beta, computed stably."""
+        return (self * beta).logaddexp(0.0) * (1 / beta)
+
+    def mish(self: Tensor) -> Tensor:
+        """x * tanh(softplus(x))."""
+        return self * self.softplus().tanh()
+
+    def logsigmoid(self: Tensor) -> Tensor:
+        """log(sigmoid(x))."""
+        return -(-self).softplus()
+
+    def softsign(self: Tensor) -> Tensor:
+        """x / (1 + |x|)."""
+        return self / (1 + self.abs())
+
+    # -- binary ---------------------------------------------------------------------------------
+    def add(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """self + x (logical or for two bools)."""
+        a, b = self._promoted(x, reverse=reverse)
+        if a.dtype is dtypes.bool:
+            return a._apply(Ops.OR, b)
+        return a._apply(Ops.ADD, b)
+
+    def sub(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """self - x."""
+        a, b = self._promoted(x, reverse=reverse)
+        if a.dtype is dtypes.bool:
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported"
+            )
+        return a._apply(Ops.SUB, b)
+
+    def mul(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """self * x (logical and for two bools)."""
+        a, b = self._promoted(x, reverse=reverse)
+        if a.dtype is dtypes.bool:
+            return a._apply(Ops.AND, b)
+        return a._apply(Ops.MUL, b)
+
+    def div(
+        self: Tensor, x: Any, reverse: bool = False, rounding_mode: str | None = None
+    ) -> Tensor:
+        """True division (ints give the default float), or "trunc"/"floor" rounding."""
+        a, b = self._promoted(x, reverse=reverse)
+        if rounding_mode is None:
+            dt = least_upper_float(a.dtype)
+            return a.cast(dt)._apply(Ops.FDIV, b.cast(dt))
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(
+                f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}"
+            )
+        if dtypes.is_float(a.dtype):
+            q = a._apply(Ops.FDIV, b)
+            return q.trunc() if rounding_mode == "trunc" else q.floor()
+        if a.dtype is dtypes.bool:
+            a, b = a.int(), b.int()
+        return a._apply(Ops.CDIV if rounding_mode == "trunc" else Ops.FLOORDIV, b)
+
+    def idiv(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """Integer division truncating toward zero."""
+        return self.div(x, reverse, rounding_mode="trunc")
+
+    def fmod(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """Remainder with the sign of the dividend (C fmod)."""
+        a, b = self._promoted(x, reverse=reverse)
+        if dtypes.is_float(a.dtype):
+            return a - (a / b).trunc() * b
+        return a._apply(Ops.CMOD, b)
+
+    def mod(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """Remainder with the sign of the divisor (Python %)."""
+        a, b = self._promoted(x, reverse=reverse)
+        if dtypes.is_float(a.dtype):
+            r = a.fmod(b)
+            fix = r.ne(0) & ((r < 0) ^ (b < 0))
+            return fix.where(r + b, r)
+        if a.dtype is dtypes.bool:
+            a, b = a.int(), b.int()
+        return a._apply(Ops.FLOORMOD, b)
+
+    def pow(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """self ** x (ints stay ints)."""
+        a, b = self._promoted(x, reverse=reverse)
+        if a.dtype is dtypes.bool:
+            a, b = a.int(), b.int()
+        return a._apply(Ops.POW, b)
+
+    def maximum(self: Tensor, x: Any) -> Tensor:
+        """Elementwise max (NaN propagates)."""
+        a, b = self._promoted(x)
+        if a.dtype is dtypes.bool:
+            return a | b
+        return a._apply(Ops.MAX, b)
+
+    def minimum(self: Tensor, x: Any) -> Tensor:
+        """Elementwise min (NaN propagates)."""
+        a, b = self._promoted(x)
+        if a.dtype is dtypes.bool:
+            return a & b
+        if dtypes.is_float(a.dtype):
+            return -((-a).maximum(-b))
+        return ~((~a).maximum(~b))
+
+    def copysign(self: Tensor, x: Any) -> Tensor:
+        """|self| with the sign of x (-0.0 counts as negative)."""
+        a, b = self._promoted(x)
+        a, b = a._to_float(), b._to_float()
+        neg = (b < 0) | (b.eq(0) & (b.reciprocal() < 0))
+        mag = a.abs()
+        return neg.where(-mag, mag)
+
+    def logaddexp(self: Tensor, x: Any) -> Tensor:
+        """log(exp(self) + exp(x)), stably."""
+        a, b = self._promoted(x)
+        a, b = a._to_float(), b._to_float()
+        m = a.maximum(b)
+        safe = m.isinf().where(m._const(0), m)
+        return ((a - safe).exp() + (b - safe).exp()).log() + safe
+
+    def lerp(self: Tensor, end: Any, weight: Any) -> Tensor:
+        """self + (end - self) * weight."""
+        return self + (end - self) * weight
+
+    # -- comparisons -----------------------------------------------------------------------------
+    def _cmp(self: Tensor, op: Ops, x: Any, reverse: bool = False) -> Tensor:
+        a, b = self._promoted(x, reverse=reverse)
+        return a._apply(op, b, dtype=dtypes.bool)
+
+    def eq(self: Tensor, x: Any) -> Tensor:
+        """self == x."""
+        return self._cmp(Ops.CMPEQ, x)
+
+    def ne(self: Tensor, x: Any) -> Tensor:
+        """self != x."""
+        return self._cmp(Ops.CMPNE, x)
+
+    def lt(self: Tensor, x: Any) -> Tensor:
+        """self < x."""
+        return self._cmp(Ops.CMPLT, x)
+
+    def gt(self: Tensor, x: Any) -> Tensor:
+        """self > x."""
+        return self._cmp(Ops.CMPLT, x, reverse=True)
+
+    def le(self: Tensor, x: Any) -> Tensor:
+        """self <= x (False with NaN)."""
+        a, b = self._promoted(x)
+        if dtypes.is_float(a.dtype):
+            return a.lt(b) | a.eq(b)
+        return b.lt(a).logical_not()
+
+    def ge(self: Tensor, x: Any) -> Tensor:
+        """self >= x (False with NaN)."""
+        a, b = self._promoted(x)
+        return b.le(a)
+
+    # -- bitwise ---------------------------------------------------------------------------------
+    def _bitwise(self: Tensor, op: Ops, x: Any, name: str, reverse: bool = False) -> Tensor:
+        a, b = self._promoted(x, reverse=reverse)
+        _check_int_or_bool(a, name)
+        return a._apply(op, b)
+
+    def bitwise_and(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """self & x."""
+        return self._bitwise(Ops.AND, x, "bitwise_and", reverse)
+
+    def bitwise_or(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """self | x."""
+        return self._bitwise(Ops.OR, x, "bitwise_or", reverse)
+
+    def bitwise_xor(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """self ^ x."""
+        return self._bitwise(Ops.XOR, x, "bitwise_xor", reverse)
+
+    def lshift(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """self << x."""
+        return self._bitwise(Ops.SHL, x, "lshift", reverse)
+
+    def rshift(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
+        """self >> x."""
+        return self._bitwise(Ops.SHR, x, "rshift", reverse)
+
+    # -- selection -------------------------------------------------------------------------------
+    def where(self: Tensor, x: Any, y: Any) -> Tensor:
+        """x where this condition is True, else y."""
+        cond = self.cast(dtypes.bool)
+        dt = _where_dtype(x, y, type(self))
+        a = cond._operand(x).cast(dt) if isinstance(x, type(self)) else cond._const(x, dt, ())
+        b = cond._operand(y).cast(dt) if isinstance(y, type(self)) else cond._const(y, dt, ())
+        shape = broadcast_shape(cond.shape, a.shape, b.shape)
+        c, a, b = (t._broadcast_to(shape) for t in (cond, a, b))
+        return c._apply(Ops.WHERE, a, b, dtype=dt)
+
+    def masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+        """value where mask is True (this tensor's dtype kept)."""
+        fill = self._operand(value).cast(self.dtype)
+        return mask.where(fill, self)
+
+    def clamp(self: Tensor, min_: Any = None, max_: Any = None) -> Tensor:
+        """x clipped to [min_, max_] (either may be None, not both)."""
+        if min_ is None and max_ is None:
+            raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+        out = self
+        if min_ is not None:
+            out = out.maximum(min_)
+        if max_ is not None:
+            out = out.minimum(max_)
+        return out
+
+    def clip(self: Tensor, min_: Any = None, max_: Any = None) -> Tensor:
+        """Alias of clamp."""
+        return self.clamp(min_, max_)
+
+    def isclose(
+        self: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+    ) -> Tensor:
+        """|self - other| <= atol + rtol * |other| (infinities equal only to themselves)."""
+        a, b = self._promoted(other)
+        close = a.eq(b) | ((a - b).abs() <= atol + rtol * b.abs()) & (a - b).isfinite()
+        if equal_nan:
+            close = close | (a.isnan() & b.isnan())
+        return close
+
+    def allclose(
+        self: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+    ) -> bool:
+        """True when every element isclose."""
+        return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
+
+    # -- operators -------------------------------------------------------------------------------
+    def __neg__(self: Tensor) -> Tensor:
+        return self.neg()
+
+    def __invert__(self: Tensor) -> Tensor:
+        return self.bitwise_not()
+
+    def __abs__(self: Tensor) -> Tensor:
+        return self.abs()
+
+    def __add__(self: Tensor, x: Any) -> Tensor:
+        return self.add(x)
+
+    def __radd__(self: Tensor, x: Any) -> Tensor:
+        return self.add(x, True)
+
+    def __sub__(self: Tensor, x: Any) -> Tensor:
+        return self.sub(x)
+
+    def __rsub__(self: Tensor, x: Any) -> Tensor:
+        return self.sub(x, True)
+
+    def __mul__(self: Tensor, x: Any) -> Tensor:
+        return self.mul(x)
+
+    def __rmul__(self: Tensor, x: Any) -> Tensor:
+        return self.mul(x, True)
+
+    def __truediv__(self: Tensor, x: Any) -> Tensor:
+        return self.div(x)
+
+    def __rtruediv__(self: Tensor, x: Any) -> Tensor:
+        return self.div(x, True)
+
+    def __floordiv__(self: Tensor, x: Any) -> Tensor:
+        return self.div(x, rounding_mode="floor")
+
+    def __rfloordiv__(self: Tensor, x: Any) -> Tensor:
+        return self.div(x, True, rounding_mode="floor")
+
+    def __mod__(self: Tensor, x: Any) -> Tensor:
+        return self.mod(x)
+
+    def __rmod__(self: Tensor, x: Any) -> Tensor:
+        return self.mod(x, True)
+
+    def __pow__(self: Tensor, x: Any) -> Tensor:
+        return self.pow(x)
+
+    def __rpow__(self: Tensor, x: Any) -> Tensor:
+        return self.pow(x, True)
+
+    def __matmul__(self: Tensor, x: Tensor) -> Tensor:
+        return self.matmul(x)
+
+    def __rmatmul__(self: Tensor, x: Tensor) -> Tensor:
+        return self._operand(x).matmul(self)
+
+    def __and__(self: Tensor, x: Any) -> Tensor:
+        return self.bitwise_and(x)
+
+    def __rand__(self: Tensor, x: Any) -> Tensor:
+        return self.bitwise_and(x, True)
+
+    def __or__(self: Tensor, x: Any) -> Tensor:
+        return self.bitwise_or(x)
+
+    def __ror__(self: Tensor, x: Any) -> Tensor:
+        return self.bitwise_or(x, True)
+
+    def __xor__(self: Tensor, x: Any) -> Tensor:
+        return self.bitwise_xor(x)
+
+    def __rxor__(self: Tensor, x: Any) -> Tensor:
+        return self.bitwise_xor(x, True)
+
+    def __lshift__(self: Tensor, x: Any) -> Tensor:
+        return self.lshift(x)
+
+    def __rlshift__(self: Tensor, x: Any) -> Tensor:
+        return self.lshift(x, True)
+
+    def __rshift__(self: Tensor, x: Any) -> Tensor:
+        return self.rshift(x)
+
+    def __rrshift__(self: Tensor, x: Any) -> Tensor:
+        return self.rshift(x, True)
+
+    def __lt__(self: Tensor, x: Any) -> Tensor:
+        return self.lt(x)
+
+    def __gt__(self: Tensor, x: Any) -> Tensor:
+        return self.gt(x)
+
+    def __le__(self: Tensor, x: Any) -> Tensor:
+        return self.le(x)
+
+    def __ge__(self: Tensor, x: Any) -> Tensor:
+        return self.ge(x)
+
+    def __eq__(self: Tensor, x: Any) -> Tensor:  # type: ignore[override]
+        return self.eq(x)
+
+    def __ne__(self: Tensor, x: Any) -> Tensor:  # type: ignore[override]
+        return self.ne(x)
+
+    def __iadd__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.add(x))
+
+    def __isub__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.sub(x))
+
+    def __imul__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.mul(x))
+
+    def __itruediv__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.div(x))
+
+    def __ifloordiv__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.__floordiv__(x))
+
+    def __imod__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.mod(x))
+
+    def __ipow__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.pow(x))
+
+    def __imatmul__(self: Tensor, x: Tensor) -> Tensor:
+        return self.assign(self.matmul(x))
+
+    def __iand__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.bitwise_and(x))
+
+    def __ior__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.bitwise_or(x))
+
+    def __ixor__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.bitwise_xor(x))
+
+    def __ilshift__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.lshift(x))
+
+    def __irshift__(self: Tensor, x: Any) -> Tensor:
+        return self.assign(self.rshift(x))

@@ -1,0 +1,452 @@
+"""Indexing with NumPy semantics (``__getitem__``/``__setitem__``), gather/scatter, one_hot,
+masked_select and nonzero.
+
+Basic indices (ints, slices with any step, None, Ellipsis) become movement ops. Advanced
+indices (int/bool Tensors, lists) select by comparing the index with an ``arange`` (a one-hot
+mask) and reducing: everything stays one fused graph. Where the advanced result dims go follows
+NumPy: in place when the advanced indices are adjacent, else first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fusegrad.engine import buffer_of
+from fusegrad.uop import Ops, dtypes, prod, sint
+
+if TYPE_CHECKING:
+    from fusegrad.tensor.tensor import Tensor
+
+
+@dataclass(frozen=True)
+class _DimSel:
+    """How one input dim is indexed: a strided window (start, count, step>0, flipped), whether
+    it is dropped (an int), or an advanced index tensor."""
+
+    size: int
+    start: int = 0
+    count: int = 0
+    step: int = 1
+    flip: bool = False
+    drop: bool = False
+    advanced: Any = None
+
+
+@dataclass
+class _Plan:
+    dims: list[_DimSel]
+    out_shape: list[Any]  # output dims of the basic part: ("dim", i) or ("new", None)
+
+
+def _is_index_tensor(x: Any) -> bool:
+    from fusegrad.tensor.core import TensorCore
+
+    return isinstance(x, (TensorCore, list, np.ndarray)) and not isinstance(x, bool)
+
+
+def _normalize(t: Tensor, indices: Any) -> list[Any]:
+    items = list(indices) if isinstance(indices, tuple) else [indices]
+    out: list[Any] = []
+    for it in items:
+        if _is_index_tensor(it):
+            idx = it if hasattr(it, "uop") else type(t)(np.asarray(it), device=t.device)
+            if idx.dtype is dtypes.bool:
+                out.extend(_bool_to_ints(idx, t))
+                continue
+            if not dtypes.is_int(idx.dtype):
+                raise IndexError(
+                    "tensors used as indices must be long, int, byte or bool tensors, "
+                    f"got {idx.dtype!r}"
+                )
+            out.append(idx)
+        elif it is None or it is Ellipsis or isinstance(it, slice):
+            out.append(it)
+        elif isinstance(it, (int, np.integer)) and not isinstance(it, bool):
+            out.append(int(it))
+        else:
+            raise IndexError(
+                f"only integers, slices, None, Ellipsis and int/bool tensors are valid indices, got {type(it).__name__}"
+            )
+    consumed = sum(1 for i in out if i is not None and i is not Ellipsis)
+    ellipses = [i for i, x in enumerate(out) if x is Ellipsis]
+    if len(ellipses) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > t.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
+    if ellipses:
+        i = ellipses[0]
+        out[i : i + 1] = [slice(None)] * (t.ndim - consumed)
+    else:
+        out.extend([slice(None)] * (t.ndim - consumed))
+    return out
+
+
+def _bool_to_ints(mask: Tensor, t: Tensor) -> list[Any]:
+    """A bool index becomes one int index per dim it covers (data-dependent: realizes it)."""
+    coords = np.nonzero(mask.numpy())
+    return [type(t)(c.astype(np.int32), device=t.device) for c in coords]
+
+
+def _plan(t: Tensor, indices: Any) -> tuple[_Plan, list[int]]:
+    items = _normalize(t, indices)
+    any_adv = any(hasattr(i, "uop") for i in items)
+    dims: list[_DimSel] = []
+    out_shape: list[Any] = []
+    adv_positions: list[int] = []  # position in the items list
+    d = 0
+    for pos, it in enumerate(items):
+        if it is None:
+            out_shape.append(("new", None))
+            continue
+        n = int(t.shape[d])
+        if isinstance(it, int) and any_adv:
+            it = type(t)(it, device=t.device, dtype=dtypes.int32)
+        if isinstance(it, int):
+            if not -n <= it < n:
+                raise IndexError(f"index {it} is out of bounds for dimension {d} with size {n}")
+            dims.append(_DimSel(n, it % n, 1, 1, False, drop=True))
+        elif isinstance(it, slice):
+            dims.append(_slice_sel(it, n))
+            out_shape.append(("dim", d))
+        else:
+            dims.append(_DimSel(n, 0, n, 1, False, advanced=it))
+            out_shape.append(("dim", d))
+            adv_positions.append(len(out_shape) - 1)
+        d += 1
+    return _Plan(dims, out_shape), adv_positions
+
+
+def _slice_sel(s: slice, n: int) -> _DimSel:
+    if s.step == 0:
+        raise ValueError("slice step cannot be zero")
+    start, stop, step = s.indices(n)
+    count = len(range(start, stop, step))
+    if step > 0:
+        return _DimSel(n, start, count, step)
+    return _DimSel(n, n - 1 - start, count, -step, flip=True)
+
+
+def _check_python_indices(idx: Any, n: int, dim: int) -> None:
+    if isinstance(idx, (list, np.ndarray)):
+        arr = np.asarray(idx)
+        if arr.size and (arr.max() >= n or arr.min() < -n):
+            bad = arr[(arr >= n) | (arr < -n)].flat[0]
+            raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+
+
+class IndexingMixin:
+    """Indexing and gather/scatter methods (mixed into Tensor)."""
+
+    def _apply_basic(self: Tensor, plan: _Plan) -> Tensor:
+        x = self
+        for axis, sel in enumerate(plan.dims):
+            if sel.flip:
+                x = x.flip(axis)
+            if sel.advanced is None and (sel.start, sel.count, sel.step) != (0, sel.size, 1):
+                x = x._strided(axis, sel.start, sel.count, sel.step)
+        kept = [s for s, sel in zip(x.shape, plan.dims, strict=True) if not sel.drop]
+        it = iter(kept)
+        shape = [1 if kind == "new" else next(it) for kind, _ in plan.out_shape]
+        return x.reshape(shape)
+
+    def _unapply_basic(self: Tensor, plan: _Plan, v: Tensor) -> Tensor:
+        """``v`` (shaped like the basic result) placed back into this tensor's shape, zeros
+        elsewhere; the inverse of ``_apply_basic`` for setitem."""
+        pre = [
+            1 if sel.drop else (sel.size if sel.advanced is not None else sel.count)
+            for sel in plan.dims
+        ]
+        x = v.reshape(pre)
+        for axis, sel in enumerate(plan.dims):
+            if sel.advanced is None:
+                x = x._place(axis, sel.size, sel.start, sel.step)
+            if sel.flip:
+                x = x.flip(axis)
+        return x
+
+    def _place(self: Tensor, axis: int, n: int, start: int, step: int) -> Tensor:
+        count = int(self.shape[axis])
+        if (start, count, step) == (0, n, 1):
+            return self
+        x = self
+        if step > 1 and count:
+            shape = list(x.shape)
+            x = x.unsqueeze(axis + 1).pad(
+                [(0, step - 1) if i == axis + 1 else None for i in range(x.ndim + 1)]
+            )
+            x = x.reshape((*shape[:axis], count * step, *shape[axis + 1 :]))
+        length = int(x.shape[axis])
+        end = start + length
+        pads = [(start, max(0, n - end)) if i == axis else None for i in range(x.ndim)]
+        x = x.pad(pads)
+        if int(x.shape[axis]) > n:
+            x = x.shrink([(0, n) if i == axis else None for i in range(x.ndim)])
+        return x
+
+    def _writable(self: Tensor, plan: _Plan) -> bool:
+        return all(
+            sel.advanced is None and (sel.step == 1 or sel.start + sel.count * sel.step <= sel.size)
+            for sel in plan.dims
+        )
+
+    def __getitem__(self: Tensor, indices: Any) -> Tensor:
+        plan, adv = _plan(self, indices)
+        x = self._apply_basic(plan)
+        if not adv:
+            return x
+        return x._advanced_get(plan, adv)
+
+    def _advanced_parts(
+        self: Tensor, plan: _Plan, adv: list[int]
+    ) -> tuple[list[Tensor], list[int], tuple[sint, ...]]:
+        index_dims = [plan.out_shape[p][1] for p in adv]
+        idx = []
+        for p, d in zip(adv, index_dims, strict=True):
+            raw = plan.dims[d].advanced
+            n = plan.dims[d].size
+            i = raw.cast(dtypes.int32) if raw.dtype.itemsize < 4 else raw
+            idx.append((i < 0).where(i + n, i))
+            del p
+        from fusegrad.tensor.core import broadcast_shape
+
+        bshape = broadcast_shape(*(i.shape for i in idx))
+        return [i._broadcast_to(bshape) for i in idx], adv, bshape
+
+    def _adv_mask(
+        self: Tensor, idx: list[Tensor], adv: list[int], bshape: tuple[sint, ...]
+    ) -> Tensor:
+        k = len(adv)
+        mask: Tensor | None = None
+        for j, (i, p) in enumerate(zip(idx, adv, strict=True)):
+            n = self.shape[p]
+            view = [1] * k
+            view[j] = n
+            ar = type(self).arange(n, device=self.device).reshape(view)
+            eq = i.reshape((*bshape, *([1] * k))).eq(ar.reshape((*([1] * len(bshape)), *view)))
+            mask = eq if mask is None else mask & eq
+        assert mask is not None
+        return mask
+
+    def _advanced_get(self: Tensor, plan: _Plan, adv: list[int]) -> Tensor:
+        idx, adv, bshape = self._advanced_parts(plan, adv)
+        rest = [i for i in range(self.ndim) if i not in adv]
+        x = self.permute((*rest, *adv))
+        rshape = [x.shape[i] for i in range(len(rest))]
+        k = len(adv)
+        nb = len(bshape)
+        x = x.reshape((*rshape, *([1] * nb), *x.shape[len(rest) :]))
+        mask = self._adv_mask(idx, adv, bshape)
+        work = x.cast(dtypes.uint8) if x.dtype is dtypes.bool else x
+        picked = mask.where(work, work._const(0, shape=()))
+        axes = tuple(range(picked.ndim - k, picked.ndim))
+        out = picked._reduce(Ops.ADD, axes, False, "index")
+        out = out.cast(dtypes.bool) if x.dtype is dtypes.bool else out
+        adjacent = adv == list(range(adv[0], adv[0] + k))
+        if not adjacent:
+            return out.permute((*range(len(rest), len(rest) + nb), *range(len(rest))))
+        first = adv[0]
+        order = [*range(first), *range(len(rest), len(rest) + nb), *range(first, len(rest))]
+        return out.permute(order)
+
+    def _advanced_put(self: Tensor, plan: _Plan, adv: list[int], value: Tensor) -> Tensor:
+        """This (basic-indexed) tensor with ``value`` written at the advanced positions."""
+        idx, adv, bshape = self._advanced_parts(plan, adv)
+        rest = [i for i in range(self.ndim) if i not in adv]
+        k, nb = len(adv), len(bshape)
+        adjacent = adv == list(range(adv[0], adv[0] + k))
+        first = adv[0] if adjacent else 0
+        vperm = (
+            [*range(first), *range(first + nb, len(rest) + nb), *range(first, first + nb)]
+            if adjacent
+            else [*range(nb, nb + len(rest)), *range(nb)]
+        )
+        v = value.permute(vperm)  # (rest..., b...)
+        v = v.reshape((*v.shape, *([1] * k)))
+        mask = self._adv_mask(idx, adv, bshape)
+        work = v.cast(dtypes.uint8) if v.dtype is dtypes.bool else v
+        placed = mask.where(work, work._const(0, shape=()))._reduce(
+            Ops.ADD, tuple(range(len(rest), len(rest) + nb)), False, "index_put"
+        )
+        hit = mask.any(tuple(range(nb)))
+        placed = placed.cast(self.dtype)
+        x = self.permute((*rest, *adv))
+        out = hit.where(placed, x)
+        inverse = [0] * self.ndim
+        for i, p in enumerate((*rest, *adv)):
+            inverse[p] = i
+        return out.permute(inverse)
+
+    def __setitem__(self: Tensor, indices: Any, value: Any) -> None:
+        plan, adv = _plan(self, indices)
+        basic = self._apply_basic(plan)
+        v = self._operand(value).cast(self.dtype)
+        grad = bool(self.requires_grad or v.requires_grad) and not type(self).no_grad
+        base = self.uop
+        while base.op is Ops.AFTER:
+            base = base.src[0]
+        if not adv and not grad and buffer_of(base) is not None and self._writable(plan):
+            target = basic.uop
+            v = v._broadcast_to(basic.shape)
+            self.uop = (
+                self.uop.after(target.store(v.uop))
+                if False
+                else _after_store(self.uop, target, v.uop)
+            )
+            return
+        if adv:
+            v = v._broadcast_to(basic._advanced_get(plan, adv).shape)
+            new_view = basic._advanced_put(plan, adv, v)
+        else:
+            new_view = v._broadcast_to(basic.shape)
+        placed = self._unapply_basic(plan, new_view)
+        mask = self._unapply_basic(plan, new_view._const(True, dtypes.bool))
+        new = mask.where(placed, self)
+        if grad or buffer_of(base) is None:
+            self.uop = new.uop
+            self.requires_grad = self.requires_grad or new.requires_grad
+            return
+        self.assign(new.detach())
+
+    # -- gather / scatter ------------------------------------------------------------------------
+    def _gather_mask(self: Tensor, dim: int, index: Tensor) -> tuple[Tensor, int]:
+        axis = self._axis(dim)
+        if index.ndim != self.ndim:
+            raise RuntimeError(f"gather: index has {index.ndim} dims but input has {self.ndim}")
+        if not dtypes.is_int(index.dtype):
+            raise RuntimeError(f"gather(): Expected dtype int for index, got {index.dtype!r}")
+        for d, (a, b) in enumerate(zip(index.shape, self.shape, strict=True)):
+            if d != axis and a > b:  # type: ignore[operator]
+                raise RuntimeError(
+                    f"Size does not match at dimension {d} expected index {tuple(index.shape)} to be smaller than self {tuple(self.shape)} apart from dimension {axis}"
+                )
+        n = self.shape[axis]
+        i = index.transpose(axis, -1)
+        i = (i < 0).where(i + n, i)
+        mask = i.unsqueeze(-1).eq(type(self).arange(n, device=self.device))
+        return mask, axis
+
+    def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
+        """out[i][j] = self[i][index[i][j]] along ``dim``."""
+        mask, axis = self._gather_mask(dim, index)
+        x = self.shrink([None if d == axis else (0, s) for d, s in enumerate(index.shape)])
+        xt = x.transpose(axis, -1).unsqueeze(-2)
+        work = xt.cast(dtypes.uint8) if xt.dtype is dtypes.bool else xt
+        out = mask.where(work, work._const(0, shape=()))._reduce(Ops.ADD, -1, False, "gather")
+        return out.cast(self.dtype).transpose(axis, -1)
+
+    def _scatter_parts(
+        self: Tensor, dim: int, index: Tensor, src: Any
+    ) -> tuple[Tensor, Tensor, int]:
+        mask, axis = self._gather_mask(dim, index)
+        s = self._operand(src).cast(self.dtype)
+        if s.ndim == 0:
+            s = s._broadcast_to(index.shape)
+        s = s.shrink([(0, d) for d in index.shape]) if s.shape != index.shape else s
+        st = s.transpose(axis, -1).unsqueeze(-1)  # (O..., m, 1)
+        return mask, st, axis
+
+    def _scatter_pad(self: Tensor, x: Tensor, axis: int, index: Tensor) -> Tensor:
+        # x is (O..., n) with dim moved last; pad the O dims back to self's sizes
+        t = x.transpose(axis, -1)
+        return t.pad(
+            [None if d == axis else (0, self.shape[d] - index.shape[d]) for d in range(self.ndim)]
+        )
+
+    def scatter(
+        self: Tensor, dim: int, index: Tensor, src: Any, reduce: str | None = None
+    ) -> Tensor:
+        """self with src written at index along ``dim`` (``reduce``: "add"/"multiply")."""
+        if reduce is not None:
+            mode = {"add": "sum", "multiply": "prod"}.get(reduce)
+            if mode is None:
+                raise RuntimeError(
+                    f"reduce argument must be either add or multiply, got {reduce!r}"
+                )
+            return self.scatter_reduce(dim, index, src, mode)
+        mask, st, axis = self._scatter_parts(dim, index, src)
+        work = st.cast(dtypes.uint8) if st.dtype is dtypes.bool else st
+        placed = (
+            mask.where(work, work._const(0, shape=()))
+            ._reduce(Ops.ADD, -2, False, "scatter")
+            .cast(self.dtype)
+        )
+        hit = mask.any(-2)
+        return self._scatter_pad(hit, axis, index).where(
+            self._scatter_pad(placed, axis, index), self
+        )
+
+    def scatter_reduce(
+        self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool = True
+    ) -> Tensor:
+        """self with src reduced in at index along ``dim``: sum, prod, mean, amax, amin."""
+        if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+            raise RuntimeError(
+                f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+            )
+        mask, st, axis = self._scatter_parts(dim, index, src)
+        hit = self._scatter_pad(mask.any(-2), axis, index)
+        fill = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
+        if reduce in ("amax", "amin"):
+            lo = -float("inf") if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)
+            hi = float("inf") if dtypes.is_float(self.dtype) else dtypes.max(self.dtype)
+            fill = lo if reduce == "amax" else hi
+        picked = mask.where(st, st._const(fill, shape=()))
+        red = {
+            "sum": picked.sum,
+            "mean": picked.sum,
+            "prod": picked.prod,
+            "amax": picked.max,
+            "amin": picked.min,
+        }[reduce](-2)
+        red = self._scatter_pad(red.cast(self.dtype), axis, index)
+        if reduce == "mean":
+            count = self._scatter_pad(mask.sum(-2), axis, index)
+            total = red + self if include_self else red
+            out = total / (count + (1 if include_self else 0)).maximum(1)
+            out = (
+                out.cast(self.dtype)
+                if dtypes.is_float(self.dtype)
+                else out.floor().cast(self.dtype)
+            )
+            return hit.where(out, self)
+        if include_self:
+            combine = {"sum": red.add, "prod": red.mul, "amax": red.maximum, "amin": red.minimum}[
+                reduce
+            ]
+            return hit.where(combine(self).cast(self.dtype), self)
+        return hit.where(red, self)
+
+    def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
+        """int tensor with a new last dim of ``num_classes``: 1 at the index, 0 elsewhere."""
+        if not dtypes.is_int(self.dtype):
+            raise RuntimeError(f"one_hot is only applicable to index tensor, got {self.dtype!r}")
+        if num_classes == -1:
+            num_classes = int(self.max().item()) + 1 if self.numel() else 0
+        ar = type(self).arange(num_classes, device=self.device)
+        return self.unsqueeze(-1).eq(ar).where(1, 0)
+
+    def masked_select(self: Tensor, mask: Tensor) -> Tensor:
+        """The elements where ``mask`` is True, as 1-d (data-dependent: realizes the mask)."""
+        from fusegrad.tensor.core import broadcast_shape
+
+        shape = broadcast_shape(self.shape, mask.shape)
+        flat = self._broadcast_to(shape).flatten()
+        positions = np.flatnonzero(mask._broadcast_to(shape).numpy())
+        return flat[type(self)(positions.astype(np.int32), device=self.device)]
+
+    def nonzero(self: Tensor) -> Tensor:
+        """(count, ndim) int32 coordinates of the nonzero elements (realizes this tensor)."""
+        coords = np.argwhere(self.numpy()).astype(np.int32)
+        return type(self)(coords.reshape(-1, self.ndim), device=self.device)
+
+
+def _after_store(whole: Any, target: Any, value: Any) -> Any:
+    from fusegrad.uop import UOp
+
+    return UOp(Ops.AFTER, whole.dtype, (whole, target.store(value)))
+
+
+_unused = prod

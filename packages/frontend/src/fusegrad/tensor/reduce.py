@@ -1,0 +1,228 @@
+"""Reductions (sum/prod/max/min/mean/var/std/any/all/argmax...), softmax family and the
+cumulative ops. Empty reductions follow PyTorch: identities for sum/prod/any/all, NaN for
+mean/var, an error for max/min/argmax."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from fusegrad.uop import DType, Ops, UOp, dtypes, sum_acc_dtype, to_dtype
+
+if TYPE_CHECKING:
+    from fusegrad.tensor.tensor import Tensor
+
+Axis = int | Sequence[int] | None
+_IDENTITY = {Ops.ADD: 0, Ops.MUL: 1}
+
+
+class ReduceMixin:
+    """Reductions and cumulative ops (mixed into Tensor)."""
+
+    def _reduce(self: Tensor, op: Ops, axis: Axis, keepdim: bool, name: str) -> Tensor:
+        axes = self._axes(axis)
+        kept = tuple(1 if i in axes else s for i, s in enumerate(self.shape))
+        if any(self.shape[a] == 0 for a in axes):
+            if op not in _IDENTITY:
+                raise RuntimeError(
+                    f"{name}(): cannot perform a reduction on dim(s) {axes} of size 0 of a tensor "
+                    f"of shape {tuple(self.shape)}: the operation has no identity"
+                )
+            out = self._const(_IDENTITY[op], shape=kept)
+        else:
+            out = self._wrap(self.uop.r(op, axes))
+        if keepdim:
+            return out
+        return out.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
+
+    def sum(self: Tensor, axis: Axis = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+        """Sum over ``axis`` (accumulating in ``dtype``, or int32+/float32+ by default)."""
+        acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype)
+        out = self.cast(acc)._reduce(Ops.ADD, axis, keepdim, "sum")
+        if dtype is None and dtypes.is_float(self.dtype):
+            return out.cast(self.dtype)
+        return out
+
+    def prod(self: Tensor, axis: Axis = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+        """Product over ``axis``."""
+        acc = to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype)
+        out = self.cast(acc)._reduce(Ops.MUL, axis, keepdim, "prod")
+        if dtype is None and dtypes.is_float(self.dtype):
+            return out.cast(self.dtype)
+        return out
+
+    def max(self: Tensor, axis: Axis = None, keepdim: bool = False) -> Tensor:
+        """Maximum over ``axis`` (NaN propagates)."""
+        if self.dtype is dtypes.bool:
+            return self.cast(dtypes.uint8)._reduce(Ops.MAX, axis, keepdim, "max").cast(dtypes.bool)
+        return self._reduce(Ops.MAX, axis, keepdim, "max")
+
+    def min(self: Tensor, axis: Axis = None, keepdim: bool = False) -> Tensor:
+        """Minimum over ``axis`` (NaN propagates)."""
+        if dtypes.is_float(self.dtype):
+            return -((-self).max(axis, keepdim))
+        return ~((~self).max(axis, keepdim))
+
+    def mean(self: Tensor, axis: Axis = None, keepdim: bool = False) -> Tensor:
+        """Mean over ``axis`` (ints give the default float; empty gives NaN)."""
+        x = self._to_float()
+        total = x.sum(axis, keepdim, dtype=sum_acc_dtype(x.dtype))
+        n = self._count(axis)
+        return (total / n).cast(x.dtype)
+
+    def _count(self: Tensor, axis: Axis) -> Any:
+        count: Any = 1
+        for a in self._axes(axis):
+            count = count * self.shape[a]
+        return count
+
+    def var(self: Tensor, axis: Axis = None, keepdim: bool = False, correction: int = 1) -> Tensor:
+        """Variance with Bessel's ``correction``."""
+        x = self._to_float()
+        dev = x - x.mean(axis, keepdim=True)
+        n = self._count(axis)
+        denom = n - correction
+        if not isinstance(denom, UOp):
+            denom = max(0, denom)
+        return (dev * dev).sum(axis, keepdim) / denom
+
+    def std(self: Tensor, axis: Axis = None, keepdim: bool = False, correction: int = 1) -> Tensor:
+        """Standard deviation."""
+        return self.var(axis, keepdim, correction).sqrt()
+
+    def var_mean(
+        self: Tensor, axis: Axis = None, keepdim: bool = False, correction: int = 1
+    ) -> tuple[Tensor, Tensor]:
+        """(var, mean)."""
+        return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+
+    def std_mean(
+        self: Tensor, axis: Axis = None, keepdim: bool = False, correction: int = 1
+    ) -> tuple[Tensor, Tensor]:
+        """(std, mean)."""
+        return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+
+    def any(self: Tensor, axis: Axis = None, keepdim: bool = False) -> Tensor:
+        """True where any element along ``axis`` is nonzero (False when empty)."""
+        x = self.bool().cast(dtypes.uint8)
+        axes = self._axes(axis)
+        if any(self.shape[a] == 0 for a in axes):
+            return x._reduce(Ops.ADD, axis, keepdim, "any").bool()
+        return x._reduce(Ops.MAX, axis, keepdim, "any").bool()
+
+    def all(self: Tensor, axis: Axis = None, keepdim: bool = False) -> Tensor:
+        """True where every element along ``axis`` is nonzero (True when empty)."""
+        return self.logical_not().any(axis, keepdim).logical_not()
+
+    def _arg_extreme(self: Tensor, axis: int | None, keepdim: bool, largest: bool) -> Tensor:
+        if axis is None:
+            out = self.flatten()._arg_extreme(0, False, largest)
+            return out.reshape((1,) * self.ndim) if keepdim else out
+        name = "argmax" if largest else "argmin"
+        ax = self._axis(axis) if self.ndim else 0
+        x = self if self.ndim else self.reshape(1)
+        n = x.shape[ax]
+        if n == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim {ax} to have non-zero size")
+        best = x.max(ax, keepdim=True) if largest else x.min(ax, keepdim=True)
+        hit = x.eq(best)
+        if dtypes.is_float(x.dtype):
+            hit = hit | x.isnan()
+        shape = [1] * x.ndim
+        shape[ax] = n
+        rev = type(self).arange(n, 0, -1, device=self.device).reshape(shape)
+        idx = n - hit.where(rev, rev._const(0, shape=())).max(ax, keepdim=True)
+        idx = idx.cast(dtypes.int32)
+        if not self.ndim:
+            return idx.reshape(())
+        return idx if keepdim else idx.squeeze(ax)
+
+    def argmax(self: Tensor, axis: int | None = None, keepdim: bool = False) -> Tensor:
+        """Index of the first maximum (NaN counts as the maximum)."""
+        return self._arg_extreme(axis, keepdim, True)
+
+    def argmin(self: Tensor, axis: int | None = None, keepdim: bool = False) -> Tensor:
+        """Index of the first minimum."""
+        return self._arg_extreme(axis, keepdim, False)
+
+    def logsumexp(self: Tensor, axis: Axis = None, keepdim: bool = False) -> Tensor:
+        """log(sum(exp(x))) computed stably."""
+        x = self._to_float()
+        m = x.max(axis, keepdim=True)
+        m = m.isinf().where(m._const(0), m)
+        out = (x - m).exp().sum(axis, keepdim=True).log() + m
+        return out if keepdim else out.squeeze(self._axes(axis))
+
+    def softmax(self: Tensor, axis: int = -1, dtype: Any = None) -> Tensor:
+        """exp(x) / sum(exp(x)) along ``axis``."""
+        x = self.cast(to_dtype(dtype)) if dtype is not None else self._to_float()
+        e = (x - x.max(axis, keepdim=True)).exp()
+        return e / e.sum(axis, keepdim=True)
+
+    def log_softmax(self: Tensor, axis: int = -1, dtype: Any = None) -> Tensor:
+        """log(softmax(x)) computed stably."""
+        x = self.cast(to_dtype(dtype)) if dtype is not None else self._to_float()
+        shifted = x - x.max(axis, keepdim=True)
+        return shifted - shifted.exp().sum(axis, keepdim=True).log()
+
+    def softmin(self: Tensor, axis: int = -1, dtype: Any = None) -> Tensor:
+        """softmax(-x)."""
+        return (-self._to_float()).softmax(axis, dtype)
+
+    def normalize(self: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+        """x / max(||x||_p, eps) along ``dim`` (torch.nn.functional.normalize)."""
+        norm = (self.abs() ** p).sum(dim, keepdim=True) ** (1 / p)
+        return self / norm.maximum(eps)
+
+    # -- cumulative ---------------------------------------------------------------------------------
+    def _cumulative(self: Tensor, axis: int, op: Ops, fill: Any) -> Tensor:
+        if self.ndim == 0:
+            return self
+        ax = self._axis(axis)
+        x = self.transpose(ax, -1)
+        n = x.shape[-1]
+        rows = type(self).arange(n, device=self.device).reshape(n, 1)
+        cols = type(self).arange(n, device=self.device).reshape(1, n)
+        window = x.unsqueeze(-2).expand((*x.shape[:-1], n, n))
+        masked = (cols <= rows).where(window, window._const(fill, shape=()))
+        if op is Ops.MAX:
+            out = masked.max(-1)
+        else:
+            out = masked._reduce(op, -1, False, "cumulative")
+        return out.transpose(ax, -1)
+
+    def cumsum(self: Tensor, axis: int = 0) -> Tensor:
+        """Running sum along ``axis``."""
+        acc = sum_acc_dtype(self.dtype)
+        out = self.cast(acc)._cumulative(axis, Ops.ADD, 0)
+        return out.cast(self.dtype) if dtypes.is_float(self.dtype) else out
+
+    def cumprod(self: Tensor, axis: int = 0) -> Tensor:
+        """Running product along ``axis``."""
+        acc = sum_acc_dtype(self.dtype)
+        out = self.cast(acc)._cumulative(axis, Ops.MUL, 1)
+        return out.cast(self.dtype) if dtypes.is_float(self.dtype) else out
+
+    def cummax(self: Tensor, axis: int = 0) -> Tensor:
+        """Running maximum along ``axis``."""
+        return self._cumulative(axis, Ops.MAX, _lowest(self.dtype))
+
+    def cummin(self: Tensor, axis: int = 0) -> Tensor:
+        """Running minimum along ``axis``."""
+        if dtypes.is_float(self.dtype):
+            return -((-self).cummax(axis))
+        return ~((~self).cummax(axis))
+
+    def logcumsumexp(self: Tensor, axis: int = 0) -> Tensor:
+        """log(cumsum(exp(x))) computed stably."""
+        x = self._to_float()
+        if x.ndim == 0:
+            return x
+        m = x.max(axis, keepdim=True)
+        m = m.isinf().where(m._const(0), m)
+        return (x - m).exp().cumsum(axis).log() + m
+
+
+def _lowest(dt: DType) -> Any:
+    return -math.inf if dtypes.is_float(dt) else dtypes.min(dt)
