@@ -2,10 +2,18 @@
 
 Public names: ``Renderer``, ``TensorCore``, ``ProgramSpec``, ``BufferParam``, ``Estimates``,
 ``Compiler``, ``CompileError``, ``DiskCache``, ``KernelInfo``, ``SpecError``,
-``verify_linear``, ``verify_kernel_ast`` (more arrive with the scheduler, optimizer and
-lowering pipeline).
+``verify_linear``, ``verify_kernel_ast``; the lowering pipeline: ``to_program`` (kernel AST
+-> ProgramSpec), ``STAGES``, ``register_opts_applier``, ``OptsApplier``, ``format_linear``
+(more arrive with the scheduler and optimizer).
 """
 
+from fusegrad.codegen.lower import (
+    STAGES,
+    OptsApplier,
+    format_linear,
+    register_opts_applier,
+    to_program,
+)
 from fusegrad.codegen.renderer import (
     BufferParam,
     CompileError,
@@ -21,18 +29,23 @@ from fusegrad.codegen.renderer import (
 from fusegrad.codegen.spec import KernelInfo, SpecError, verify_kernel_ast, verify_linear
 
 __all__ = [
+    "STAGES",
     "BufferParam",
     "CompileError",
     "Compiler",
     "DiskCache",
     "Estimates",
     "KernelInfo",
+    "OptsApplier",
     "ProgramSpec",
     "Renderer",
     "SpecError",
     "TensorCore",
     "cache_dir",
+    "format_linear",
     "host_cpu_count",
+    "register_opts_applier",
+    "to_program",
     "verify_kernel_ast",
     "verify_linear",
 ]

@@ -33,6 +33,10 @@ execution order, every node after its sources, with these forms (and nothing els
   ``code_for_op`` (the pipeline decomposes the others); ``CAST``, ``BITCAST``
 * ``VECTORIZE`` (scalars -> vector), ``GEP`` (arg = tuple of lanes; one lane -> scalar)
 * ``IF`` (src = (cond,)) and ``ENDIF`` (src = (if,)); ``BARRIER``
+* ``AFTER``: src = (buffer, *effects): the buffer (a DEFINE_REG, DEFINE_LOCAL or PARAM) as
+  an alias, ordered after ``effects`` (stores, ENDs, a BARRIER, RANGEs). Renderers print it as
+  its first source; it exists so a register read after a loop (an accumulator's result) is a
+  different node from the read inside it
 * integer math is int32 or int64, never weakint; no REDUCE, DEFINE_VAR, FLOORDIV/FLOORMOD
   (unless the renderer declares them)
 
@@ -159,6 +163,14 @@ spec_linear = Spec(
         (UPat(Ops.IF, src=(UPat(dtype=dtypes.bool),)), lambda: True),
         (UPat(Ops.ENDIF, src=(UPat(Ops.IF),)), lambda: True),
         (UPat(Ops.BARRIER), lambda: True),
+        (
+            UPat(
+                Ops.AFTER,
+                src=(UPat((Ops.DEFINE_REG, Ops.DEFINE_LOCAL, Ops.PARAM)),),
+                allow_any_len=True,
+            ),
+            lambda: True,
+        ),
     ]
 )
 

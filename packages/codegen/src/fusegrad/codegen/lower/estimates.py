@@ -1,0 +1,89 @@
+"""Work estimates of a linear program: ALU ops, bytes loaded+stored, buffer bytes touched.
+
+Counts are exact for one launch: each node is counted once per iteration of the loops around
+it and once per launched thread (``SPECIAL`` sizes), vector ops once per lane. Index and gate
+arithmetic is not counted as ops (it is addressing, not the kernel's work). Loop sizes with
+Variables give symbolic counts (in ``weakint`` over the Variables).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fusegrad.codegen.renderer import BufferParam, Estimates
+from fusegrad.uop import GroupOp, Ops, UOp, dtypes
+
+
+def _weak(x: UOp) -> UOp:
+    """Integer expression ``x`` of the linear program rebuilt in weakint over DEFINE_VARs."""
+    new: dict[UOp, UOp] = {}
+    for u in x.toposort():
+        if u.op is Ops.PARAM:
+            new[u] = UOp(Ops.DEFINE_VAR, dtypes.weakint, (), u.arg)
+        elif u.op is Ops.CONST:
+            new[u] = UOp.const(dtypes.weakint, u.arg)
+        elif u.op is Ops.CAST:
+            new[u] = new[u.src[0]]
+        else:
+            new[u] = u.replace(dtype=dtypes.weakint, src=tuple(new[s] for s in u.src))
+    return new[x]
+
+
+def _size(x: UOp) -> Any:
+    s = _weak(x).simplify()
+    return s.arg if s.op is Ops.CONST else s
+
+
+def _addressing(uops: list[UOp]) -> set[UOp]:
+    """Nodes that only compute addresses, gates and loop bounds."""
+    roots = [s for u in uops if u.op is Ops.INDEX for s in u.src[1:]]
+    roots += [u.src[0] for u in uops if u.op in (Ops.RANGE, Ops.SPECIAL, Ops.IF)]
+    out: set[UOp] = set()
+    for r in roots:
+        out.update(r.toposort())
+    data = [u.src[1] for u in uops if u.op is Ops.STORE]
+    data += [u for u in uops if u.op in GroupOp.ALU and u.dtype.scalar() not in dtypes.ints]
+    for d in data:  # a value both stored and used as an address counts as work
+        if d in out and d.op not in (Ops.RANGE, Ops.SPECIAL):
+            out.discard(d)
+    return out
+
+
+def _ops_of(u: UOp) -> int:
+    return (2 if u.op is Ops.MULACC else 1) * u.dtype.count
+
+
+def _global_bytes(u: UOp) -> int:
+    idx = u.src[0]
+    ptr = idx.src[0]
+    while ptr.op is Ops.AFTER:
+        ptr = ptr.src[0]
+    if ptr.op is not Ops.PARAM:
+        return 0
+    value = u if u.op is Ops.LOAD else u.src[1]
+    return int(value.dtype.itemsize)
+
+
+def estimate(uops: list[UOp], buffers: tuple[BufferParam, ...]) -> Estimates:
+    """Estimates of linear program ``uops`` with buffer parameters ``buffers``."""
+    skip = _addressing(uops)
+    threads: Any = 1
+    for u in uops:
+        if u.op is Ops.SPECIAL:
+            threads = threads * _size(u.src[0])
+    ops: Any = 0
+    lds: Any = 0
+    mult: Any = threads
+    stack: list[Any] = []
+    for u in uops:
+        if u.op is Ops.RANGE:
+            stack.append(mult)
+            mult = mult * _size(u.src[0])
+        elif u.op is Ops.END:
+            mult = stack.pop()
+        elif u.op in GroupOp.ALU and u not in skip:
+            ops = ops + mult * _ops_of(u)
+        elif u.op in (Ops.LOAD, Ops.STORE):
+            lds = lds + mult * _global_bytes(u)
+    mem = sum(b.size * b.dtype.itemsize for b in buffers)
+    return Estimates(ops, lds, mem).simplify()

@@ -1,0 +1,220 @@
+"""The lowering pipeline: kernel AST -> linear program -> ProgramSpec.
+
+``STAGES`` is the whole pipeline as data, one named stage after another; ``lower`` runs them
+in one loop (names show with ``DEBUG>=7`` and label VIZ steps), and ``to_program`` wraps the
+result into a ``ProgramSpec`` (name, rendered source, signature, launch sizes, estimates).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fusegrad.codegen.lower.accumulators import add_local_buffers, pm_lower_reduce
+from fusegrad.codegen.lower.context import LowerContext
+from fusegrad.codegen.lower.control_flow import add_control_flow
+from fusegrad.codegen.lower.decompose import pm_decompose
+from fusegrad.codegen.lower.devectorize import pm_devectorize
+from fusegrad.codegen.lower.dtype_emulation import emulate_dtypes
+from fusegrad.codegen.lower.estimates import estimate
+from fusegrad.codegen.lower.expander import pm_expand
+from fusegrad.codegen.lower.hardware_ids import map_hardware_ids
+from fusegrad.codegen.lower.index_dtype import lower_index_dtype
+from fusegrad.codegen.lower.linearize import linearize
+from fusegrad.codegen.lower.opts import apply_opts
+from fusegrad.codegen.lower.ranges import pm_simplify_ranges
+from fusegrad.codegen.lower.transcendental import pm_transcendental
+from fusegrad.codegen.lower.validity import pm_validity
+from fusegrad.codegen.renderer import BufferParam, ProgramSpec, Renderer
+from fusegrad.codegen.spec import KernelInfo, verify_kernel_ast, verify_linear
+from fusegrad.uop import (
+    DEBUG,
+    SPEC,
+    Ops,
+    PatternMatcher,
+    PtrDType,
+    UOp,
+    graph_rewrite,
+)
+
+StageFn = Callable[[UOp, LowerContext], UOp]
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One named step of the pipeline: a graph -> graph function of the run's context."""
+
+    name: str
+    run: StageFn
+
+
+def rewrite(name: str, pm: PatternMatcher, bottom_up: bool = False) -> Stage:
+    """A stage that is one ``graph_rewrite`` with ``pm`` (the context is the rules' ctx)."""
+
+    def run(sink: UOp, ctx: LowerContext) -> UOp:
+        return graph_rewrite(sink, pm, ctx=ctx, bottom_up=bottom_up, name=name)
+
+    return Stage(name, run)
+
+
+def _target_rules(sink: UOp, ctx: LowerContext) -> UOp:
+    extra = ctx.renderer.extra_matcher
+    return sink if extra is None else graph_rewrite(sink, extra, ctx=ctx, name="target rules")
+
+
+def _linearize(sink: UOp, ctx: LowerContext) -> UOp:
+    return UOp(Ops.LINEAR, src=tuple(linear_form(linearize(sink))))
+
+
+def _apply_opts(sink: UOp, ctx: LowerContext) -> UOp:
+    out, ctx.applied_opts = apply_opts(sink, ctx.renderer)
+    return out
+
+
+def _note_axes(sink: UOp, ctx: LowerContext) -> UOp:
+    ctx.note_axes(sink)
+    return sink
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("apply opts", _apply_opts),
+    Stage("number axes", _note_axes),
+    rewrite("simplify ranges", pm_simplify_ranges),
+    rewrite("expand upcasts", pm_expand),
+    rewrite("lower reduces", pm_lower_reduce),
+    Stage("add local buffers", add_local_buffers),
+    Stage("map hardware ids", map_hardware_ids),
+    rewrite("devectorize", pm_devectorize, bottom_up=False),
+    rewrite("index validity", pm_validity),
+    Stage("lower index dtype", lower_index_dtype),
+    rewrite("transcendentals", pm_transcendental),
+    rewrite("decompose ops", pm_decompose),
+    Stage("emulate dtypes", emulate_dtypes),
+    Stage("target rules", _target_rules),
+    Stage("control flow", add_control_flow),
+    Stage("linearize", _linearize),
+)
+"""The lowering pipeline, in order (see ``fusegrad.codegen.lower`` for what each does)."""
+
+
+def linear_form(uops: list[UOp]) -> list[UOp]:
+    """A linearized list rebuilt in the linear program's node forms: ``END(range)``, and no
+    GROUP among any node's sources (its members instead)."""
+    new: dict[UOp, UOp] = {}
+    out: list[UOp] = []
+
+    def sources(u: UOp) -> tuple[UOp, ...]:
+        srcs: list[UOp] = []
+        for s in u.src:
+            srcs.extend(sources(s) if s.op is Ops.GROUP else (new[s],))
+        return tuple(srcs)
+
+    for u in uops:
+        if u.op is Ops.END:
+            new[u] = UOp(Ops.END, u.dtype, (new[u.src[1]],), u.arg)
+        else:
+            srcs = sources(u)
+            new[u] = u if srcs == u.src else u.replace(src=srcs)
+        out.append(new[u])
+    return out
+
+
+def lower(ast: UOp, renderer: Renderer) -> tuple[list[UOp], LowerContext]:
+    """Run every stage on ``ast``; the linear program and the run's context."""
+    if SPEC:
+        verify_kernel_ast(ast)
+    if DEBUG >= 5:
+        print(ast)
+    ctx = LowerContext(renderer)
+    graph = ast
+    for stage in STAGES:
+        start = time.perf_counter()
+        graph = stage.run(graph, ctx)
+        if DEBUG >= 7:
+            ms = (time.perf_counter() - start) * 1e3
+            print(f"lower: {stage.name:20s} {ms:8.2f} ms  {len(graph.toposort()):6d} nodes")
+    uops = list(graph.src)
+    if SPEC:
+        verify_linear(uops)
+    if DEBUG >= 6:
+        print(format_linear(uops))
+    return uops, ctx
+
+
+def format_linear(uops: list[UOp]) -> str:
+    """One line per UOp: index, op, dtype, sources by index, arg."""
+    index = {u: i for i, u in enumerate(uops)}
+    lines = []
+    for i, u in enumerate(uops):
+        srcs = ", ".join(str(index.get(s, "?")) for s in u.src)
+        arg = "" if u.arg is None else f"  {u.arg!r}"
+        lines.append(f"{i:4d} {u.op.name:12s} {u.dtype!r:28s} [{srcs}]{arg}")
+    return "\n".join(lines)
+
+
+# -- the ProgramSpec -------------------------------------------------------------------------------
+
+
+def _buffers(ast: UOp) -> tuple[BufferParam, ...]:
+    params = {u.arg: u for u in ast.toposort() if u.op is Ops.PARAM and isinstance(u.arg, int)}
+    users = [u for u in ast.toposort() if u.op in (Ops.LOAD, Ops.STORE)]
+    read = {u.src[0].src[0].arg for u in users if u.op is Ops.LOAD}
+    written = {u.src[0].src[0].arg for u in users if u.op is Ops.STORE}
+    out = []
+    for slot in sorted(params):
+        dt = params[slot].dtype
+        assert isinstance(dt, PtrDType)
+        out.append(BufferParam(slot, dt.base, dt.size, slot in read, slot in written))
+    return tuple(out)
+
+
+def _size_text(x: UOp) -> str:
+    if x.op is Ops.CONST:
+        return str(x.arg)
+    names = [v.arg[0] for v in x.variables()]
+    return "".join(names) if names else "s"
+
+
+def kernel_name(ast: UOp) -> str:
+    """``KernelInfo.name`` when set, else ``E_``/``r_`` (elementwise / reducing) and the loop
+    sizes in nesting order: ``r_16_16_16`` for a 16x16x16 matmul."""
+    info = ast.arg
+    if isinstance(info, KernelInfo) and info.name != "kernel":
+        return info.name
+    from fusegrad.codegen.lower.context import sorted_ranges
+
+    ranges = sorted_ranges([u for u in ast.toposort() if u.op is Ops.RANGE])
+    reduces = any(r.arg[1].is_reduce for r in ranges) or any(
+        u.op is Ops.REDUCE for u in ast.toposort()
+    )
+    sizes = "_".join(_size_text(r.src[0]) for r in ranges) or "1"
+    return f"{'r' if reduces else 'E'}_{sizes}"
+
+
+_cache: dict[tuple[UOp, Renderer], ProgramSpec] = {}
+
+
+def to_program(ast: UOp, renderer: Renderer) -> ProgramSpec:
+    """Lower kernel AST ``ast`` for ``renderer`` and render it (cached by (AST, renderer))."""
+    key = (ast, renderer)
+    if (hit := _cache.get(key)) is not None:
+        return hit
+    uops, ctx = lower(ast, renderer)
+    buffers = _buffers(ast)
+    variables = tuple(ast.variables())
+    spec = ProgramSpec(
+        name=kernel_name(ast),
+        src=renderer.render(uops),
+        device=renderer.device,
+        ast=ast,
+        uops=tuple(uops),
+        buffers=buffers,
+        variables=variables,
+        global_size=tuple(ctx.global_size),
+        local_size=None if ctx.local_size is None else tuple(ctx.local_size),
+        estimates=estimate(uops, buffers),
+        applied_opts=ctx.applied_opts,
+    )
+    _cache[key] = spec
+    return spec

@@ -1,0 +1,7 @@
+"""Transcendentals (placeholder, filled in below)."""
+
+from __future__ import annotations
+
+from fusegrad.uop import PatternMatcher
+
+pm_transcendental = PatternMatcher([])

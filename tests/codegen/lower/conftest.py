@@ -1,0 +1,12 @@
+"""Lowering tests: the IR specs are checked at every stage (``SPEC=1``)."""
+
+from __future__ import annotations
+
+import warnings
+
+with warnings.catch_warnings():
+    # TODO(#9): fusegrad.uop's Ops enum warns on Python 3.11 (enum.auto after an alias)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import fusegrad.uop
+
+fusegrad.uop.SPEC.value = 1

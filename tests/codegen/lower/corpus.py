@@ -1,0 +1,279 @@
+"""The corpus of kernel ASTs the lowering tests run: each case builds a realistic kernel AST
+(what the scheduler emits), its inputs, and the NumPy reference of what it writes; optional
+per-target "opts" split and retype its ranges (UPCAST/UNROLL/THREAD on the CPU-like target,
+GLOBAL/LOCAL/GROUP_REDUCE on the GPU-like one), standing in for the kernel optimizer."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fusegrad.uop import AxisType, Ops, UOp, dtypes
+
+
+def _load(name: str) -> Any:
+    """Sibling module ``name`` loaded by path under a unique module name."""
+    mod_name = f"_fusegrad_tests_lower_{name}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    spec = importlib.util.spec_from_file_location(mod_name, Path(__file__).parent / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_targets = _load("targets")
+buf, kernel, retype, rng, split = (
+    _targets.buf,
+    _targets.kernel,
+    _targets.retype,
+    _targets.rng,
+    _targets.split,
+)
+
+L, R, U, UR = AxisType.LOOP, AxisType.REDUCE, AxisType.UPCAST, AxisType.UNROLL
+G, LO, GR, T = AxisType.GLOBAL, AxisType.LOCAL, AxisType.GROUP_REDUCE, AxisType.THREAD
+ADD, MUL, MAX = Ops.ADD, Ops.MUL, Ops.MAX
+
+Opt = Callable[[UOp], UOp]
+
+
+@dataclass
+class Case:
+    """One kernel: ``ast``, input arrays per slot, expected arrays of the written slots."""
+
+    name: str
+    ast: UOp
+    inputs: list[np.ndarray]
+    expected: dict[int, np.ndarray]
+    opts: dict[str, Opt] = field(default_factory=dict)
+    var_vals: dict[str, int] = field(default_factory=dict)
+    tol: float = 1e-5
+    exact: bool = False
+
+
+CASES: list[Case] = []
+_rs = np.random.default_rng(0)
+
+
+def case(
+    name: str,
+    ast: UOp,
+    inputs: list[Any],
+    expected: dict[int, Any],
+    **kw: Any,
+) -> None:
+    """Add a case to the corpus."""
+    CASES.append(
+        Case(
+            name,
+            ast,
+            [np.asarray(x) for x in inputs],
+            {k: np.asarray(v) for k, v in expected.items()},
+            **kw,
+        )
+    )
+
+
+def rand(*shape: int, dt: Any = np.float32) -> np.ndarray:
+    """Random test data of ``dt`` (ints in [-8, 8), floats in [-2, 2))."""
+    if np.issubdtype(dt, np.integer):
+        lo = 0 if np.issubdtype(dt, np.unsignedinteger) else -8
+        return _rs.integers(lo, 8, size=shape).astype(dt)
+    if dt is np.bool_:
+        return _rs.integers(0, 2, size=shape).astype(np.bool_)
+    return (_rs.random(shape) * 4 - 2).astype(dt)
+
+
+def zeros(n: int, dt: Any = np.float32) -> np.ndarray:
+    """An output buffer."""
+    return np.zeros(n, dt)
+
+
+def chain(*opts: Opt) -> Opt:
+    """Apply ``opts`` in order."""
+
+    def run(ast: UOp) -> UOp:
+        for o in opts:
+            ast = o(ast)
+        return ast
+
+    return run
+
+
+def up(axis: int, n: int, kind: AxisType = U, outer: AxisType | None = None) -> Opt:
+    """Split ``axis`` by ``n`` into an inner range of ``kind``."""
+    return lambda a: split(a, axis, n, kind, outer)
+
+
+def typ(axis: int, kind: AxisType) -> Opt:
+    """Retype ``axis``."""
+    return lambda a: retype(a, axis, kind)
+
+
+def ld(b: UOp, idx: UOp) -> UOp:
+    """Load ``b[idx]``."""
+    return b.index(idx).load()
+
+
+def st(b: UOp, idx: UOp, v: UOp) -> UOp:
+    """Store ``v`` into ``b[idx]``."""
+    return b.index(idx).store(v)
+
+
+# -- elementwise ---------------------------------------------------------------------------------
+
+
+def _elementwise() -> None:
+    n, m = 4, 8
+    a, b = rand(n, m), rand(n, m)
+    out, x, y = (
+        buf(0, dtypes.float32, n * m),
+        buf(1, dtypes.float32, n * m),
+        buf(2, dtypes.float32, n * m),
+    )
+    i, j = rng(n, 0), rng(m, 1)
+    idx = i * m + j
+    ops = {
+        "add": (lambda p, q: p + q, a + b),
+        "mul": (lambda p, q: p * q, a * b),
+        "sub": (lambda p, q: p - q, a - b),
+        "div": (lambda p, q: p / q, a / b),
+        "max": (lambda p, q: p.maximum(q), np.maximum(a, b)),
+        "where": (lambda p, q: (p < q).where(p, q), np.where(a < b, a, b)),
+        "mulacc": (lambda p, q: p.mulacc(q, p), a * b + a),
+        "neg_recip": (lambda p, q: -(p.reciprocal()) + q, -(1 / a) + b),
+    }
+    cpu = chain(up(1, 4), typ(0, T))
+    gpu = chain(typ(0, G), up(1, 4, LO, G))
+    for name, (fn, ref) in ops.items():
+        ast = kernel(st(out, idx, fn(ld(x, idx), ld(y, idx))).end(i, j))
+        case(f"ew_{name}", ast, [zeros(n * m), a, b], {0: ref}, opts={"cpu": cpu, "gpu": gpu})
+
+
+def _unary_math() -> None:
+    n = 32
+    a = rand(n) * 3
+    pos = np.abs(a) + 0.1
+    out, x = buf(0, dtypes.float32, n), buf(1, dtypes.float32, n)
+    i = rng(n, 0)
+    ops = {
+        "exp2": (lambda p: p.exp2(), a, np.exp2(a)),
+        "log2": (lambda p: p.log2(), pos, np.log2(pos)),
+        "sin": (lambda p: p.sin(), a, np.sin(a)),
+        "sqrt": (lambda p: p.sqrt(), pos, np.sqrt(pos)),
+        "trunc": (lambda p: p.trunc(), a, np.trunc(a)),
+        "pow": (lambda p: p**1.5, pos, pos**1.5),
+    }
+    for name, (fn, data, ref) in ops.items():
+        ast = kernel(st(out, i, fn(ld(x, i))).end(i))
+        case(
+            f"math_{name}",
+            ast,
+            [zeros(n), data],
+            {0: ref.astype(np.float32)},
+            opts={"cpu": up(0, 8), "gpu": chain(up(0, 8, LO, G))},
+            tol=1e-5,
+        )
+
+
+def _broadcasts() -> None:
+    n, m = 4, 6
+    a, row, col = rand(n, m), rand(m), rand(n)
+    out = buf(0, dtypes.float32, n * m)
+    x, r, c = buf(1, dtypes.float32, n * m), buf(2, dtypes.float32, m), buf(3, dtypes.float32, n)
+    i, j = rng(n, 0), rng(m, 1)
+    v = ld(x, i * m + j) * ld(r, j) + ld(c, i)
+    ast = kernel(st(out, i * m + j, v).end(i, j))
+    case(
+        "broadcast_row_col",
+        ast,
+        [zeros(n * m), a, row, col],
+        {0: (a * row + col[:, None])},
+        opts={"cpu": up(1, 2), "gpu": chain(typ(0, G), typ(1, LO))},
+    )
+    # scalar broadcast + const
+    c1 = buf(1, dtypes.float32, n)
+    ast = kernel(st(out, i * m + j, ld(c1, i) * 2.0 + 1.0).end(i, j))
+    case("broadcast_expand", ast, [zeros(n * m), col], {0: np.repeat(col * 2 + 1, m)})
+    # transpose
+    out2, x2 = buf(0, dtypes.float32, n * m), buf(1, dtypes.float32, n * m)
+    ast = kernel(st(out2, j * n + i, ld(x2, i * m + j)).end(i, j))
+    case("transpose", ast, [zeros(n * m), a], {0: a.T}, opts={"cpu": up(0, 4), "gpu": typ(1, G)})
+
+
+def _reductions() -> None:
+    n, m = 4, 8
+    a = rand(n, m)
+    x = buf(1, dtypes.float32, n * m)
+    for op, fn in ((ADD, np.sum), (MUL, np.prod), (MAX, np.max)):
+        out = buf(0, dtypes.float32, n)
+        i, k = rng(n, 0), rng(m, 1, R)
+        ast = kernel(st(out, i, ld(x, i * m + k).reduce(k, arg=op)).end(i))
+        case(
+            f"reduce_{op.name.lower()}_last",
+            ast,
+            [zeros(n), a],
+            {0: fn(a, axis=1)},
+            opts={"cpu": up(1, 4, UR), "gpu": chain(typ(0, G), up(1, 4, GR))},
+        )
+        out = buf(0, dtypes.float32, m)
+        j, k = rng(m, 0), rng(n, 1, R)
+        ast = kernel(st(out, j, ld(x, k * m + j).reduce(k, arg=op)).end(j))
+        case(
+            f"reduce_{op.name.lower()}_first",
+            ast,
+            [zeros(m), a],
+            {0: fn(a, axis=0)},
+            opts={"cpu": chain(up(0, 4), up(1, 2, UR)), "gpu": chain(typ(0, G), up(1, 2, GR))},
+        )
+    # full reduce to a scalar
+    out = buf(0, dtypes.float32, 1)
+    k1, k2 = rng(n, 0, R), rng(m, 1, R)
+    ast = kernel(st(out, UOp.const(dtypes.weakint, 0), ld(x, k1 * m + k2).reduce(k1, k2, arg=ADD)))
+    case(
+        "reduce_all",
+        ast,
+        [zeros(1), a],
+        {0: [a.sum()]},
+        opts={"cpu": up(1, 8, UR), "gpu": up(1, 4, GR)},
+    )
+
+
+def _matmul() -> None:
+    n, k_, m = 4, 8, 8
+    a, b = rand(n, k_), rand(k_, m)
+    out, x, y = (
+        buf(0, dtypes.float32, n * m),
+        buf(1, dtypes.float32, n * k_),
+        buf(2, dtypes.float32, k_ * m),
+    )
+    i, j, k = rng(n, 0), rng(m, 1), rng(k_, 2, R)
+    val = (ld(x, i * k_ + k) * ld(y, k * m + j)).reduce(k, arg=ADD)
+    ast = kernel(st(out, i * m + j, val).end(i, j))
+    case(
+        "matmul",
+        ast,
+        [zeros(n * m), a, b],
+        {0: a @ b},
+        opts={
+            "cpu": chain(up(1, 4), up(0, 2), up(2, 4, UR), typ(0, T)),
+            "gpu": chain(typ(0, G), up(1, 4, LO, G), up(2, 2, GR)),
+        },
+        tol=1e-4,
+    )
+
+
+def build() -> list[Case]:
+    """Every case of the corpus."""
+    if not CASES:
+        for part in (_elementwise, _unary_math, _broadcasts, _reductions, _matmul):
+            part()
+    return CASES
