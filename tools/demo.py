@@ -64,18 +64,19 @@ def show_distributions() -> None:
 def show_devices() -> None:
     print("Devices (fusegrad.runtime):")
     try:
-        runtime = importlib.import_module("fusegrad.runtime")
-        list_devices = runtime.Device.get_available_devices
+        registry = importlib.import_module("fusegrad.runtime").Device
+        list_kinds = getattr(registry, "kinds", None) or registry.get_available_devices
     except (ImportError, AttributeError):
         print("  not available yet: fusegrad.runtime has no device registry")
         print()
         return
     try:
-        names = list(list_devices())
+        kinds = list(list_kinds())
+        default = str(registry.DEFAULT)
     except Exception as error:  # a placeholder must not fail; say what went wrong
         print(f"  listing devices failed: {type(error).__name__}: {error}")
     else:
-        print(f"  {', '.join(names) if names else 'none found'}")
+        print(f"  kinds: {', '.join(kinds) if kinds else 'none'}; default: {default}")
     print()
 
 
