@@ -3,7 +3,8 @@
 Public names: ``UOp``, ``Ops``, ``GroupOp``, ``AxisType``, ``dtypes``, ``DType``,
 ``PtrDType``, ``AddrSpace``, ``Invalid``, ``least_upper_dtype``, ``UPat``, ``PatternMatcher``,
 ``graph_rewrite``, ``graph_rewrite_map``, ``sym_infer``, the rule sets ``symbolic_simple``,
-``symbolic``, ``sym``, ``commutative``, and ``Context``, ``ContextVar``, ``getenv``, ``DEBUG``
+``symbolic``, ``sym``, ``commutative``, the z3 proofs (``uops_to_z3``, ``prove_equal``,
+``prove_simplify``, ``validate_index``, ``Proof``; z3 optional), and ``Context``, ``ContextVar``, ``getenv``, ``DEBUG``
 with the small helpers (``prod``, ``dedup``...).
 
 >>> from fusegrad.uop import UOp
@@ -25,6 +26,7 @@ from fusegrad.uop.dtype import (
     dtypes,
     least_upper_dtype,
     least_upper_float,
+    promoted_dtype,
     sum_acc_dtype,
     to_dtype,
     truncate,
@@ -56,6 +58,7 @@ from fusegrad.uop.helpers import (
 )
 from fusegrad.uop.ops import AxisType, GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
+from fusegrad.uop.prove import Proof, prove_equal, prove_simplify, uops_to_z3, validate_index
 from fusegrad.uop.rewrite import (
     RewriteEvent,
     RewriteNotConverging,
@@ -89,6 +92,7 @@ __all__ = [
     "InvalidType",
     "Ops",
     "PatternMatcher",
+    "Proof",
     "PtrDType",
     "RewriteEvent",
     "RewriteNotConverging",
@@ -117,6 +121,9 @@ __all__ = [
     "merge_dicts",
     "partition",
     "prod",
+    "promoted_dtype",
+    "prove_equal",
+    "prove_simplify",
     "remove_tracer",
     "resolve",
     "round_down",
@@ -135,4 +142,6 @@ __all__ = [
     "threefry2x32",
     "to_dtype",
     "truncate",
+    "uops_to_z3",
+    "validate_index",
 ]

@@ -73,13 +73,13 @@ def _floormod(u: UOp, r: list[Bound]) -> Bound:
         return 0, (bhi - 1 if alo < 0 else min(bhi - 1, ahi))
     if bhi < 0:
         return blo + 1, 0
-    m = max(abs(blo), abs(bhi)) - 1
+    m = max(abs(blo), abs(bhi), 1) - 1  # x % 0 is 0 (exec_alu)
     return -m, m
 
 
 def _cmod(u: UOp, r: list[Bound]) -> Bound:
     (alo, ahi), (blo, bhi) = r
-    m = max(abs(blo), abs(bhi)) - 1
+    m = max(abs(blo), abs(bhi), 1) - 1  # cmod(x, 0) is 0 (exec_alu)
     if blo == bhi and blo != 0 and alo >= 0 and alo // abs(blo) == ahi // abs(blo):
         return alo % abs(blo), ahi % abs(blo)
     if alo >= 0:
@@ -89,21 +89,31 @@ def _cmod(u: UOp, r: list[Bound]) -> Bound:
     return max(alo, -m), min(ahi, m)
 
 
+def _may_be_nan(u: UOp) -> bool:
+    """False when a float node surely holds no NaN (a constant, or a cast from an int/bool);
+    float bounds otherwise only cover the non-NaN results."""
+    if not dtypes.is_float(u.dtype):
+        return False
+    if u.op is Ops.CONST:
+        return isinstance(u.arg, float) and math.isnan(u.arg)
+    return not (u.op is Ops.CAST and not dtypes.is_float(u.src[0].dtype))
+
+
 def _cmplt(u: UOp, r: list[Bound]) -> Bound:
     (alo, ahi), (blo, bhi) = r
-    if ahi < blo:
-        return True, True
     if alo >= bhi:
-        return False, False
+        return False, False  # NaN < y and x < NaN are False too
+    if ahi < blo:
+        return (False, True) if any(_may_be_nan(s) for s in u.src) else (True, True)
     return False, True
 
 
 def _cmpne(u: UOp, r: list[Bound]) -> Bound:
     (alo, ahi), (blo, bhi) = r
-    if alo == ahi == blo == bhi:
-        return False, False
     if ahi < blo or bhi < alo:
-        return True, True
+        return True, True  # NaN != y is True too
+    if alo == ahi == blo == bhi and not any(_may_be_nan(s) for s in u.src):
+        return False, False
     return False, True
 
 
@@ -117,51 +127,66 @@ def _bits_above(x: int) -> int:
     return (1 << x.bit_length()) - 1
 
 
+def _twos_complement_span(*bounds: Bound) -> Bound:
+    """[-2**k, 2**k) holding every bound: AND/OR/XOR of two's-complement values of k+1 bits
+    is again one of them."""
+    k = max(max(int(hi).bit_length(), (-int(lo) - 1).bit_length()) for lo, hi in bounds)
+    return -(1 << k), (1 << k) - 1
+
+
 def _and(u: UOp, r: list[Bound]) -> Bound:
     (alo, ahi), (blo, bhi) = r
-    if u.dtype is dtypes.bool:
+    if u.dtype.scalar() is dtypes.bool:
         return alo and blo, ahi and bhi
     if alo >= 0 and blo >= 0:
         return 0, min(ahi, bhi)
     if alo >= 0:
-        return 0, ahi
+        return 0, ahi  # x & y clears bits of a non-negative x
     if blo >= 0:
         return 0, bhi
-    return _full(u)
+    return _twos_complement_span(r[0], r[1])
 
 
 def _or(u: UOp, r: list[Bound]) -> Bound:
     (alo, ahi), (blo, bhi) = r
-    if u.dtype is dtypes.bool:
+    if u.dtype.scalar() is dtypes.bool:
         return alo or blo, ahi or bhi
     if alo >= 0 and blo >= 0:
         return max(alo, blo), _bits_above(max(ahi, bhi))
-    return _full(u)
+    return _twos_complement_span(r[0], r[1])
 
 
 def _xor(u: UOp, r: list[Bound]) -> Bound:
     (alo, ahi), (blo, bhi) = r
-    if u.dtype is dtypes.bool:
+    if u.dtype.scalar() is dtypes.bool:
         if alo == ahi and blo == bhi:
             return alo != blo, alo != blo
         return False, True
     if alo >= 0 and blo >= 0:
         return 0, _bits_above(max(ahi, bhi))
-    return _full(u)
+    return _twos_complement_span(r[0], r[1])
+
+
+# exec_alu shifts by [0, 4096) and gives 0 (or -1 for a negative x >> s) outside
+_SHIFT_LIMIT = 4096
+
+
+def _shift(r: list[Bound], f: Callable[[int, int], int], outside: list[int]) -> Bound:
+    (alo, ahi), (blo, bhi) = r
+    slo, shi = max(blo, 0), min(bhi, _SHIFT_LIMIT - 1)
+    values = _corners(f, (alo, ahi), (slo, shi)) if slo <= shi else []
+    if blo < 0 or bhi >= _SHIFT_LIMIT:
+        values += outside
+    return _span(values)
 
 
 def _shl(u: UOp, r: list[Bound]) -> Bound:
-    (alo, ahi), (blo, bhi) = r
-    if blo < 0 or bhi >= max(u.dtype.scalar().bitsize, 1):
-        return _full(u)
-    return _span(_corners(lambda x, s: x << s, (alo, ahi), (blo, bhi)))
+    # x << s is monotone in x, and in s on each sign of x: the corners bound it
+    return _shift(r, lambda x, s: x << s, [0])
 
 
 def _shr(u: UOp, r: list[Bound]) -> Bound:
-    (alo, ahi), (blo, bhi) = r
-    if blo < 0 or bhi >= max(u.dtype.scalar().bitsize, 1):
-        return _full(u)
-    return _span(_corners(lambda x, s: x >> s, (alo, ahi), (blo, bhi)))
+    return _shift(r, lambda x, s: x >> s, [0, -1] if r[0][0] < 0 else [0])
 
 
 def _where(u: UOp, r: list[Bound]) -> Bound:
@@ -181,19 +206,40 @@ def _cast(u: UOp, r: list[Bound]) -> Bound:
     lo, hi = r[0]
     dt = u.dtype
     if dt.scalar() is dtypes.bool:
-        if lo > 0 or hi < 0:
-            return True, True
-        return (False, False) if lo == hi == 0 else (False, True)
+        return _cast_to_bool(u, lo, hi)
     if dtypes.is_float(dt):
-        conv = truncate(dt)
+        conv = truncate(dt)  # rounding is monotone: the ends bound the rest
         return conv(lo), conv(hi)
-    if isinstance(lo, float) or isinstance(hi, float):
-        if math.isnan(lo) or math.isnan(hi) or math.isinf(lo) or math.isinf(hi):
-            return _full(u)
-        lo, hi = math.trunc(lo), math.trunc(hi)
+    if dtypes.is_float(u.src[0].dtype):
+        return _float_to_int_bounds(u, lo, hi)
     if dt.scalar() is dtypes.weakint or dtypes.min(dt) <= lo <= hi <= dtypes.max(dt):
         return int(lo), int(hi)
-    return _full(u)
+    return _full(u)  # the value may wrap around
+
+
+def _cast_to_bool(u: UOp, lo: Any, hi: Any) -> Bound:
+    if lo > 0 or hi < 0:
+        return True, True  # NaN is truthy too
+    if lo == hi == 0 and not _may_be_nan(u.src[0]):
+        return False, False
+    return False, True
+
+
+def _float_to_int_bounds(u: UOp, lo: Any, hi: Any) -> Bound:
+    """float -> int truncates toward zero; NaN, inf and out-of-range values become int64's
+    minimum wrapped to the width (see ``truncate``)."""
+    conv = truncate(u.dtype)
+    indefinite = conv(math.nan)
+    finite = math.isfinite(lo) and math.isfinite(hi) and -(2.0**63) < lo <= hi < 2.0**63
+    ilo, ihi = (math.trunc(lo), math.trunc(hi)) if finite else (0, 0)
+    fits = u.dtype.scalar() is dtypes.weakint or dtypes.min(u.dtype) <= ilo <= ihi <= dtypes.max(
+        u.dtype
+    )
+    if not finite or not fits:
+        return _full(u)
+    if _may_be_nan(u.src[0]):
+        return min(ilo, indefinite), max(ihi, indefinite)
+    return ilo, ihi
 
 
 def _float_unary(f: Callable[[float], float]) -> RangeRule:

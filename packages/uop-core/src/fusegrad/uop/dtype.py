@@ -131,7 +131,7 @@ class DType:
         if self is dtypes.void:
             return self
         name = f"{self.name}{count}"
-        return DType.new(self.priority, self.bitsize * count, name, None, count, self)
+        return DType.new(self.priority, self.bitsize * count, name, None, count, self, self.weak)
 
     def ptr(self, size: int = -1, addrspace: AddrSpace = AddrSpace.GLOBAL) -> PtrDType:
         """A pointer to ``size`` elements of this type (``-1``: unknown size)."""
@@ -311,22 +311,31 @@ _FP8E5M2 = _Fp8Format(5, 2, 15, ieee_specials=True)
 def _wrap_int(bits: int, signed: bool) -> Callable[[Any], int]:
     mask = (1 << bits) - 1
     half = 1 << (bits - 1)
+    # x86 converts a float to these through a 32-bit integer register, to the rest through a
+    # 64-bit one (uint32 needs it for its upper half)
+    through = 32 if bits < 32 or (bits == 32 and signed) else 64
+    unsigned64 = bits == 64 and not signed
 
     def convert(x: Any) -> int:
         if isinstance(x, float):
-            x = _float_to_int(x)
+            x = _float_to_int(x, through, unsigned64)
         v = int(x) & mask
         return v - (1 << bits) if signed and v >= half else v
 
     return convert
 
 
-def _float_to_int(x: float) -> int:
-    """Truncate toward zero; NaN, inf and values past int64 give int64's min, the x86
-    "integer indefinite" value (which then wraps to the target width)."""
-    if not math.isfinite(x) or abs(x) >= 2.0**63:
-        return -(2**63)
-    return int(x)
+def _float_to_int(x: float, through: int = 64, unsigned64: bool = False) -> int:
+    """Truncate toward zero into a ``through``-bit signed integer. A value it can't hold (NaN,
+    inf, out of range) gives its min, the x86 "integer indefinite" value, which then wraps to
+    the target width (C leaves this undefined; this is what the hardware does). uint64 also
+    takes ``[2**63, 2**64)`` exactly, as compilers convert it."""
+    limit = 2.0 ** (through - 1)
+    if not math.isfinite(x):
+        return -(2 ** (through - 1))
+    if -limit <= x < limit or (unsigned64 and 0 <= x < 2.0**64):
+        return int(x)
+    return -(2 ** (through - 1))
 
 
 def _to_bool(x: Any) -> bool:
@@ -666,13 +675,19 @@ def _least_upper(dts: frozenset[DType]) -> DType:
 
 
 def least_upper_dtype(*ds: DType) -> DType:
-    """The smallest dtype every argument promotes to (NumPy/PyTorch semantics with weak
-    literals). The result is weak only when every argument is weak or bool.
+    """The smallest dtype every argument promotes to: the join of the promotion lattice
+    (NumPy/PyTorch semantics, with weak literal types below every concrete type).
+
+    It is associative and commutative. The join can be weak although an argument is not:
+    int64 with uint64 (no integer holds both) and an int with ``weakfloat`` meet at
+    ``weakfloat``; ``promoted_dtype`` commits such a result to the default float.
 
     >>> least_upper_dtype(dtypes.float16, dtypes.int64)
     dtypes.float16
-    >>> least_upper_dtype(dtypes.int32, dtypes.weakfloat)
-    dtypes.weakfloat
+    >>> least_upper_dtype(dtypes.int8, dtypes.weakint), least_upper_dtype(dtypes.int8, dtypes.uint8)
+    (dtypes.int8, dtypes.int16)
+    >>> least_upper_dtype(dtypes.int32, dtypes.weakfloat), least_upper_dtype(dtypes.int64, dtypes.uint64)
+    (dtypes.weakfloat, dtypes.weakfloat)
     """
     if not ds:
         raise ValueError("least_upper_dtype: needs at least one dtype")
@@ -680,6 +695,23 @@ def least_upper_dtype(*ds: DType) -> DType:
     if dtypes.void in scalars or any(isinstance(d, PtrDType) for d in ds):
         raise TypeError(f"least_upper_dtype: no promotion for {ds}")
     return _least_upper(scalars)
+
+
+def promoted_dtype(*ds: DType) -> DType:
+    """The scalar dtype an operation on operands of dtypes ``ds`` computes in:
+    ``least_upper_dtype``, except that a weak result of operands not all weak (or bool)
+    commits to the default dtype. So an int tensor times a Python float is the default float
+    (PyTorch), while index math on weak ints and literals stays weak.
+
+    >>> promoted_dtype(dtypes.int32, dtypes.weakfloat), promoted_dtype(dtypes.int64, dtypes.uint64)
+    (dtypes.float32, dtypes.float32)
+    >>> promoted_dtype(dtypes.weakint, dtypes.weakfloat), promoted_dtype(dtypes.int8, dtypes.weakint)
+    (dtypes.weakfloat, dtypes.int8)
+    """
+    out = least_upper_dtype(*ds)
+    if out.weak and not all(d.scalar().weak or d.scalar() is dtypes.bool for d in ds):
+        return commit_weak(out)
+    return out
 
 
 def least_upper_float(dt: DType) -> DType:

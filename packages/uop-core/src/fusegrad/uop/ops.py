@@ -84,8 +84,6 @@ class Ops(enum.Enum):
     CMOD = enum.auto()  # remainder with the sign of the dividend (C)
     FLOORDIV = enum.auto()  # integer division rounding toward -inf (Python //)
     FLOORMOD = enum.auto()  # remainder with the sign of the divisor (Python %)
-    IDIV = CDIV  # tinygrad's name for the truncating division (an alias)
-    MOD = CMOD  # tinygrad's name for the C remainder (an alias)
     MAX = enum.auto()
     POW = enum.auto()
     SHL = enum.auto()
@@ -113,6 +111,9 @@ class Ops(enum.Enum):
     WAIT = enum.auto()
     TIMESTAMP = enum.auto()
     COPYQ = enum.auto()
+    # -- aliases (last: an auto() after an alias warns, and will fail, from Python 3.13) --------
+    IDIV = CDIV  # tinygrad's name for the truncating division
+    MOD = CMOD  # tinygrad's name for the C remainder
 
     def __repr__(self) -> str:
         return f"Ops.{self.name}"

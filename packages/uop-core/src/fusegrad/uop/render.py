@@ -169,7 +169,7 @@ def _eval_one(u: UOp, values: dict[UOp, Any], var_vals: Mapping[Any, int]) -> An
         return handler(u, values, var_vals)
     operands = [values[s] for s in u.src]
     if any(v is Invalid for v in operands):
-        if u.op is Ops.WHERE:
+        if u.op is Ops.WHERE and operands[0] is not Invalid:  # an Invalid condition poisons
             return operands[1] if operands[0] else operands[2]
         return Invalid
     if u.op is Ops.BITCAST:

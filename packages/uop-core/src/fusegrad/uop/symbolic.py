@@ -2,8 +2,24 @@
 
 * ``symbolic_simple``: constant folding with exact dtype semantics and cheap identities
 * ``commutative``: canonical operand order, so ``a+b`` and ``b+a`` are the same node
-* ``symbolic``: ``symbolic_simple`` + ``commutative`` + algebra (grown by the symbolic issue)
+* ``symbolic``: the two above + algebra: term collection, div/mod folding, comparisons,
+  ``where``/``max`` folding, boolean algebra, masks and shifts, cast chains
 * ``sym``: ``symbolic`` + index-validity rules; what ``UOp.simplify`` uses
+
+Soundness: every rule holds for every value its operands can take, under the executable
+semantics of ``exec_alu`` (wrap-around fixed-width ints, IEEE floats, integer division by
+zero is 0). Ring identities (term collection, constant gathering) hold under wrap-around;
+rules that need the mathematical integers (div/mod of sums, moving constants across ``<``)
+are restricted to ``weakint``. Rules that read ranges (``vmin``/``vmax``) are sound for every
+dtype because the bounds are. A rule that would drop an operand that may be ``Invalid``
+doesn't fire (``sym`` first lifts ``Invalid`` out of the expression).
+
+>>> from fusegrad.uop import UOp
+>>> x, y = UOp.variable("x", 0, 10), UOp.variable("y", 0, 3)
+>>> ((x*4 + y) // 4).simplify().render()
+'x'
+>>> (x*2 + y + x*3).simplify().render()
+'x*5+y'
 """
 
 from __future__ import annotations
@@ -11,21 +27,72 @@ from __future__ import annotations
 import math
 
 from fusegrad.uop.alu import exec_alu
-from fusegrad.uop.dtype import Invalid, dtypes
+from fusegrad.uop.compare import (
+    fold_const_lt,
+    fold_const_lt_div,
+    fold_div_lt,
+    fold_eq_const,
+    fold_lt_const,
+    fold_not_gt,
+    fold_not_lt,
+)
+from fusegrad.uop.division import (
+    exact_ints,
+    fold_cdiv,
+    fold_cmod,
+    fold_floordiv,
+    fold_floormod,
+    fold_mod_of_mod,
+    fold_mod_then_div,
+    fold_nested_floordiv,
+    fold_shifted_floordiv,
+    nonzero,
+)
+from fusegrad.uop.dtype import DType, Invalid, dtypes
 from fusegrad.uop.ops import GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
+from fusegrad.uop.terms import (
+    may_be_invalid,
+    normalize_bitwise_chain,
+    normalize_product,
+    normalize_sum,
+    operand_key,
+)
 from fusegrad.uop.uop import UOp
+from fusegrad.uop.validity import pm_validity
+
+INTS = dtypes.ints
+BOOL = dtypes.bool
+
+
+def _cint(name: str) -> UPat:
+    """A scalar integer constant (an Invalid constant is rejected by the rule functions)."""
+    return UPat(Ops.CONST, INTS, src=(), name=name)
+
+
+def _is_int(c: UOp) -> bool:
+    return type(c.arg) is int
+
+
+# -- symbolic_simple -----------------------------------------------------------------------------
 
 
 def _fold_constants(a: UOp) -> UOp | None:
     """ALU op on constants -> the constant (computed exactly as the dtype would)."""
-    if a.op is Ops.BITCAST or any(
-        s.op is not Ops.CONST or s.arg is Invalid or s.src for s in a.src
-    ):
+    if a.dtype.count > 1 or any(s.op is not Ops.CONST or s.arg is Invalid or s.src for s in a.src):
         return None
-    if a.dtype.count > 1:
-        return None
+    if a.op is Ops.POW and _is_int(a.src[1]) and abs(a.src[1].arg) > 4096:
+        return None  # an exponent this big is a mistake; folding it would take forever
     return UOp.const(a.dtype, exec_alu(a.op, a.dtype, [s.arg for s in a.src]))
+
+
+def _fold_cast(x: UOp, a: UOp) -> UOp | None:
+    """cast(const) -> const, converted exactly; cast to the same dtype -> the operand."""
+    if x.dtype is a.dtype:
+        return x
+    if x.op is not Ops.CONST or x.arg is Invalid or x.src or a.dtype.count > 1:
+        return None
+    return UOp.const(a.dtype, x.arg)
 
 
 def _is_neg_zero(c: UOp) -> bool:
@@ -34,48 +101,322 @@ def _is_neg_zero(c: UOp) -> bool:
 
 def _add_zero(x: UOp, c: UOp) -> UOp | None:
     # x + 0.0 is not x for x = -0.0 (the sum is +0.0); x + -0.0 is always x
-    if dtypes.is_float(x.dtype) and not _is_neg_zero(c):
+    if c.arg is Invalid or c.arg != 0 or (dtypes.is_float(x.dtype) and not _is_neg_zero(c)):
         return None
     return x
 
 
+def _sub_zero(x: UOp, c: UOp) -> UOp | None:
+    # x - 0.0 is x (even -0.0 - 0.0 == -0.0); x - -0.0 is not (-0.0 - -0.0 == +0.0)
+    if c.arg is Invalid or c.arg != 0 or _is_neg_zero(c):
+        return None
+    return x
+
+
+def _zero_like(x: UOp, *dropped: UOp) -> UOp | None:
+    """0 of ``x``'s dtype, unless an operand being dropped may be Invalid."""
+    if any(may_be_invalid(d) for d in dropped):
+        return None
+    return x.const_like(0)
+
+
+def _const_of(dt: DType, value: bool, *dropped: UOp) -> UOp | None:
+    if any(may_be_invalid(d) for d in dropped):
+        return None
+    return UOp.const(dt, value)
+
+
+def _where_const(c: UOp, a: UOp, b: UOp) -> UOp | None:
+    if c.arg is Invalid:
+        return None
+    return a if c.arg else b
+
+
+def _where_same(c: UOp, x: UOp) -> UOp | None:
+    return None if may_be_invalid(c) else x
+
+
+def _zero_dropping(x: UOp, y: UOp) -> UOp | None:
+    return _zero_like(x, y)
+
+
+_X, _Y, _A, _B, _C = (UPat.var(n) for n in "xyabc")
+_XI = UPat.var("x", INTS)
+_ZERO = UPat.const(INTS, 0).named("x")
+_CONST = UPat.cvar("c", vec=False)
+
 symbolic_simple = PatternMatcher(
     [
         (UPat(GroupOp.ALU, name="a"), _fold_constants),  # op(consts) -> const
-        (
-            UPat.var("x") + UPat.cvar("c", vec=False).named("c"),
-            lambda x, c: _add_zero(x, c) if c.arg == 0 else None,
-        ),
-        (UPat.var("x") * 1, lambda x: x),  # x * 1 -> x
-        (
-            UPat.var("x", dtypes.ints) * 0,
-            lambda x: x.const_like(0),
-        ),  # x * 0 -> 0 (ints: NaN*0 is NaN)
-        (UPat.var("x") // 1, lambda x: x),  # x // 1 -> x
-        (UPat.var("x").cdiv(1), lambda x: x),  # cdiv(x, 1) -> x
-        (UPat.var("x", dtypes.ints) % 1, lambda x: x.const_like(0)),  # x % 1 -> 0
+        (_X.cast(name="a"), _fold_cast),  # cast(c) -> c; cast(x: dt, dt) -> x
+        (_X + _CONST, _add_zero),  # x + 0 -> x (floats: only x + -0.0)
+        (_X - _CONST, _sub_zero),  # x - 0 -> x (floats: only x - 0.0)
+        (_X * 1, lambda x: x),  # x * 1 -> x (exact for floats too)
+        (_XI * 0, _zero_like),  # x * 0 -> 0 (ints only: NaN*0 is NaN)
+        (_X / 1.0, lambda x: x),  # x / 1.0 -> x
+        (_X // 1, lambda x: x),  # x // 1 -> x
+        (_X.cdiv(1), lambda x: x),  # cdiv(x, 1) -> x
+        (_XI // -1, lambda x: -x),  # x // -1 -> -x
+        (_XI.cdiv(-1), lambda x: -x),  # cdiv(x, -1) -> -x
+        (_XI % 1, _zero_like),  # x % 1 -> 0
+        (_XI % -1, _zero_like),  # x % -1 -> 0
+        (_XI.cmod(1), _zero_like),  # cmod(x, 1) -> 0
+        (_XI.cmod(-1), _zero_like),  # cmod(x, -1) -> 0
+        (_XI % _X, _zero_like),  # x % x -> 0 (x % 0 is 0 too)
+        (_XI.cmod(_X), _zero_like),  # cmod(x, x) -> 0
+        (_ZERO // _Y, _zero_dropping),  # 0 // y -> 0
+        (_ZERO % _Y, _zero_dropping),  # 0 % y -> 0
+        (_ZERO.cdiv(_Y), _zero_dropping),  # cdiv(0, y) -> 0
+        (_ZERO.cmod(_Y), _zero_dropping),  # cmod(0, y) -> 0
+        (UPat(Ops.NEG, src=(UPat(Ops.NEG, src=(_X,)),)), lambda x: x),  # -(-x) -> x
+        (_X & _X, lambda x: x),  # x & x -> x
+        (_X | _X, lambda x: x),  # x | x -> x
+        (_X.maximum(_X), lambda x: x),  # max(x, x) -> x
+        (UPat.var("x", (*INTS, BOOL)) ^ _X, _zero_like),  # x ^ x -> 0
+        (UPat(Ops.CMPLT, src=(_X, _X)), lambda x: _const_of(BOOL, False, x)),  # x < x -> False (NaN < NaN too)
+        (UPat.var("x", (*INTS, BOOL)).ne(_X), lambda x: _const_of(BOOL, False, x)),  # x != x -> False (not for NaN)
+        (UPat.var("x", (*INTS, BOOL)).eq(_X), lambda x: _const_of(BOOL, True, x)),  # x == x -> True (not for NaN)
+        (UPat.var("x", BOOL).ne(False), lambda x: x),  # x != False -> x
+        (UPat.var("x", BOOL).eq(True), lambda x: x),  # x == True -> x
+        (UPat.var("x", BOOL).eq(False), lambda x: x.logical_not()),  # x == False -> !x
+        (UPat.var("x", BOOL).logical_not().logical_not(), lambda x: x),  # !!x -> x
+        (_XI << 0, lambda x: x),  # x << 0 -> x
+        (_XI >> 0, lambda x: x),  # x >> 0 -> x
+        (_CONST.where(_A, _B), _where_const),  # where(True, a, b) -> a; where(False, a, b) -> b
+        (_C.where(_X, _X), _where_same),  # where(c, x, x) -> x
     ]
-)
+)  # fmt: skip
+
+
+# -- commutative ---------------------------------------------------------------------------------
 
 
 def _canonical_order(a: UOp) -> UOp | None:
-    if len(a.src) != 2 or not _swap_key(a.src[1]) < _swap_key(a.src[0]):
+    """Swap the two operands when the second sorts first (see ``terms.operand_key``)."""
+    if len(a.src) != 2 or not operand_key(a.src[1], a.op) < operand_key(a.src[0], a.op):
         return None
     return a.replace(src=(a.src[1], a.src[0]))
 
 
-def _swap_key(u: UOp) -> tuple[int, int, str]:
-    # constants last; otherwise a stable, hash-independent order of the operands
-    return (1 if u.op is Ops.CONST else 0, u.op.value, _stable_text(u))
+commutative = PatternMatcher(
+    [(UPat(GroupOp.Commutative, name="a"), _canonical_order)]
+)  # a op b -> b op a
 
 
-def _stable_text(u: UOp) -> str:
-    from fusegrad.uop.render import render_uop
-
-    return render_uop(u)
+# -- symbolic ------------------------------------------------------------------------------------
 
 
-commutative = PatternMatcher([(UPat(GroupOp.Commutative, name="a"), _canonical_order)])
+def _fold_by_range(a: UOp) -> UOp | None:
+    """An int/bool node whose range is one value -> that value."""
+    if a.dtype.count > 1 or not (dtypes.is_int(a.dtype) or a.dtype.scalar() is BOOL):
+        return None
+    lo, hi = a.vmin, a.vmax
+    if lo != hi or may_be_invalid(a):
+        return None
+    return UOp.const(a.dtype, lo)
 
-symbolic = symbolic_simple + commutative
-sym = symbolic
+
+def _sum(a: UOp) -> UOp | None:
+    return None if may_be_invalid(a) else normalize_sum(a)
+
+
+def _product(a: UOp) -> UOp | None:
+    return None if may_be_invalid(a) else normalize_product(a)
+
+
+def _chain(a: UOp) -> UOp | None:
+    if may_be_invalid(a) or (dtypes.is_float(a.dtype) and a.op is not Ops.MAX):
+        return None
+    return normalize_bitwise_chain(a)
+
+
+def _distribute(s: UOp, c: UOp) -> UOp | None:
+    """``(a + b) * c -> a*c + b*c`` for an int constant ``c`` (a ring identity)."""
+    if not _is_int(c) or may_be_invalid(s):
+        return None
+    out = s.src[0] * c
+    return out + s.src[1] * c
+
+
+def _max_by_range(x: UOp, y: UOp) -> UOp | None:
+    """``max(x, y) -> x`` when ``x >= y`` over their ranges (ints/bools: floats may be NaN)."""
+    if dtypes.is_float(x.dtype) or may_be_invalid(y):
+        return None
+    return x if x.vmin >= y.vmax else None
+
+
+def _shl_to_mul(x: UOp, c: UOp) -> UOp | None:
+    """``x << c -> x * 2**c`` (ints, ``0 <= c < bits``: a ring identity)."""
+    if not _is_int(c) or not 0 <= c.arg < x.dtype.scalar().bitsize:
+        return None
+    return x * UOp.const(x.dtype, 1 << c.arg)
+
+
+def _shr_to_div(x: UOp, c: UOp) -> UOp | None:
+    """``x >> c -> x // 2**c`` (ints; arithmetic shift is floor division)."""
+    if not _is_int(c) or not 0 <= c.arg < x.dtype.scalar().bitsize:
+        return None
+    if not exact_ints(x.dtype) and (1 << c.arg) > dtypes.max(x.dtype):
+        return None
+    return x // UOp.const(x.dtype, 1 << c.arg)
+
+
+def _fold_mask(x: UOp, c: UOp) -> UOp | None:
+    """``x & c`` with ``0 <= x < 2**j``: ``x`` when ``c`` keeps the low j bits, 0 when it
+    clears them; on weakint ``x & (2**k-1) -> x % 2**k``."""
+    if not _is_int(c) or may_be_invalid(x):
+        return None
+    if x.vmin >= 0:
+        low = (1 << int(x.vmax).bit_length()) - 1
+        if c.arg & low == low:
+            return x
+        if c.arg & low == 0:
+            return x.const_like(0)
+    if exact_ints(x.dtype) and c.arg > 0 and (c.arg + 1) & c.arg == 0:
+        return x % UOp.const(x.dtype, c.arg + 1)
+    return None
+
+
+def _holds_exactly(inner: DType, x: UOp) -> bool:
+    """True when casting ``x`` to ``inner`` keeps its value (NaN, inf and -0.0 included)."""
+    if x.dtype.scalar() is BOOL:
+        return True
+    if dtypes.is_int(inner) and dtypes.is_int(x.dtype):
+        return exact_ints(inner) or dtypes.min(inner) <= x.vmin <= x.vmax <= dtypes.max(inner)
+    if not dtypes.is_float(inner):
+        return False
+    e_in, m_in = dtypes.finfo(inner)
+    if dtypes.is_int(x.dtype):
+        limit = 1 << (m_in + 1)
+        return bool(-limit <= x.vmin and x.vmax <= limit)
+    if inner.scalar() in dtypes.fp8s or x.dtype.scalar() in dtypes.fp8s:
+        return False  # fp8 formats have no inf / other NaNs; keep them out
+    e_x, m_x = dtypes.finfo(x.dtype)
+    return e_in >= e_x and m_in >= m_x
+
+
+def _fold_cast_chain(x: UOp, mid: UOp, a: UOp) -> UOp | None:
+    """``cast(cast(x, mid), out) -> cast(x, out)`` when ``mid`` holds every value of ``x``."""
+    if not _holds_exactly(mid.dtype, x) or may_be_invalid(x):
+        return None
+    return x.cast(a.dtype)
+
+
+def _flip_where(c: UOp, a: UOp, b: UOp) -> UOp | None:
+    """``where(!c, a, b) -> where(c, b, a)``, keeping ``Invalid`` in the else branch."""
+    if b.op is Ops.CONST and b.arg is Invalid:
+        return None
+    return c.where(b, a)
+
+
+def _invalid_to_else(c: UOp, a: UOp, x: UOp) -> UOp | None:
+    """``where(c, Invalid, x) -> where(!c, x, Invalid)`` (the ``x.valid(cond)`` form)."""
+    if a.arg is not Invalid or (x.op is Ops.CONST and x.arg is Invalid):
+        return None
+    return c.logical_not().where(x, a)
+
+
+def _where_to_max(x: UOp, y: UOp) -> UOp | None:
+    """``where(x < y, y, x) -> max(x, y)`` (ints: for floats a NaN y would differ)."""
+    return None if dtypes.is_float(x.dtype) else x.maximum(y)
+
+
+def _not_lt(x: UOp, c: UOp) -> UOp | None:
+    return fold_not_lt(x, c) if _is_int(c) else None
+
+
+def _not_gt(c: UOp, x: UOp) -> UOp | None:
+    return fold_not_gt(c, x) if _is_int(c) else None
+
+
+def _x_div_x(x: UOp) -> UOp | None:
+    """``x // x -> 1`` when ``x`` can't be 0 (floor and truncating)."""
+    return x.const_like(1) if nonzero(x) and not may_be_invalid(x) else None
+
+
+def _cancel_factor(x: UOp, y: UOp) -> UOp | None:
+    """``(x*y) // y -> x`` when ``y`` can't be 0 (weakint: the product must not wrap)."""
+    if not exact_ints(x.dtype) or not nonzero(y) or may_be_invalid(y):
+        return None
+    return x
+
+
+def _multiple_mod(x: UOp, y: UOp) -> UOp | None:
+    """``(x*y) % y -> 0`` (weakint; also for y == 0, where x % 0 is 0)."""
+    if not exact_ints(x.dtype) or may_be_invalid(x) or may_be_invalid(y):
+        return None
+    return x.const_like(0)
+
+
+def _where_same_cond_then(c: UOp, a: UOp, b: UOp, d: UOp) -> UOp:
+    return c.where(a, d)  # where(c, where(c, a, b), d) -> where(c, a, d)
+
+
+def _where_same_cond_else(c: UOp, a: UOp, b: UOp, d: UOp) -> UOp:
+    return c.where(a, d)  # where(c, a, where(c, b, d)) -> where(c, a, d)
+
+
+def _where_and(a: UOp, b: UOp, x: UOp, y: UOp) -> UOp:
+    return (a & b).where(x, y)  # where(a, where(b, x, y), y) -> where(a & b, x, y)
+
+
+def _where_or(a: UOp, b: UOp, x: UOp, y: UOp) -> UOp:
+    return (a | b).where(x, y)  # where(a, x, where(b, x, y)) -> where(a | b, x, y)
+
+
+_x, _y, _c, _d = UPat.var("x", INTS), UPat.var("y", INTS), _cint("c"), _cint("d")
+_a, _b = _cint("a"), _cint("b")
+_D = UPat.var("d")
+_CAST_CHAIN = UPat(Ops.CAST, src=(UPat(Ops.CAST, src=(_X,), name="mid"),), name="a")
+
+pm_algebra = PatternMatcher(
+    [
+        (UPat(GroupOp.ALU | {Ops.CAST}, name="a"), _fold_by_range),  # range is one value -> const
+        (_x - _Y, lambda x, y: x + y * -1),  # a - b -> a + b*(-1) (ints)
+        (-_x, lambda x: x * -1),  # -x -> x*(-1) (ints)
+        (UPat(Ops.ADD, INTS, name="s") * _c, _distribute),  # (a+b)*c -> a*c + b*c
+        (UPat(Ops.ADD, INTS, name="a"), _sum),  # x*2 + x*3 + 1 + 2 -> x*5 + 3
+        (UPat(Ops.MUL, INTS, name="a"), _product),  # (x*2)*(y*3) -> (x*y)*6
+        ((_x // _a) // _b, fold_nested_floordiv),  # (x//a)//b -> x//(a*b)
+        ((_x // _a + _cint("k")) // _b, fold_shifted_floordiv),  # (x//a + k)//b -> (x + k*a)//(a*b)
+        ((_x % _a) // _b, fold_mod_then_div),  # (x%a)//b -> (x//b)%(a//b) when b | a
+        ((_x % _a) % _b, fold_mod_of_mod),  # (x%a)%b -> x%b when b | a
+        (_x // _d, fold_floordiv),  # (c*q + r)//c -> q + r//c, ranges, gcd
+        (_x % _d, fold_floormod),  # (c*q + r)%c -> r%c, ranges, gcd
+        (_x.cdiv(_d), fold_cdiv),  # cdiv by sign, ranges, exact quotients
+        (_x.cmod(_d), fold_cmod),  # cmod by sign, ranges, exact quotients
+        (_x // _x, _x_div_x),  # x // x -> 1 (x != 0)
+        (_x.cdiv(_x), _x_div_x),  # cdiv(x, x) -> 1 (x != 0)
+        ((_x * _y) // _y, _cancel_factor),  # (x*y) // y -> x (y != 0)
+        ((_x * _y).cdiv(_y), _cancel_factor),  # cdiv(x*y, y) -> x (y != 0)
+        ((_x * _y) % _y, _multiple_mod),  # (x*y) % y -> 0
+        ((_x * _y).cmod(_y), _multiple_mod),  # cmod(x*y, y) -> 0
+        ((_x < _c).ne(True), _not_lt),  # !(x < c) -> c-1 < x
+        ((_c < _x).ne(True), _not_gt),  # !(c < x) -> x < c+1
+        ((_x // _d) < _c, fold_div_lt),  # x//d < c -> x < c*d
+        (_c < (_x // _d), fold_const_lt_div),  # c < x//d -> (c+1)*d-1 < x
+        (_x < _c, fold_lt_const),  # y + k < c -> y < c-k; g*y < c -> y < ceil(c/g)
+        (_c < _x, fold_const_lt),  # c < y + k -> c-k < y; c < g*y -> c//g < y
+        (_x.ne(_c).named("cmp"), fold_eq_const),  # y + k != c -> y != c-k
+        (_x.eq(_c).named("cmp"), fold_eq_const),  # y + k == c -> y == c-k
+        (_x << _c, _shl_to_mul),  # x << c -> x * 2**c
+        (_x >> _c, _shr_to_div),  # x >> c -> x // 2**c
+        (_x & _c, _fold_mask),  # x & mask -> x, 0, or x % 2**k
+        (UPat((Ops.AND, Ops.OR, Ops.XOR, Ops.MAX), name="a"), _chain),  # flatten, dedup, fold
+        (_X.maximum(_Y), _max_by_range),  # max(x, y) -> x when x >= y
+        (UPat.var("c", BOOL).logical_not().where(_A, _B), _flip_where),  # where(!c, a, b) -> where(c, b, a)
+        (_C.where(UPat.cvar("a", vec=False), _X), _invalid_to_else),  # where(c, Invalid, x) -> where(!c, x, Invalid)
+        (_C.where(_C.where(_A, _B), _D), _where_same_cond_then),  # where(c, where(c, a, b), d) -> where(c, a, d)
+        (_C.where(_A, _C.where(_B, _D)), _where_same_cond_else),  # where(c, a, where(c, b, d)) -> where(c, a, d)
+        (_A.where(_B.where(_X, _Y), _Y), _where_and),  # where(a, where(b, x, y), y) -> where(a & b, x, y)
+        (_A.where(_X, _B.where(_X, _Y)), _where_or),  # where(a, x, where(b, x, y)) -> where(a | b, x, y)
+        ((_X < _Y).where(_Y, _X), _where_to_max),  # where(x < y, y, x) -> max(x, y)
+        (_C.where(True, False), lambda c: c),  # where(c, True, False) -> c
+        (_C.where(False, True), lambda c: c.logical_not()),  # where(c, False, True) -> !c
+        (_CAST_CHAIN, _fold_cast_chain),  # cast(cast(x, a), b) -> cast(x, b) when a holds x
+        (UPat.var("x", (*INTS, *dtypes.floats)).cast(BOOL), lambda x: x.ne(0)),  # cast(x, bool) -> x != 0
+    ]
+)  # fmt: skip
+
+symbolic = symbolic_simple + pm_algebra + commutative
+sym = pm_validity + symbolic

@@ -593,11 +593,24 @@ class UOp(metaclass=UOpMetaClass):
 
     # -- symbolic ---------------------------------------------------------------------------
     def simplify(self) -> UOp:
-        """This expression rewritten by the ``sym`` rule set to a fixed point."""
+        """This expression rewritten by the ``sym`` rule set to a fixed point.
+
+        The result is cached on the node: the rules are pure, so it can't change.
+
+        >>> x = UOp.variable("x", 0, 7)
+        >>> ((x * 8 + 3) // 8).simplify() is x
+        True
+        """
+        cached = self.__dict__.get("_simplified")
+        if cached is not None:
+            return cast(UOp, cached)
         from fusegrad.uop.rewrite import graph_rewrite
         from fusegrad.uop.symbolic import sym
 
-        return graph_rewrite(self, sym, name="simplify")
+        out = graph_rewrite(self, sym, name="simplify")
+        self.__dict__["_simplified"] = out
+        out.__dict__["_simplified"] = out
+        return out
 
     def ssimplify(self) -> UOp | ConstType:
         """``simplify``, returned as a Python number when the result is a constant."""
@@ -611,38 +624,53 @@ class UOp(metaclass=UOpMetaClass):
         return substitute(self, mapping)
 
     def const_factor(self) -> int:
-        """The largest int known to divide this expression (1 when none is known)."""
-        if self.op is Ops.CONST and isinstance(self.arg, int):
-            return self.arg
-        if self.op is Ops.VCONST and all_int(self.arg):
-            return math.gcd(*self.arg)
+        """The largest int known to divide this expression (1 when none is known).
+
+        >>> x = UOp.variable("x", 0, 9)
+        >>> (x * 6 + 12).const_factor(), (x * 4 * 3).const_factor()
+        (6, 12)
+        """
+        if self.op is Ops.CONST:
+            return abs(self.arg) if type(self.arg) is int else 1
+        if self.op is Ops.VCONST:
+            return math.gcd(*self.arg) if all_int(self.arg) else 1
         if self.op is Ops.ADD:
             return math.gcd(self.src[0].const_factor(), self.src[1].const_factor())
         if self.op is Ops.MUL:
-            consts = [s.arg for s in self.src if s.op is Ops.CONST and isinstance(s.arg, int)]
-            if consts:
-                return consts[0]
             return self.src[0].const_factor() * self.src[1].const_factor()
+        if self.op in (Ops.NEG, Ops.WHERE) and not dtypes.is_float(self.dtype):
+            return math.gcd(*(s.const_factor() for s in self.src[-2:]))
         return 1
 
     def divides(self, v: int) -> UOp | None:
-        """This expression divided by ``v`` if ``v`` divides it exactly, else None."""
+        """This expression divided by ``v`` if ``v`` divides it exactly, else None.
+
+        The result ``q`` satisfies ``q * v == self`` (for every int dtype, wrap-around too).
+
+        >>> x = UOp.variable("x", 0, 9)
+        >>> (x * 6 + 12).divides(3).render()
+        'x*2+4'
+        """
         if v == 1:
             return self
-        if self.op is Ops.CONST and isinstance(self.arg, int):
-            return self.const_like(self.arg // v) if self.arg % v == 0 else None
-        if self.op is Ops.VCONST and all_int(self.arg):
-            if all(x % v == 0 for x in self.arg):
-                return self.const_like(tuple(x // v for x in self.arg))
+        if v == 0 or dtypes.is_float(self.dtype):
             return None
+        if self.op in (Ops.CONST, Ops.VCONST):
+            values = self.arg if self.op is Ops.VCONST else (self.arg,)
+            if not all_int(values) or any(x % v for x in values):
+                return None
+            quotient = tuple(x // v for x in values)
+            return self.const_like(quotient if self.op is Ops.VCONST else quotient[0])
         if self.op is Ops.ADD:
             d0, d1 = self.src[0].divides(v), self.src[1].divides(v)
             return d0 + d1 if d0 is not None and d1 is not None else None
         if self.op is Ops.MUL:
-            for i in range(2):
-                if (d := self.src[i].divides(v)) is not None:
-                    return d * self.src[1 - i]
-        return None
+            if (d0 := self.src[0].divides(v)) is not None:
+                return d0 * self.src[1]
+            d1 = self.src[1].divides(v)
+            return None if d1 is None else self.src[0] * d1
+        negated = self.src[0].divides(v) if self.op is Ops.NEG else None
+        return None if negated is None else -negated
 
     # -- variables and binding ----------------------------------------------------------------
     def bind(self, val: int) -> UOp:
