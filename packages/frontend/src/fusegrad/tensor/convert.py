@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -22,11 +23,12 @@ def canonical_device(device: str | None) -> str:
     return name[:-2] if name.endswith(":0") else name
 
 
+@functools.cache
 def default_device() -> str:
-    """The default device: the runtime's ``Device.DEFAULT`` once it exists, else CPU."""
+    """The runtime's ``Device.DEFAULT`` (CPU when the runtime can't be imported)."""
     try:
-        from fusegrad.runtime import Device  # type: ignore[attr-defined]
-    except ImportError:
+        from fusegrad.runtime import Device
+    except Exception:  # the runtime is optional for building graphs
         return DEFAULT_DEVICE
     return str(Device.DEFAULT)
 

@@ -166,12 +166,12 @@ class ElementwiseMixin:
         return self.maximum(-self)
 
     def sign(self: Tensor) -> Tensor:
-        """-1, 0 or 1 (NaN stays NaN)."""
+        """-1, 0 or 1 (0 for NaN, like PyTorch)."""
         if self.dtype is dtypes.bool:
             return self
         one, zero = self._const(1), self._const(0)
         out = (self < 0).where(-one, (self > 0).where(one, zero))
-        return out + self * 0 if dtypes.is_float(self.dtype) else out
+        return out
 
     def floor(self: Tensor) -> Tensor:
         """Round toward -inf."""

@@ -399,7 +399,6 @@ class MovementMixin:
             view[i] = -1
             grids.append(t.reshape(view).expand(shape))
         if indexing == "xy" and len(grids) >= 2:
-            grids = [g.transpose(0, 1) for g in grids]
             grids[0], grids[1] = grids[1], grids[0]
         return tuple(grids)
 
@@ -503,14 +502,21 @@ def _parse_groups(side: str, ndim: int | None) -> list[list[str]]:
 def _expand_ellipsis(
     groups: list[list[str]], ndim: int | None, names: list[str] | None = None
 ) -> list[list[str]]:
-    if ["..."] not in groups:
+    """``...`` replaced by one name per dim it covers (a group of its own, or inside a group)."""
+    if not any("..." in g for g in groups):
         return groups
-    i = groups.index(["..."])
     if ndim is not None:
-        count = ndim - (len(groups) - 1)
+        count = ndim - sum(1 for g in groups if g != ["..."])
     else:
         count = sum(1 for n in names or [] if n.startswith("..."))
-    return [*groups[:i], *[[f"...{k}"] for k in range(count)], *groups[i + 1 :]]
+    ell = [f"...{k}" for k in range(count)]
+    out: list[list[str]] = []
+    for g in groups:
+        if g == ["..."]:
+            out.extend([n] for n in ell)
+        else:
+            out.append([m for n in g for m in (ell if n == "..." else [n])])
+    return out
 
 
 def _split_sizes(
