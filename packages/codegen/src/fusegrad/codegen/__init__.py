@@ -3,8 +3,9 @@
 Public names: ``Renderer``, ``TensorCore``, ``ProgramSpec``, ``BufferParam``, ``Estimates``,
 ``Compiler``, ``CompileError``, ``DiskCache``, ``KernelInfo``, ``SpecError``,
 ``verify_linear``, ``verify_kernel_ast``; the lowering pipeline: ``to_program`` (kernel AST
--> ProgramSpec), ``STAGES``, ``register_opts_applier``, ``OptsApplier``, ``format_linear``
-(more arrive with the scheduler and optimizer).
+-> ProgramSpec), ``STAGES``, ``register_opts_applier``, ``OptsApplier``, ``format_linear``;
+the scheduler: ``get_kernel_graph`` (tensor graph -> ``KernelGraph``), ``ScheduleError``
+(more arrive with the optimizer).
 """
 
 from fusegrad.codegen.lower import (
@@ -26,6 +27,7 @@ from fusegrad.codegen.renderer import (
     cache_dir,
     host_cpu_count,
 )
+from fusegrad.codegen.schedule import KernelGraph, ScheduleError, get_kernel_graph
 from fusegrad.codegen.spec import KernelInfo, SpecError, verify_kernel_ast, verify_linear
 
 __all__ = [
@@ -35,14 +37,17 @@ __all__ = [
     "Compiler",
     "DiskCache",
     "Estimates",
+    "KernelGraph",
     "KernelInfo",
     "OptsApplier",
     "ProgramSpec",
     "Renderer",
+    "ScheduleError",
     "SpecError",
     "TensorCore",
     "cache_dir",
     "format_linear",
+    "get_kernel_graph",
     "host_cpu_count",
     "register_opts_applier",
     "to_program",

@@ -1,0 +1,87 @@
+"""The schedule cache key: a graph's structure with its buffers and bound values normalized.
+
+``structure_key`` walks the graph once (no rewriting): every node becomes a small tuple
+``(op, dtype, arg, source positions, tag)``; a BUFFER becomes ``(device, size, dtype)`` and
+its position in the list of input buffers; a bound Variable becomes the Variable, its value
+going to ``var_vals``. Two graphs with equal keys schedule identically, up to which buffers
+they read and which values their Variables hold.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fusegrad.codegen.schedule.graph import ScheduleTemplate
+from fusegrad.codegen.schedule.realize import PrepareContext, map_arg
+from fusegrad.uop import Ops, UOp
+
+CACHE_SIZE = 256
+
+
+@dataclass
+class _KeyWalk:
+    inputs: dict[UOp, int] = field(default_factory=dict)
+    prep: PrepareContext = field(default_factory=PrepareContext)
+
+    def node_key(self, u: UOp, pos: dict[UOp, int]) -> Hashable:
+        if u.op is Ops.BUFFER:
+            n = self.inputs.setdefault(u, len(self.inputs))
+            return ("buffer", n, u.src[1].arg, u.arg, u.dtype, u.tag)
+        if u.is_bound_var:
+            return ("var", self.prep.unbind(u))
+        arg = map_arg(u.arg, self.sub_key)
+        return (u.op, u.dtype, arg, tuple(pos[s] for s in u.src), u.tag)
+
+    def sub_key(self, u: UOp) -> Any:
+        """A UOp inside an arg (a symbolic size) as a nested key."""
+        return ("uop", self.walk(u))
+
+    def walk(self, root: UOp) -> tuple[Hashable, ...]:
+        pos: dict[UOp, int] = {}
+        keys: list[Hashable] = []
+        for u in root.toposort(gate=lambda n: n.op is not Ops.BUFFER and not n.is_bound_var):
+            pos[u] = len(keys)
+            keys.append(self.node_key(u, pos))
+        return tuple(keys)
+
+
+def structure_key(sink: UOp) -> tuple[tuple[Hashable, ...], list[UOp], dict[UOp, int]]:
+    """(key, the input BUFFERs in key order, the bound Variables' values) of ``sink``."""
+    walk = _KeyWalk()
+    key = walk.walk(sink)
+    return key, list(walk.inputs), walk.prep.var_vals
+
+
+class ScheduleCache:
+    """An LRU map from structure keys to schedule templates."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self.size = size
+        self.entries: OrderedDict[Hashable, ScheduleTemplate] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Hashable) -> ScheduleTemplate | None:
+        """The template for ``key`` (None on a miss)."""
+        tpl = self.entries.get(key)
+        if tpl is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self.entries.move_to_end(key)
+        return tpl
+
+    def put(self, key: Hashable, tpl: ScheduleTemplate) -> None:
+        """Remember ``tpl`` for ``key``, evicting the least recently used past ``size``."""
+        self.entries[key] = tpl
+        self.entries.move_to_end(key)
+        while len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every template."""
+        self.entries.clear()
+        self.hits = self.misses = 0

@@ -1,0 +1,198 @@
+"""Index arithmetic for rangeify: movement ops as maps from output indices to input indices.
+
+Every function takes the indices of a view (one ``weakint`` UOp per dim) and returns the
+indices into its source, so a movement op never copies: it only rewrites index math.
+
+>>> from fusegrad.uop import UOp
+>>> r0, r1 = UOp.range(2, 0), UOp.range(3, 1)
+>>> [i.render() for i in reshape_index((r0, r1), (2, 3), (6,))]
+['r0*3+r1']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fusegrad.uop import UOp, dtypes, sint, sint_to_uop
+
+Index = tuple[UOp, ...]
+TRUE = UOp.const(dtypes.bool, True)
+ZERO = UOp.const(dtypes.weakint, 0)
+
+
+def is_one(x: sint) -> bool:
+    """True for the int size 1."""
+    return isinstance(x, int) and x == 1
+
+
+def is_zero(x: sint | UOp) -> bool:
+    """True for the int 0 or a weakint constant 0."""
+    if isinstance(x, UOp):
+        return x is ZERO
+    return isinstance(x, int) and x == 0
+
+
+def same_size(a: sint, b: sint) -> bool:
+    """True when two sizes are known equal (ints by value, symbolic ones by identity)."""
+    return a is b or (isinstance(a, int) and isinstance(b, int) and a == b)
+
+
+def logical_and(a: UOp, b: UOp) -> UOp:
+    """``a & b`` for validity conditions, dropping constant-True operands."""
+    if a is TRUE:
+        return b
+    if b is TRUE:
+        return a
+    return a & b
+
+
+def add(x: UOp, y: sint) -> UOp:
+    """``x + y`` without the ``+ 0``."""
+    return x if is_zero(y) else x + y
+
+
+def mul(x: UOp, y: sint) -> UOp:
+    """``x * y`` without the ``* 1`` (and 0 when ``x`` is 0)."""
+    if is_zero(x):
+        return x
+    return x if is_one(y) else x * y
+
+
+def strides_of(shape: Sequence[sint]) -> list[sint]:
+    """Row-major strides of a contiguous ``shape``."""
+    out: list[sint] = []
+    acc: sint = 1
+    for s in reversed(shape):
+        out.append(acc)
+        acc = acc * s
+    return out[::-1]
+
+
+def linearize(idx: Sequence[UOp], shape: Sequence[sint]) -> UOp:
+    """The flat offset of ``idx`` in a contiguous buffer of ``shape``."""
+    flat = ZERO
+    for i, stride in zip(idx, strides_of(shape), strict=True):
+        term = mul(i, stride)
+        if is_zero(term):
+            continue
+        flat = term if is_zero(flat) else flat + term
+    return flat.simplify()
+
+
+def delinearize(flat: UOp, shape: Sequence[sint]) -> list[UOp]:
+    """The multi-index of offset ``flat`` (known to be in range) in a contiguous ``shape``."""
+    out: list[UOp] = []
+    for d, stride in enumerate(strides_of(shape)):
+        if is_one(shape[d]):
+            out.append(ZERO)
+            continue
+        v = flat if is_one(stride) else flat // sint_to_uop(stride)
+        out.append((v if d == 0 else v % sint_to_uop(shape[d])).simplify())
+    return out
+
+
+def _reshape_groups(new: Sequence[sint], old: Sequence[sint]) -> list[tuple[list[int], list[int]]]:
+    """Pair runs of new dims with runs of old dims of equal product (size-1 dims alone).
+
+    Falls back to one group of every dim when a run would need symbolic products."""
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    everything = [(list(range(len(new))), list(range(len(old))))]
+    while i < len(new) or j < len(old):
+        if i < len(new) and is_one(new[i]):
+            groups.append(([i], []))
+            i += 1
+        elif j < len(old) and is_one(old[j]):
+            groups.append(([], [j]))
+            j += 1
+        elif i >= len(new) or j >= len(old):
+            return everything
+        else:
+            run = _grow_run(new, old, i, j)
+            if run is None:
+                return everything
+            groups.append(run)
+            i, j = run[0][-1] + 1, run[1][-1] + 1
+    return groups
+
+
+def _grow_run(
+    new: Sequence[sint], old: Sequence[sint], i: int, j: int
+) -> tuple[list[int], list[int]] | None:
+    gi, gj = [i], [j]
+    pn, po = new[i], old[j]
+    while not same_size(pn, po):
+        if not (isinstance(pn, int) and isinstance(po, int)):
+            return None
+        if pn < po and gi[-1] + 1 < len(new):
+            gi.append(gi[-1] + 1)
+            pn *= _int(new[gi[-1]])
+        elif po < pn and gj[-1] + 1 < len(old):
+            gj.append(gj[-1] + 1)
+            po *= _int(old[gj[-1]])
+        else:
+            return None
+    return gi, gj
+
+
+def _int(x: sint) -> int:
+    return x if isinstance(x, int) else -1  # a symbolic size never closes an int run
+
+
+def reshape_index(idx: Index, new: Sequence[sint], old: Sequence[sint]) -> Index:
+    """Indices into ``old`` of the element at ``idx`` of its reshape to ``new``."""
+    out: list[UOp] = [ZERO] * len(old)
+    for gi, gj in _reshape_groups(new, old):
+        if len(gi) == 1 and len(gj) == 1:
+            out[gj[0]] = idx[gi[0]]
+            continue
+        if not gj:
+            continue
+        flat = linearize([idx[k] for k in gi], [new[k] for k in gi])
+        for k, v in zip(gj, delinearize(flat, [old[k] for k in gj]), strict=True):
+            out[k] = v
+    return tuple(out)
+
+
+def permute_index(idx: Index, order: Sequence[int]) -> Index:
+    """Indices into the source of a PERMUTE (new axis ``i`` is old axis ``order[i]``)."""
+    out: list[UOp] = [ZERO] * len(order)
+    for new_axis, old_axis in enumerate(order):
+        out[old_axis] = idx[new_axis]
+    return tuple(out)
+
+
+def expand_index(idx: Index, old: Sequence[sint]) -> Index:
+    """Indices into the source of an EXPAND: broadcast (size-1) dims read element 0."""
+    return tuple(ZERO if is_one(o) else i for i, o in zip(idx, old, strict=True))
+
+
+def shrink_index(idx: Index, bounds: Sequence[tuple[sint, sint]]) -> Index:
+    """Indices into the source of a SHRINK: offset by each window's start."""
+    return tuple(add(i, start).simplify() for i, (start, _) in zip(idx, bounds, strict=True))
+
+
+def flip_index(idx: Index, flags: Sequence[bool], shape: Sequence[sint]) -> Index:
+    """Indices into the source of a FLIP: ``size-1-i`` on flipped dims."""
+    out = []
+    for i, flip, size in zip(idx, flags, shape, strict=True):
+        out.append((sint_to_uop(size) - 1 - i).simplify() if flip else i)
+    return tuple(out)
+
+
+def pad_index(
+    idx: Index, padding: Sequence[tuple[sint, sint]], old: Sequence[sint]
+) -> tuple[Index, UOp]:
+    """Indices into the source of a PAD and the condition under which they are in bounds."""
+    out: list[UOp] = []
+    cond = TRUE
+    for i, (before, after), size in zip(idx, padding, old, strict=True):
+        if is_zero(before) and is_zero(after):
+            out.append(i)
+            continue
+        if not is_zero(before):
+            cond = logical_and(cond, (i < sint_to_uop(before)).logical_not())
+        if not is_zero(after):
+            cond = logical_and(cond, i < (sint_to_uop(before) + size).simplify())
+        out.append(i if is_zero(before) else (i - before).simplify())
+    return tuple(out), cond

@@ -1,0 +1,213 @@
+"""``get_kernel_graph``: the scheduling pipeline, one list of named stages.
+
+Stages (``SCHEDULE_STAGES``, run in order by one loop; ``DEBUG>=3`` times each):
+
+1. ``prepare``  — graph_rewrite ``pm_prepare``: unbind Variables, drop no-ops, give copies
+   and custom kernels whole buffers
+2. ``realize``  — one walk users-first: which nodes get buffers (``realize.py``)
+3. ``rangeify`` — a graph_rewrite ``pm_rangeify`` per kernel: realized nodes -> kernel ASTs
+   (``kernelize.py``), adding assign-hazard and buffer-cap realizations on the way
+4. ``merge``    — outputs sharing their loops become one multi-output kernel (``order.py``)
+5. ``order``    — a valid execution order (read-after-write, write-after-read)
+6. ``memory``   — intermediates share per-device arenas (``memory.py``)
+7. ``assemble`` — the cacheable template: CALLs over placeholder buffers
+
+The template is instantiated over the caller's buffers and bound values, and cached by the
+graph's structure (``cache.py``): the same structure schedules once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fusegrad.codegen.schedule.cache import ScheduleCache, structure_key
+from fusegrad.codegen.schedule.graph import (
+    KernelGraph,
+    ScheduleTemplate,
+    fresh_buffer,
+    instantiate,
+    placeholder_inputs,
+    rebuild,
+    untag,
+)
+from fusegrad.codegen.schedule.kernelize import Call, Kernelizer
+from fusegrad.codegen.schedule.memory import MemoryPlan, plan_memory
+from fusegrad.codegen.schedule.order import execution_order, merge_outputs
+from fusegrad.codegen.schedule.realize import (
+    Kind,
+    PrepareContext,
+    find_realizes,
+    pm_prepare,
+    view_base,
+)
+from fusegrad.uop import DEBUG, Ops, UOp, graph_rewrite
+
+# Most buffers one kernel may take, by device name prefix (None: no limit). Metal's argument
+# table has 31 slots; WebGPU guarantees 8 storage buffers per stage.
+MAX_KERNEL_BUFFERS: dict[str, int | None] = {"METAL": 31, "WEBGPU": 8, "CUDA": None, "CPU": None}
+
+
+def default_buffer_cap(device: Any) -> int | None:
+    """The buffer cap of ``device`` from ``MAX_KERNEL_BUFFERS`` (None: unlimited)."""
+    name = device if isinstance(device, str) else str(device)
+    for prefix, cap in MAX_KERNEL_BUFFERS.items():
+        if name.upper().startswith(prefix):
+            return cap
+    return None
+
+
+@dataclass
+class ScheduleState:
+    """What the stages pass along."""
+
+    sink: UOp
+    inputs: list[UOp]
+    cap: Callable[[Any], int | None]
+    prep: PrepareContext = field(default_factory=PrepareContext)
+    order: list[UOp] = field(default_factory=list)
+    realizes: dict[UOp, Kind] = field(default_factory=dict)
+    kz: Kernelizer | None = None
+    calls: list[Call] = field(default_factory=list)
+    memory: MemoryPlan = field(default_factory=MemoryPlan)
+    template: ScheduleTemplate | None = None
+
+    @property
+    def kernelizer(self) -> Kernelizer:
+        """The kernelizer (after the rangeify stage)."""
+        assert self.kz is not None
+        return self.kz
+
+
+def _prepare(st: ScheduleState) -> None:
+    for u in st.sink.toposort():  # warm the recursive shape/device caches sources-first
+        _ = u.st_shape, u.device
+    st.sink = graph_rewrite(st.sink, pm_prepare, st.prep, name="schedule: prepare")
+
+
+def _realize(st: ScheduleState) -> None:
+    st.order = st.sink.toposort()
+    for u in st.order:
+        _ = u.st_shape, u.device
+    st.realizes = find_realizes(st.sink.src, st.order)
+
+
+def _rangeify(st: ScheduleState) -> None:
+    st.kz = Kernelizer(st.realizes, st.cap)
+    st.kz.run()
+
+
+def _merge(st: ScheduleState) -> None:
+    merge_outputs(st.kernelizer)
+
+
+def _order(st: ScheduleState) -> None:
+    st.calls = execution_order(st.kernelizer.calls)
+
+
+def _memory(st: ScheduleState) -> None:
+    kz = st.kernelizer
+    keep = {_output_buffer(kz, o) for o in st.sink.src}
+    planned = {b for b in kz.new_buffers if b not in keep}
+    st.memory = plan_memory([c.buffers for c in st.calls], planned)
+
+
+def _output_buffer(kz: Kernelizer, out: UOp) -> UOp | None:
+    view = kz.views.get(out)
+    if view is None:
+        return None
+    while view.op is not Ops.BUFFER:
+        view = view.src[0]
+    return view.replace(tag=None)
+
+
+def _output_view(kz: Kernelizer, out: UOp) -> UOp:
+    if out in kz.views:
+        return untag(kz.views[out])
+    base = view_base(out)
+    if base is None or base.op is Ops.BUFFER:
+        return out
+    return untag(out.substitute({base: kz.views[base]}))
+
+
+def _assemble(st: ScheduleState) -> None:
+    kz = st.kernelizer
+    to_placeholder: dict[UOp, UOp] = dict(
+        zip(st.inputs, placeholder_inputs(st.inputs), strict=True)
+    )
+    to_placeholder.update(st.memory.views)
+    calls = []
+    for c in st.calls:
+        bufs = tuple(rebuild(b, to_placeholder) for b in c.buffers)
+        variables = tuple(c.ast.variables()) if c.ast.op is Ops.SINK else ()
+        calls.append((c.ast, bufs, variables))
+    outputs = tuple(rebuild(_output_view(kz, o), to_placeholder) for o in st.sink.src)
+    unplanned = [b for b in kz.new_buffers if b not in st.memory.views]
+    st.template = ScheduleTemplate(
+        tuple(calls),
+        outputs,
+        tuple(to_placeholder[b] for b in st.inputs),
+        (*unplanned, *st.memory.arenas),
+        st.memory.planned_bytes,
+        st.memory.arena_bytes,
+    )
+
+
+Stage = tuple[str, Callable[[ScheduleState], None]]
+SCHEDULE_STAGES: tuple[Stage, ...] = (
+    ("prepare", _prepare),
+    ("realize", _realize),
+    ("rangeify", _rangeify),
+    ("merge", _merge),
+    ("order", _order),
+    ("memory", _memory),
+    ("assemble", _assemble),
+)
+
+schedule_cache = ScheduleCache()
+
+
+def build_template(
+    sink: UOp, inputs: list[UOp], cap: Callable[[Any], int | None]
+) -> ScheduleTemplate:
+    """Run every stage on ``sink`` (no cache): the schedule over placeholder buffers."""
+    st = ScheduleState(sink, inputs, cap)
+    for name, stage in SCHEDULE_STAGES:
+        start = time.perf_counter()
+        stage(st)
+        if DEBUG >= 3:
+            print(f"schedule stage {name:<9} {(time.perf_counter() - start) * 1e3:8.2f} ms")
+    assert st.template is not None
+    return st.template
+
+
+def get_kernel_graph(
+    sink: UOp,
+    max_buffers: Mapping[str, int | None] | None = None,
+    cache: ScheduleCache | None = schedule_cache,
+) -> KernelGraph:
+    """The kernel graph computing every source of ``sink`` (a SINK of tensor-level UOps).
+
+    ``max_buffers``: per-device-prefix buffer caps overriding ``MAX_KERNEL_BUFFERS``;
+    ``cache``: the schedule cache (None: schedule from scratch).
+    """
+    if sink.op is not Ops.SINK:
+        raise TypeError(f"get_kernel_graph: expected a SINK of tensors, got {sink.op!r}")
+    caps = dict(max_buffers or {})
+
+    def cap(device: Any) -> int | None:
+        name = str(device).upper()
+        hit = [c for prefix, c in caps.items() if name.startswith(prefix.upper())]
+        return hit[0] if hit else default_buffer_cap(device)
+
+    key, inputs, var_vals = structure_key(sink)
+    full_key = (key, tuple(sorted(caps.items())))
+    tpl = cache.get(full_key) if cache is not None else None
+    hit = tpl is not None
+    if tpl is None:
+        tpl = build_template(sink, inputs, cap)
+        if cache is not None:
+            cache.put(full_key, tpl)
+    return instantiate(tpl, inputs, var_vals, sink.src, fresh_buffer, hit)

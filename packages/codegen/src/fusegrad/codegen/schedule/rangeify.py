@@ -1,0 +1,182 @@
+"""Rangeify: a tensor node evaluated at loop indices becomes kernel-level index math and loads.
+
+The marker ``INDEX(x, *idx, gate)`` on a *tensor* node ``x`` (``idx``: one weakint per dim of
+``x``, ``gate``: a bool under which the element is needed) reads "the value of ``x`` at
+``idx``". ``pm_rangeify`` pushes the marker down the tensor graph, bottom-up (a node before
+its sources), until every marker has become kernel IR:
+
+* movement ops rewrite the indices (``indexing.py``), PAD adds a validity condition that
+  both selects 0 and masks the loads below it;
+* elementwise ops apply to their sources' markers;
+* REDUCE_AXIS opens one REDUCE-typed RANGE per reduced dim and becomes a ``REDUCE``;
+* a realized node (not one this kernel computes) is read through its buffer view, and a
+  BUFFER becomes ``LOAD(INDEX(PARAM, idx.valid(gate)))``.
+
+A marker that reaches a realized node stops there, so a kernel's rewrite visits only the
+nodes the kernel computes: scheduling stays linear in the graph size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from fusegrad.codegen.schedule.indexing import (
+    TRUE,
+    Index,
+    expand_index,
+    flip_index,
+    logical_and,
+    pad_index,
+    permute_index,
+    reshape_index,
+    shrink_index,
+)
+from fusegrad.uop import AxisType, GroupOp, Ops, PatternMatcher, UOp, UPat
+
+VIEW_TAG = "schedule:view"  # a BUFFER reached through a realized node (its new value)
+STORE_TAG = "schedule:store"  # the BUFFER a kernel stores into
+
+
+class ScheduleError(ValueError):
+    """A tensor graph the scheduler can't turn into kernels (names the node and why)."""
+
+
+@dataclass
+class KernelContext:
+    """State of rangeifying one kernel: what it reads and the parameters it needs."""
+
+    views: Mapping[UOp, UOp]  # realized node -> its buffer view (movement ops on a BUFFER)
+    roots: frozenset[UOp]  # the nodes this kernel computes (never read as leaves)
+    next_axis: int = 0  # the next RANGE axis id
+    params: dict[UOp, UOp] = field(default_factory=dict)  # BUFFER -> PARAM, in slot order
+    deps: dict[UOp, None] = field(default_factory=dict)  # realized nodes read
+    raw_reads: dict[UOp, None] = field(default_factory=dict)  # BUFFERs read as they were
+
+    def param(self, buf: UOp) -> UOp:
+        """The PARAM of ``buf`` (slots in order of first use)."""
+        if (p := self.params.get(buf)) is None:
+            p = UOp.param(len(self.params), buf.dtype.ptr(buf.arg))
+            self.params[buf] = p
+        return p
+
+    def new_range(self, size: UOp | int, axis_type: AxisType) -> UOp:
+        """A fresh RANGE of this kernel."""
+        self.next_axis += 1
+        return UOp.range(size, self.next_axis - 1, axis_type)
+
+
+def at(x: UOp, idx: Index, gate: UOp = TRUE) -> UOp:
+    """The marker: tensor node ``x`` evaluated at ``idx`` (needed where ``gate`` holds)."""
+    return UOp(Ops.INDEX, x.dtype, (x, *idx, gate))
+
+
+def _parts(i: UOp) -> tuple[Index, UOp]:
+    return i.src[1:-1], i.src[-1]
+
+
+# -- leaves -------------------------------------------------------------------------------------
+
+
+def _read_realized(ctx: KernelContext, i: UOp, x: UOp) -> UOp | None:
+    if x.op is Ops.PARAM or x not in ctx.views or x in ctx.roots:
+        return None
+    ctx.deps[x] = None
+    return i.replace(src=(ctx.views[x], *i.src[1:]))
+
+
+def _load_buffer(ctx: KernelContext, i: UOp, b: UOp) -> UOp:
+    (idx,), gate = _parts(i)
+    base = b.replace(tag=None) if b.tag is not None else b
+    if b.tag is None:
+        ctx.raw_reads[base] = None
+    flat = idx if gate is TRUE else idx.valid(gate)
+    return ctx.param(base).index(flat).load()
+
+
+def _const(i: UOp, x: UOp) -> UOp:
+    return UOp.const(x.dtype, x.arg)
+
+
+# -- movement -----------------------------------------------------------------------------------
+
+MOVEMENT_INDEX: dict[Ops, Callable[[UOp, Index], Index]] = {
+    Ops.RESHAPE: lambda x, idx: reshape_index(idx, x.arg, x.src[0].shape),
+    Ops.PERMUTE: lambda x, idx: permute_index(idx, x.arg),
+    Ops.EXPAND: lambda x, idx: expand_index(idx, x.src[0].shape),
+    Ops.SHRINK: lambda x, idx: shrink_index(idx, x.arg),
+    Ops.FLIP: lambda x, idx: flip_index(idx, x.arg, x.shape),
+}
+
+
+def _move(i: UOp, x: UOp) -> UOp:
+    idx, gate = _parts(i)
+    return at(x.src[0], MOVEMENT_INDEX[x.op](x, idx), gate)
+
+
+def _pad(i: UOp, x: UOp) -> UOp:
+    idx, gate = _parts(i)
+    inner, cond = pad_index(idx, x.arg, x.src[0].shape)
+    value = at(x.src[0], inner, logical_and(gate, cond))
+    return value if cond is TRUE else cond.where(value, UOp.const(x.dtype, 0))
+
+
+# -- compute ------------------------------------------------------------------------------------
+
+
+def _reduce(ctx: KernelContext, i: UOp, x: UOp) -> UOp:
+    idx, gate = _parts(i)
+    op, axes = x.arg
+    src = x.src[0]
+    ranges = [ctx.new_range(src.shape[a], AxisType.REDUCE) for a in axes]
+    inner = list(idx)
+    for a, rng in zip(axes, ranges, strict=True):
+        inner[a] = rng
+    return at(src, tuple(inner), gate).reduce(*ranges, arg=op)
+
+
+def _elementwise(i: UOp, x: UOp) -> UOp:
+    idx, gate = _parts(i)
+    if x.op is Ops.BITCAST and x.dtype.itemsize != x.src[0].dtype.itemsize:
+        raise ScheduleError(
+            f"bitcast {x.src[0].dtype!r} -> {x.dtype!r}: only same-size bitcasts fuse into "
+            "kernels; realize the source (contiguous) first"
+        )
+    return x.replace(src=tuple(at(s, idx, gate) for s in x.src))
+
+
+def _unsupported(i: UOp, x: UOp) -> UOp | None:
+    if x.op is Ops.PARAM:
+        return None
+    raise ScheduleError(f"rangeify: no rule for {x.op!r} {x.dtype!r} arg={x.arg!r}")
+
+
+def _marker(ops: Ops | frozenset[Ops] | tuple[Ops, ...] | None, name: str = "x") -> UPat:
+    return UPat(Ops.INDEX, src=(UPat(ops, name=name),), allow_any_len=True, name="i")
+
+
+pm_rangeify = PatternMatcher(
+    [
+        (_marker(None), _read_realized),  # realized x[idx] -> its buffer view [idx]
+        (_marker(Ops.BUFFER, "b"), _load_buffer),  # buf[idx] -> LOAD(INDEX(PARAM, idx))
+        (_marker(tuple(MOVEMENT_INDEX)), _move),  # view(x)[idx] -> x[f(idx)]
+        (_marker(Ops.PAD), _pad),  # pad(x)[idx] -> valid ? x[idx-before] : 0
+        (_marker(Ops.REDUCE_AXIS), _reduce),  # sum(x)[idx] -> REDUCE(x[idx, rng], rng)
+        (_marker(GroupOp.Elementwise), _elementwise),  # f(a, b)[idx] -> f(a[idx], b[idx])
+        (_marker((Ops.CONST, Ops.VCONST)), _const),  # c[idx] -> c
+        (_marker(Ops.DEFINE_VAR), lambda i, x: x),  # v[idx] -> v
+        (
+            _marker((Ops.CONTIGUOUS, Ops.DETACH, Ops.CONTIGUOUS_BACKWARD)),
+            lambda i, x: i.replace(src=(x.src[0], *i.src[1:])),
+        ),  # contiguous(x)[idx] -> x[idx] in the kernel that realizes it
+        (_marker(None), _unsupported),  # anything else is a scheduler bug or unsupported op
+        (
+            UPat(Ops.STORE, src=(UPat(Ops.LOAD, name="ld"), UPat.var("v"))),
+            lambda ld, v: ld.src[0].store(v),
+        ),  # STORE(LOAD(INDEX), v) -> STORE(INDEX, v): a lowered store target
+        (
+            UPat(Ops.STORE, src=(UPat(Ops.BITCAST, name="b"), UPat.var("v"))),
+            lambda b, v: b.src[0].store(v.bitcast(b.src[0].dtype)),
+        ),  # STORE(BITCAST(t), v) -> STORE(t, BITCAST(v)): assign through a bitcast view
+    ]
+)
