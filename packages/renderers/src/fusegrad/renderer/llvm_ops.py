@@ -19,7 +19,6 @@ from fusegrad.renderer.llvm_types import (
     narrow_decode,
     narrow_encode,
     round_narrow,
-    splat,
     vec,
 )
 from fusegrad.uop import DType, Ops, dtypes
@@ -293,24 +292,38 @@ def _narrow_from(o: str, x: str, src: str, dst: DType) -> list[str]:
     return [f"{o} = fpext {vec('float', n)} {x} to {vec('double', n)}"]
 
 
-_TWO_63 = 2.0**63
+def _through_bits(dst: DType) -> int:
+    """The width of the signed integer register a float -> ``dst`` conversion goes through
+    (x86 converts to narrow ints and int32 through 32 bits, to uint32/int64/uint64 through
+    64), as exec_alu's CAST defines it."""
+    s = dst.scalar()
+    return 32 if s.itemsize < 4 or s is dtypes.int32 else 64
 
 
 def _cast_float_int(o: str, a: str, src: DType, dst: DType) -> CastResult:
     st, dt = ll_type(src), ll_type(dst)
     if dst.scalar() is dtypes.bool:
         return [f"{o} = fcmp une {st.ty} {a}, {st.const(0.0)}"], o
-    i64t = st.with_scalar("i64", "s")
-    i64 = i64t.ty
-    full = o if dt.bits == 64 else f"{o}.v"
-    sat = f"llvm.fptosi.sat.{i64t.sfx}.{st.sfx}"
+    bits = _through_bits(dst)
+    wide = st.with_scalar(f"i{bits}", "s")
+    full = o if dt.bits == bits else f"{o}.v"
+    indefinite = wide.const(-(2 ** (bits - 1)))
+    # saturating conversion, then NaN and values >= 2**(bits-1) become the minimum
     lines = [
-        f"{o}.i = call {i64} @{sat}({st.ty} {a})",
-        f"{o}.bad = fcmp uge {st.ty} {a}, {st.const(_TWO_63)}",
-        f"{full} = select {st.cond} {o}.bad, {i64} {splat('i64', -(2**63), st.count)}, {i64} {o}.i",
+        f"{o}.i = call {wide.ty} @llvm.fptosi.sat.{wide.sfx}.{st.sfx}({st.ty} {a})",
+        f"{o}.bad = fcmp uge {st.ty} {a}, {st.const(2.0 ** (bits - 1))}",
     ]
-    if dt.bits < 64:
-        lines.append(f"{o} = trunc {i64} {full} to {dt.ty}")
+    if dst.scalar() is dtypes.uint64:  # [2**63, 2**64) converts exactly
+        lines += [
+            f"{o}.u = call {wide.ty} @llvm.fptoui.sat.{wide.sfx}.{st.sfx}({st.ty} {a})",
+            f"{o}.over = fcmp uge {st.ty} {a}, {st.const(2.0**64)}",
+            f"{o}.s = select {st.cond} {o}.bad, {wide.ty} {o}.u, {wide.ty} {o}.i",
+            f"{full} = select {st.cond} {o}.over, {wide.ty} {indefinite}, {wide.ty} {o}.s",
+        ]
+    else:
+        lines.append(f"{full} = select {st.cond} {o}.bad, {wide.ty} {indefinite}, {wide.ty} {o}.i")
+    if dt.bits < bits:
+        lines.append(f"{o} = trunc {wide.ty} {full} to {dt.ty}")
     return lines, o
 
 
