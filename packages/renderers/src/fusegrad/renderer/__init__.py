@@ -32,7 +32,7 @@ __all__ = [
     "LLVMCompiler",
     "LLVMRenderer",
     "LoadedCode",
-    "kernel_signature",
     "find_c_compiler",
+    "kernel_signature",
     "load_elf",
 ]
