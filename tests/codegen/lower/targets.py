@@ -84,7 +84,7 @@ class ScalarTestRenderer(Renderer):
         op: (lambda *a: "")
         for op in (
             Ops.ADD, Ops.MUL, Ops.CDIV, Ops.CMOD, Ops.CMPLT, Ops.CMPNE, Ops.WHERE, Ops.NEG,
-            Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.FDIV, Ops.SQRT, Ops.TRUNC,
+            Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.FDIV, Ops.TRUNC,
             Ops.RECIPROCAL,
         )
     }  # fmt: skip

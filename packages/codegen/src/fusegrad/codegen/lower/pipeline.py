@@ -27,10 +27,11 @@ from fusegrad.codegen.lower.ranges import pm_simplify_ranges
 from fusegrad.codegen.lower.transcendental import pm_transcendental
 from fusegrad.codegen.lower.validity import pm_validity
 from fusegrad.codegen.renderer import BufferParam, ProgramSpec, Renderer
-from fusegrad.codegen.spec import KernelInfo, verify_kernel_ast, verify_linear
+from fusegrad.codegen.spec import KernelInfo, SpecError, verify_kernel_ast, verify_linear
 from fusegrad.uop import (
     DEBUG,
     SPEC,
+    GroupOp,
     Ops,
     PatternMatcher,
     PtrDType,
@@ -137,9 +138,19 @@ def lower(ast: UOp, renderer: Renderer) -> tuple[list[UOp], LowerContext]:
     uops = list(graph.src)
     if SPEC:
         verify_linear(uops)
+        verify_target_ops(uops, renderer)
     if DEBUG >= 6:
         print(format_linear(uops))
     return uops, ctx
+
+
+def verify_target_ops(uops: list[UOp], renderer: Renderer) -> None:
+    """Raise SpecError at the first ALU op the renderer does not list in ``code_for_op``
+    (a renderer that lists no ops at all is not checked)."""
+    table = renderer.code_for_op
+    for i, u in enumerate(uops):
+        if table and u.op in GroupOp.ALU and u.op not in table:
+            raise SpecError(f"linear program: node #{i} {u.op!r} is not an op of {renderer!r}")
 
 
 def format_linear(uops: list[UOp]) -> str:
