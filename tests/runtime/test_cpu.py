@@ -125,3 +125,56 @@ def test_cpu_renderer_is_reported_when_unavailable(cpu: Any) -> None:
     if all(s != "ok" for s in status.values()):
         with pytest.raises(Unavailable, match="no renderer available"):
             _ = cpu.renderer
+
+
+def test_relocatable_object_loads_through_the_renderers_loader(tmp_path: Any) -> None:
+    import subprocess
+
+    import fusegrad.renderer
+
+    if not hasattr(fusegrad.renderer, "load_elf"):
+        pytest.skip("fusegrad.renderer exports no load_elf yet")
+    obj = tmp_path / "k.o"
+    subprocess.run(
+        ["gcc", "-c", "-fPIC", "-O2", "-x", "c", "-", "-o", str(obj)],
+        input=SAXPY.encode(), check=True, capture_output=True,
+    )  # fmt: skip
+    n = 64
+    x, y = np.arange(n, dtype=np.float32), np.ones(n, np.float32)
+    bx, by = (Buffer("CPU", n, dtypes.float32).copyin(a) for a in (x, y))
+    out = Buffer("CPU", n, dtypes.float32)
+    prg = CPUProgram("saxpy", obj.read_bytes())
+    Device["CPU"].exec(prg, [out.opaque, bx.opaque, by.opaque], [n], wait=True)
+    np.testing.assert_array_equal(out.numpy(), np.float32(2.5) * x + y)
+
+
+@pytest.mark.parametrize("option", ["LLVM", "C"])
+def test_renderers_kernels_run_on_the_cpu_device_like_the_emulator(
+    option: str, rt: Any, lb: Any
+) -> None:
+    from fusegrad.runtime import run_linear
+
+    dev = CPUDevice("CPU")
+    if dict(dev.compiler_status())[option] != "ok":
+        pytest.skip(f"{option} unavailable: {dict(dev.compiler_status())[option]}")
+    renderer, _ = dev.select_compiler(option)
+    cores, per = 4, 1000
+    core, n = lb.special("core", cores), lb.var("n", 1, per)
+    pa, po = lb.buf(0, dtypes.float32, cores * per), lb.buf(1, dtypes.float32, cores * per)
+    r = lb.rng(n, 0)
+    i = core * per + r
+    x = lb.load(pa.index(i))
+    prog = lb.linear(core, r, lb.store(po.index(i), x * x + core.cast(dtypes.float32)), lb.end(r))
+    spec = rt.spec_for("sq_split", prog, src=renderer.render(prog, "sq_split"), device="CPU")
+    a = np.random.default_rng(3).standard_normal(cores * per).astype(np.float32)
+    try:
+        prg = dev.load(spec)
+        ba, bo = dev.allocator.alloc(a.nbytes), dev.allocator.alloc(a.nbytes)
+        ba.view[:] = a.tobytes()
+        dev.exec(prg, [ba, bo], [700], wait=True)
+        got = np.frombuffer(bo.view, np.float32).copy()
+    finally:
+        dev.close()
+    want = np.zeros_like(a)
+    run_linear(prog, [a, want], {"n": 700})
+    np.testing.assert_array_equal(got, want)

@@ -52,6 +52,7 @@ class Buffer:
         self._base = base
         self._buf: Any = None
         self._owns = False
+        self._allocator: Any = None
         if base is not None:
             if base._base is not None:
                 raise ValueError("Buffer: the base of a view must be a base buffer")
@@ -105,7 +106,7 @@ class Buffer:
             self._buf = opaque
         else:
             self._buf = alloc.alloc(self.nbytes, self.options)
-            self._owns = True
+            self._owns, self._allocator = True, alloc
         return self
 
     def ensure_allocated(self) -> Buffer:
@@ -117,8 +118,8 @@ class Buffer:
         if self._buf is None:
             return
         if self._owns:
-            Device[self.device].allocator.free(self._buf, self.nbytes, self.options)
-        self._buf, self._owns = None, False
+            self._allocator.free(self._buf, self.nbytes, self.options)
+        self._buf, self._owns, self._allocator = None, False, None
 
     def __del__(self) -> None:
         if getattr(self, "_owns", False) and getattr(self, "_buf", None) is not None:
