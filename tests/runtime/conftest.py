@@ -6,19 +6,11 @@ import shutil
 import subprocess
 import tempfile
 import types
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-with warnings.catch_warnings():
-    # TODO(#9): fusegrad.uop's Ops enum warns on Python 3.11 (enum.auto after an alias);
-    # remove once uop-core fixes it
-    warnings.simplefilter("ignore", DeprecationWarning)
-    import fusegrad.uop  # noqa: F401
-
 from fusegrad.codegen import BufferParam, ProgramSpec
 from fusegrad.runtime import Program
 from fusegrad.uop import AddrSpace, AxisType, DType, Ops, PtrDType, UOp, dtypes
