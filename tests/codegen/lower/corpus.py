@@ -274,6 +274,123 @@ def _matmul() -> None:
 def build() -> list[Case]:
     """Every case of the corpus."""
     if not CASES:
-        for part in (_elementwise, _unary_math, _broadcasts, _reductions, _matmul):
+        for part in (_elementwise, _unary_math, _broadcasts, _reductions, _matmul, _dtype_cases):
             part()
     return CASES
+
+
+# -- dtypes ---------------------------------------------------------------------------------------
+
+
+def _dtype_cases() -> None:
+    with np.errstate(all="ignore"):
+        _dtype_cases_inner()
+
+
+def _dtype_cases_inner() -> None:
+    n = 16
+    i = rng(n, 0)
+    cpu, gpu = up(0, 4), chain(up(0, 4, LO, G))
+    for dt, npdt in ((dtypes.float16, np.float16), (dtypes.float64, np.float64)):
+        a, b = rand(n, dt=npdt), rand(n, dt=npdt)
+        out, x, y = buf(0, dt, n), buf(1, dt, n), buf(2, dt, n)
+        ast = kernel(st(out, i, ld(x, i) * ld(y, i) + ld(x, i)).end(i))
+        case(
+            f"dtype_{dt.name}_mul_add",
+            ast,
+            [zeros(n, npdt), a, b],
+            {0: a * b + a},
+            opts={"cpu": cpu, "gpu": gpu},
+            tol=2e-3 if npdt is np.float16 else 1e-12,
+        )
+    # bfloat16 in, float32 compute, bfloat16 out (data exact in bf16)
+    a32 = np.round(rand(n) * 8) / 8
+    out, x = buf(0, dtypes.bfloat16, n), buf(1, dtypes.bfloat16, n)
+    v = (ld(x, i).cast(dtypes.float32) * 3.0 + 0.5).cast(dtypes.bfloat16)
+    ast = kernel(st(out, i, v).end(i))
+    want = _targets.bf16_values(_targets.bf16_bits(a32 * 3 + 0.5))
+    case(
+        "dtype_bf16_scale",
+        ast,
+        [zeros(n, np.uint16), _targets.bf16_bits(a32)],
+        {0: want},
+        opts={"cpu": cpu, "gpu": gpu},
+        exact=True,
+    )
+    # half -> float cast, rounding float -> half on store, half max/overflow
+    src = np.array([1e-8, 6e-8, 65504, 65519, 65520, -70000, 0.1, -0.0, np.inf, np.nan, 1 / 3, 3e-5,
+                    2.0**-24, 2.0**-25, 1.5 * 2.0**-24, 1000.5], np.float32)  # fmt: skip
+    out, x = buf(0, dtypes.float16, 16), buf(1, dtypes.float32, 16)
+    ast = kernel(st(out, i, ld(x, i).cast(dtypes.float16)).end(i))
+    case(
+        "dtype_f32_to_f16_rounding",
+        ast,
+        [zeros(16, np.float16), src],
+        {0: src.astype(np.float16)},
+        opts={"cpu": cpu},
+        exact=True,
+    )
+    out, x = buf(0, dtypes.bfloat16, 16), buf(1, dtypes.float32, 16)
+    ast = kernel(st(out, i, ld(x, i).cast(dtypes.bfloat16)).end(i))
+    want = _targets.bf16_values(_targets.bf16_bits(src))
+    case("dtype_f32_to_bf16_rounding", ast, [zeros(16, np.uint16), src], {0: want}, exact=True)
+    out, x = buf(0, dtypes.float32, 16), buf(1, dtypes.float16, 16)
+    h = src.astype(np.float16)
+    ast = kernel(st(out, i, ld(x, i).cast(dtypes.float32)).end(i))
+    case("dtype_f16_to_f32", ast, [zeros(16), h], {0: h.astype(np.float32)}, exact=True)
+    # integer kernels
+    for dt, npdt in ((dtypes.int32, np.int32), (dtypes.int8, np.int8), (dtypes.uint32, np.uint32),
+                     (dtypes.int64, np.int64)):  # fmt: skip
+        a, b = rand(n, dt=npdt), rand(n, dt=npdt)
+        b = np.where(b == 0, 3, b).astype(npdt)
+        out, x, y = buf(0, dt, n), buf(1, dt, n), buf(2, dt, n)
+        v = (ld(x, i) * ld(y, i) + (ld(x, i) // ld(y, i))) ^ (ld(x, i) % ld(y, i))
+        want = (a * b + (a // b)) ^ (a % b)
+        case(
+            f"dtype_{dt.name}_arith",
+            ast := kernel(st(out, i, v).end(i)),
+            [zeros(n, npdt), a, b],
+            {0: want},
+            opts={"cpu": cpu, "gpu": gpu},
+            exact=True,
+        )
+        del ast
+    # bool: compare and logic, stored as bool
+    a, b = rand(n), rand(n)
+    out, x, y = buf(0, dtypes.bool, n), buf(1, dtypes.float32, n), buf(2, dtypes.float32, n)
+    p, q = ld(x, i), ld(y, i)
+    v = (p < q) & (p.ne(0.5)) | (q < -1.0)
+    case(
+        "dtype_bool_logic",
+        kernel(st(out, i, v).end(i)),
+        [zeros(n, np.bool_), a, b],
+        {0: ((a < b) & (a != 0.5)) | (b < -1)},
+        opts={"cpu": cpu, "gpu": gpu},
+        exact=True,
+    )
+    # int division by constants (multiply-shift), negative dividends (floor semantics)
+    a = np.arange(-n * 8, n * 8, 16, dtype=np.int32) + 3
+    out, x = buf(0, dtypes.int32, n), buf(1, dtypes.int32, n)
+    v = ld(x, i) // 7 + ld(x, i) % 5 * 100
+    case(
+        "int_floordiv_const",
+        kernel(st(out, i, v).end(i)),
+        [zeros(n, np.int32), a],
+        {0: a // 7 + a % 5 * 100},
+        opts={"cpu": cpu},
+        exact=True,
+    )
+    # arange-like: index math stored as data (weakint -> int32 casts), divisions by consts
+    out = buf(0, dtypes.int32, 4 * 24)
+    r0, r1 = rng(4, 0), rng(24, 1)
+    flat = r0 * 24 + r1
+    v = (flat // 5 * 3 + flat % 7).cast(dtypes.int32)
+    want = (np.arange(96) // 5 * 3 + np.arange(96) % 7).astype(np.int32)
+    case(
+        "int_index_as_data",
+        kernel(st(out, flat, v).end(r0, r1)),
+        [zeros(96, np.int32)],
+        {0: want},
+        opts={"cpu": up(1, 8), "gpu": chain(typ(0, G), up(1, 8, LO, G))},
+        exact=True,
+    )
