@@ -75,8 +75,9 @@ class Renderer:
     extra_matcher: PatternMatcher | None = None
     index_dtype_32: bool = True
 
-    def render(self, uops: list[UOp]) -> str | bytes:
-        """Print a linear program (see ``fusegrad.codegen.spec`` for its form)."""
+    def render(self, uops: list[UOp], name: str | None = None) -> str | bytes:
+        """Print a linear program (see ``fusegrad.codegen.spec`` for its form) as one kernel
+        function called ``name`` (the ProgramSpec's name; the renderer's default if None)."""
         raise NotImplementedError(f"{type(self).__name__} must implement render()")
 
     @property
