@@ -377,11 +377,15 @@ def check_one(index: int, seed: int, depth: int, use_z3: bool, report: Report) -
     report.failures.append(regression_test(f"fuzz_seed{seed}_{index}", small, detail))
 
 
-def run(n: int, seed: int, depth: int = 6, use_z3: bool = True) -> Report:
-    """Fuzz ``n`` expressions of run ``seed``."""
+def run(n: int, seed: int, depth: int = 6, use_z3: bool = True, progress: int = 0) -> Report:
+    """Fuzz ``n`` expressions of run ``seed`` (a progress line every ``progress`` of them)."""
     report = Report()
+    start = time.perf_counter()
     for i in range(n):
         check_one(i, seed, depth, use_z3, report)
+        if progress and (i + 1) % progress == 0:
+            took = time.perf_counter() - start
+            print(f"  {i + 1}/{n}: {len(report.failures)} mismatches, {took:.0f} s", flush=True)
     return report
 
 
@@ -391,11 +395,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="run seed")
     parser.add_argument("--depth", type=int, default=6, help="maximum nesting depth")
     parser.add_argument("--no-z3", action="store_true", help="skip the z3 proofs")
+    parser.add_argument("--progress", type=int, default=0, help="print progress every N")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    report = run(args.n, args.seed, args.depth, not args.no_z3)
+    report = run(args.n, args.seed, args.depth, not args.no_z3, args.progress)
     for failure in report.failures:
-        print(failure)
+        print(failure, flush=True)
     took = time.perf_counter() - start
     print(
         f"fuzz symbolic: seed {args.seed}, {report.checked} expressions, "

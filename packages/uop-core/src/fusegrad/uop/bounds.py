@@ -50,11 +50,15 @@ def _trunc_div(x: int, y: int) -> int:
 
 
 def _div_bound(u: UOp, a: Bound, b: Bound, div: Callable[[int, int], int]) -> Bound:
-    if b[0] > 0 or b[1] < 0:
-        return _span(_corners(div, a, b))
-    # a divisor range through zero: |a / d| <= |a| for every |d| >= 1 (and x/0 is 0 here)
-    m = max(abs(a[0]), abs(a[1]))
-    return -m, m
+    # on each sign of the divisor the quotient is monotone in both operands: corners bound it
+    values: list[Any] = []
+    if b[1] >= 1:
+        values += _corners(div, a, (max(b[0], 1), b[1]))
+    if b[0] <= -1:
+        values += _corners(div, a, (b[0], min(b[1], -1)))
+    if b[0] <= 0 <= b[1]:
+        values.append(0)  # x / 0 is 0 (exec_alu)
+    return _span(values)
 
 
 def _floordiv(u: UOp, r: list[Bound]) -> Bound:
@@ -195,7 +199,29 @@ def _where(u: UOp, r: list[Bound]) -> Bound:
         return x
     if not clo and not chi:
         return y
+    if y[0] > y[1]:  # idx.valid(cond): only values where cond holds count
+        return _narrowed_by(u.src[0], u.src[1], x)
     return _union([x, y])
+
+
+def _narrowed_by(cond: UOp, idx: UOp, b: Bound) -> Bound:
+    """``b`` intersected with the bounds the clauses ``idx < c`` / ``c < idx`` of the AND
+    chain ``cond`` put on ``idx``."""
+    lo, hi = b
+    stack = [cond]
+    while stack:
+        c = stack.pop()
+        if c.op is Ops.AND:
+            stack.extend(c.src)
+            continue
+        if c.op is not Ops.CMPLT:
+            continue
+        a, k = c.src
+        if a is idx and k.op is Ops.CONST and type(k.arg) is int:
+            hi = min(hi, k.arg - 1)
+        elif k is idx and a.op is Ops.CONST and type(a.arg) is int:
+            lo = max(lo, a.arg + 1)
+    return lo, hi
 
 
 def _union(bounds: list[Bound]) -> Bound:

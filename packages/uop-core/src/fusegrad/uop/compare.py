@@ -8,7 +8,7 @@ import math
 
 from fusegrad.uop.dtype import DType, dtypes
 from fusegrad.uop.ops import Ops
-from fusegrad.uop.terms import build_sum, collect_terms, may_be_invalid
+from fusegrad.uop.terms import build_chain, build_sum, collect_terms, flatten, may_be_invalid
 from fusegrad.uop.uop import UOp
 
 
@@ -114,3 +114,80 @@ def fold_not_gt(c: UOp, x: UOp) -> UOp | None:
     if not isinstance(c.arg, int) or (c.arg >= dtypes.max(x.dtype) and not x.dtype.weak):
         return None
     return x < UOp.const(x.dtype, c.arg + 1)
+
+
+Interval = tuple[float, float]  # inclusive bounds; -inf/inf when open
+
+
+def _clause_interval(clause: UOp) -> tuple[UOp, Interval] | None:
+    """``x < c`` as ``(x, (-inf, c-1))`` and ``c < x`` as ``(x, (c+1, inf))`` (int ``x``)."""
+    if clause.op is not Ops.CMPLT or not dtypes.is_int(clause.src[0].dtype):
+        return None
+    a, b = clause.src
+    if b.op is Ops.CONST and type(b.arg) is int and a.op is not Ops.CONST:
+        return a, (-math.inf, b.arg - 1)
+    if a.op is Ops.CONST and type(a.arg) is int and b.op is not Ops.CONST:
+        return b, (a.arg + 1, math.inf)
+    return None
+
+
+def _interval_clauses(x: UOp, lo: float, hi: float) -> list[UOp] | None:
+    """``lo <= x <= hi`` as ``<`` clauses (None when a bound doesn't fit the dtype)."""
+    out = []
+    for value, upper in ((hi, True), (lo, False)):
+        if math.isinf(value):
+            continue
+        bound = int(value) + 1 if upper else int(value) - 1
+        if not x.dtype.weak and not dtypes.min(x.dtype) <= bound <= dtypes.max(x.dtype):
+            return None
+        c = UOp.const(x.dtype, bound)
+        out.append(x < c if upper else c < x)
+    return out
+
+
+def _merge_and(x: UOp, intervals: list[Interval]) -> list[UOp] | bool | None:
+    lo = max(i[0] for i in intervals)
+    hi = min(i[1] for i in intervals)
+    return False if lo > hi else _interval_clauses(x, lo, hi)
+
+
+def _merge_or(x: UOp, intervals: list[Interval]) -> list[UOp] | bool | None:
+    """Half-lines joined: ``x <= h1 | x <= h2 -> x <= max``; both sides meeting is True."""
+    uppers = [hi for lo, hi in intervals if math.isinf(lo)]
+    lowers = [lo for lo, hi in intervals if math.isinf(hi)]
+    if uppers and lowers and min(lowers) <= max(uppers) + 1:
+        return True
+    clauses = []
+    for bounds in (
+        (-math.inf, max(uppers)) if uppers else None,
+        (min(lowers), math.inf) if lowers else None,
+    ):
+        if bounds is not None:
+            clauses += _interval_clauses(x, *bounds) or []
+    return clauses
+
+
+def merge_bound_clauses(a: UOp) -> UOp | None:
+    """Bound clauses on the same ``x`` in an AND/OR chain merged: ``x<5 & x<3 -> x<3``,
+    ``x<5 & 6<x -> False``, ``x<5 | 3<x -> True``."""
+    if a.dtype.scalar() is not dtypes.bool or may_be_invalid(a):
+        return None
+    items = flatten(a, a.op)
+    groups: dict[UOp, list[tuple[UOp, Interval]]] = {}
+    for item in items:
+        if (found := _clause_interval(item)) is not None:
+            groups.setdefault(found[0], []).append((item, found[1]))
+    merge = _merge_and if a.op is Ops.AND else _merge_or
+    kept = list(items)
+    for x, members in groups.items():
+        if len(members) < 2:
+            continue
+        merged = merge(x, [interval for _, interval in members])
+        if isinstance(merged, bool):
+            return UOp.const(dtypes.bool, merged)
+        if merged is None or len(merged) >= len(members):
+            continue
+        kept = [k for k in kept if all(k is not m for m, _ in members)] + merged
+    if len(kept) == len(items):
+        return None
+    return build_chain(a.op, a.dtype, kept, None)

@@ -35,6 +35,7 @@ from fusegrad.uop.compare import (
     fold_lt_const,
     fold_not_gt,
     fold_not_lt,
+    merge_bound_clauses,
 )
 from fusegrad.uop.division import (
     exact_ints,
@@ -156,6 +157,8 @@ symbolic_simple = PatternMatcher(
         (_X / 1.0, lambda x: x),  # x / 1.0 -> x
         (_X // 1, lambda x: x),  # x // 1 -> x
         (_X.cdiv(1), lambda x: x),  # cdiv(x, 1) -> x
+        (_XI // 0, _zero_like),  # x // 0 -> 0 (exec_alu: integer division by zero is 0)
+        (_XI.cdiv(0), _zero_like),  # cdiv(x, 0) -> 0
         (_XI // -1, lambda x: -x),  # x // -1 -> -x
         (_XI.cdiv(-1), lambda x: -x),  # cdiv(x, -1) -> -x
         (_XI % 1, _zero_like),  # x % 1 -> 0
@@ -403,6 +406,7 @@ pm_algebra = PatternMatcher(
         (_x >> _c, _shr_to_div),  # x >> c -> x // 2**c
         (_x & _c, _fold_mask),  # x & mask -> x, 0, or x % 2**k
         (UPat((Ops.AND, Ops.OR, Ops.XOR, Ops.MAX), name="a"), _chain),  # flatten, dedup, fold
+        (UPat((Ops.AND, Ops.OR), BOOL, name="a"), merge_bound_clauses),  # x<5 & x<3 -> x<3; x<5 & 6<x -> False
         (_X.maximum(_Y), _max_by_range),  # max(x, y) -> x when x >= y
         (UPat.var("c", BOOL).logical_not().where(_A, _B), _flip_where),  # where(!c, a, b) -> where(c, b, a)
         (_C.where(UPat.cvar("a", vec=False), _X), _invalid_to_else),  # where(c, Invalid, x) -> where(!c, x, Invalid)
