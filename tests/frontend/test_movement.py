@@ -257,7 +257,11 @@ def test_triu_tril_diagonal_diag(k: int) -> None:
 def test_rearrange(formula: str, sizes: dict) -> None:
     einops = pytest.importorskip("einops") if False else None
     del einops
-    x = rand_np((2, 3, 4, 2)) if "(h w)" not in formula.split("->", maxsplit=1)[0] else rand_np((2, 3, 4))
+    x = (
+        rand_np((2, 3, 4, 2))
+        if "(h w)" not in formula.split("->", maxsplit=1)[0]
+        else rand_np((2, 3, 4))
+    )
     got = Tensor(x).rearrange(formula, **sizes)
     ref = {
         "b c h w -> b h w c": lambda a: a.transpose(0, 2, 3, 1),

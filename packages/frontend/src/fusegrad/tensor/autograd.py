@@ -232,6 +232,7 @@ class AutogradMixin:
             )
         from fusegrad.tensor.core import ALL_TENSORS
 
+        seed = self._seed_grad(gradient)
         reached = set(self.uop.toposort())
         leaves = [
             t
@@ -240,11 +241,11 @@ class AutogradMixin:
         ]
         if not leaves:
             return self
-        grads = compute_gradient(self.uop, self._seed_grad(gradient), {t.uop for t in leaves})
+        grads = compute_gradient(self.uop, seed, {t.uop for t in leaves})
         for t in leaves:
             g = grads.get(t.uop)
             if g is None:
-                continue
+                g = t.uop.const_like(0)  # in the graph but no gradient flows: zeros, like PyTorch
             gt = type(self)(g.cast(t.dtype), device=t.device)
             t.grad = gt if t.grad is None else t.grad + gt
         return self
