@@ -274,7 +274,10 @@ def _matmul() -> None:
 def build() -> list[Case]:
     """Every case of the corpus."""
     if not CASES:
-        for part in (_elementwise, _unary_math, _broadcasts, _reductions, _matmul, _dtype_cases):
+        for part in (
+            _elementwise, _unary_math, _broadcasts, _reductions, _matmul, _dtype_cases, _pads,
+            _gathers, _convolution, _symbolic, _multi, _composites,
+        ):  # fmt: skip
             part()
     return CASES
 
@@ -285,6 +288,8 @@ def build() -> list[Case]:
 def _dtype_cases() -> None:
     with np.errstate(all="ignore"):
         _dtype_cases_inner()
+        _conversion_cases()
+        _integer_cases()
 
 
 def _dtype_cases_inner() -> None:
@@ -317,6 +322,11 @@ def _dtype_cases_inner() -> None:
         opts={"cpu": cpu, "gpu": gpu},
         exact=True,
     )
+
+
+def _conversion_cases() -> None:
+    i = rng(16, 0)
+    cpu = up(0, 4)
     # half -> float cast, rounding float -> half on store, half max/overflow
     src = np.array([1e-8, 6e-8, 65504, 65519, 65520, -70000, 0.1, -0.0, np.inf, np.nan, 1 / 3, 3e-5,
                     2.0**-24, 2.0**-25, 1.5 * 2.0**-24, 1000.5], np.float32)  # fmt: skip
@@ -338,6 +348,12 @@ def _dtype_cases_inner() -> None:
     h = src.astype(np.float16)
     ast = kernel(st(out, i, ld(x, i).cast(dtypes.float32)).end(i))
     case("dtype_f16_to_f32", ast, [zeros(16), h], {0: h.astype(np.float32)}, exact=True)
+
+
+def _integer_cases() -> None:
+    n = 16
+    i = rng(n, 0)
+    cpu, gpu = up(0, 4), chain(up(0, 4, LO, G))
     # integer kernels
     for dt, npdt in ((dtypes.int32, np.int32), (dtypes.int8, np.int8), (dtypes.uint32, np.uint32),
                      (dtypes.int64, np.int64)):  # fmt: skip
@@ -393,4 +409,329 @@ def _dtype_cases_inner() -> None:
         {0: want},
         opts={"cpu": up(1, 8), "gpu": chain(typ(0, G), up(1, 8, LO, G))},
         exact=True,
+    )
+
+
+# -- pads, gathers, convolutions, symbolic shapes, multiple outputs ---------------------------------
+
+
+def _pads() -> None:
+    n, p = 8, 2
+    a = rand(n)
+    out, x = buf(0, dtypes.float32, n + 2 * p), buf(1, dtypes.float32, n)
+    i = rng(n + 2 * p, 0)
+    src = i - p
+    masked = src.valid((i >= p) & (i < n + p))
+    ast = kernel(st(out, i, x.index(masked).load() + 1.0).end(i))
+    case(
+        "pad_1d",
+        ast,
+        [zeros(n + 2 * p), a],
+        {0: np.pad(a, p) + 1},
+        opts={"cpu": up(0, 4), "gpu": up(0, 4, LO, G)},
+    )
+    # 2-D pad on both axes with a reduction over the padded row (sum of a padded window)
+    h, w = 4, 6
+    a2 = rand(h, w)
+    out = buf(0, dtypes.float32, h * w)
+    x2 = buf(1, dtypes.float32, h * w)
+    r, c, k = rng(h, 0), rng(w, 1), rng(3, 2, R)
+    cc = c + k - 1
+    tap = x2.index((r * w + cc).valid((cc >= 0) & (cc < w))).load()
+    ast = kernel(st(out, r * w + c, tap.reduce(k, arg=ADD)).end(r, c))
+    padded = np.pad(a2, ((0, 0), (1, 1)))
+    want = padded[:, :-2] + padded[:, 1:-1] + padded[:, 2:]
+    case(
+        "pad_window_sum",
+        ast,
+        [zeros(h * w), a2],
+        {0: want},
+        opts={"cpu": chain(up(1, 2), up(2, 3, UR)), "gpu": chain(typ(0, G), typ(1, LO))},
+    )
+    # shrink + flip (negative strides)
+    out, x = buf(0, dtypes.float32, 4), buf(1, dtypes.float32, n)
+    j = rng(4, 0)
+    ast = kernel(st(out, j, ld(x, 6 - j)).end(j))
+    case("shrink_flip", ast, [zeros(4), a], {0: a[6:2:-1]}, opts={"cpu": up(0, 4)})
+
+
+def _gathers() -> None:
+    n, v = 8, 10
+    table, ids = rand(v), _rs.integers(0, v, n).astype(np.int32)
+    out, t, ix = buf(0, dtypes.float32, n), buf(1, dtypes.float32, v), buf(2, dtypes.int32, n)
+    i = rng(n, 0)
+    ast = kernel(st(out, i, t.index(ld(ix, i).cast(dtypes.weakint)).load()).end(i))
+    case(
+        "gather_embedding",
+        ast,
+        [zeros(n), table, ids],
+        {0: table[ids]},
+        opts={"cpu": up(0, 4), "gpu": up(0, 4, LO, G)},
+    )
+    # embedding rows: out[i, d] = table[ids[i], d]
+    d = 4
+    table2 = rand(v, d)
+    out, t = buf(0, dtypes.float32, n * d), buf(1, dtypes.float32, v * d)
+    i, j = rng(n, 0), rng(d, 1)
+    row = ld(ix, i).cast(dtypes.weakint)
+    ast = kernel(st(out, i * d + j, t.index(row * d + j).load()).end(i, j))
+    case(
+        "gather_rows",
+        ast,
+        [zeros(n * d), table2, ids],
+        {0: table2[ids]},
+        opts={"cpu": up(1, 4), "gpu": chain(typ(0, G), typ(1, LO))},
+    )
+    # masked gather: ids out of range read 0 (where-gated)
+    ids2 = _rs.integers(-2, v + 2, n).astype(np.int32)
+    out, t = buf(0, dtypes.float32, n), buf(1, dtypes.float32, v)
+    i = rng(n, 0)
+    k = ld(ix, i).cast(dtypes.weakint)
+    ast = kernel(st(out, i, t.index(k.valid((k >= 0) & (k < v))).load()).end(i))
+    want = np.where((ids2 >= 0) & (ids2 < v), table[np.clip(ids2, 0, v - 1)], 0)
+    case("gather_masked", ast, [zeros(n), table, ids2], {0: want}, opts={"cpu": up(0, 2)})
+    # one-hot via compare of an index range with loaded ids (arange == ids)
+    out, ix1 = buf(0, dtypes.float32, n * v), buf(1, dtypes.int32, n)
+    i, c = rng(n, 0), rng(v, 1)
+    hot = ld(ix1, i).eq(c.cast(dtypes.int32)).where(1.0, 0.0)
+    ast = kernel(st(out, i * v + c, hot.cast(dtypes.float32)).end(i, c))
+    case(
+        "one_hot", ast, [zeros(n * v), ids], {0: np.eye(v)[ids]}, opts={"cpu": up(1, 2)}, exact=True
+    )
+
+
+def _convolution() -> None:
+    cin, cout, h, w, kh = 2, 3, 5, 5, 3
+    oh, ow = h - kh + 1, w - kh + 1
+    img, wt = rand(cin, h, w), rand(cout, cin, kh, kh)
+    out = buf(0, dtypes.float32, cout * oh * ow)
+    x, f = buf(1, dtypes.float32, cin * h * w), buf(2, dtypes.float32, cout * cin * kh * kh)
+    co, y, xx = rng(cout, 0), rng(oh, 1), rng(ow, 2)
+    ci, ky, kx = rng(cin, 3, R), rng(kh, 4, R), rng(kh, 5, R)
+    pix = ld(x, ci * h * w + (y + ky) * w + (xx + kx))
+    tap = ld(f, co * cin * kh * kh + ci * kh * kh + ky * kh + kx)
+    ast = kernel(
+        st(out, co * oh * ow + y * ow + xx, (pix * tap).reduce(ci, ky, kx, arg=ADD)).end(co, y, xx)
+    )
+    want = np.zeros((cout, oh, ow), np.float32)
+    for o in range(cout):
+        for p in range(oh):
+            for q in range(ow):
+                want[o, p, q] = (img[:, p : p + kh, q : q + kh] * wt[o]).sum()
+    case(
+        "conv2d",
+        ast,
+        [zeros(cout * oh * ow), img, wt],
+        {0: want},
+        tol=1e-4,
+        opts={
+            "cpu": chain(up(5, 3, UR), typ(0, T)),
+            "gpu": chain(typ(0, G), typ(1, G), typ(2, LO)),
+        },
+    )
+    # padded 1-D convolution (masked loads inside a reduce)
+    n, k_ = 8, 3
+    sig, ker = rand(n), rand(k_)
+    out, x, f = buf(0, dtypes.float32, n), buf(1, dtypes.float32, n), buf(2, dtypes.float32, k_)
+    i, k = rng(n, 0), rng(k_, 1, R)
+    pos = i + k - 1
+    val = x.index(pos.valid((pos >= 0) & (pos < n))).load() * ld(f, k)
+    ast = kernel(st(out, i, val.reduce(k, arg=ADD)).end(i))
+    want = np.convolve(np.pad(sig, 1), ker[::-1], mode="valid")
+    case(
+        "conv1d_padded",
+        ast,
+        [zeros(n), sig, ker],
+        {0: want},
+        opts={"cpu": chain(up(0, 4), up(1, 3, UR)), "gpu": chain(up(0, 4, LO, G), up(1, 3, GR))},
+    )
+
+
+def _symbolic() -> None:
+    from fusegrad.uop import UOp as _UOp
+
+    nv = _UOp.variable("n", 1, 16)
+    a = rand(16)
+    out, x = buf(0, dtypes.float32, 16), buf(1, dtypes.float32, 16)
+    i = rng(nv, 0)
+    ast = kernel(st(out, i, ld(x, i) * 2.0).end(i))
+    want = np.concatenate([a[:5] * 2, np.zeros(11, np.float32)])
+    case("symbolic_elementwise", ast, [zeros(16), a], {0: want}, var_vals={"n": 5})
+    # symbolic reduction length and a Variable used as a value
+    out = buf(0, dtypes.float32, 1)
+    k = rng(nv, 0, R)
+    s = (ld(x, k) + nv.cast(dtypes.float32)).reduce(k, arg=ADD)
+    ast = kernel(st(out, UOp.const(dtypes.weakint, 0), s))
+    case("symbolic_reduce", ast, [zeros(1), a], {0: [(a[:7] + 7).sum()]}, var_vals={"n": 7})
+    # symbolic 2-D: rows of length n, stride n
+    out = buf(0, dtypes.float32, 16)
+    r, c = rng(2, 0), rng(nv, 1)
+    ast = kernel(st(out, r * nv + c, ld(x, r * nv + c) + 1.0).end(r, c))
+    want = np.concatenate([a[:8] + 1, np.zeros(8, np.float32)])
+    case("symbolic_2d", ast, [zeros(16), a], {0: want}, var_vals={"n": 4}, opts={"gpu": typ(0, G)})
+
+
+def _multi() -> None:
+    n, m = 4, 6
+    a = rand(n, m)
+    o1, o2, x = (
+        buf(0, dtypes.float32, n * m),
+        buf(1, dtypes.float32, n),
+        buf(2, dtypes.float32, n * m),
+    )
+    i, j, k = rng(n, 0), rng(m, 1), rng(m, 2, R)
+    s1 = st(o1, i * m + j, ld(x, i * m + j) * 2.0).end(i, j)
+    s2 = st(o2, i, ld(x, i * m + k).reduce(k, arg=MAX)).end(i)
+    case(
+        "two_outputs",
+        kernel(s1, s2),
+        [zeros(n * m), zeros(n), a],
+        {0: a * 2, 1: a.max(1)},
+        opts={"cpu": up(1, 2)},
+    )
+    # softmax numerator: exp2(x - max) / sum(exp2(x - max)) over rows
+    out, x1 = buf(0, dtypes.float32, n * m), buf(1, dtypes.float32, n * m)
+    i, j, k1, k2 = rng(n, 0), rng(m, 1), rng(m, 2, R), rng(m, 3, R)
+    mx = ld(x1, i * m + k1).reduce(k1, arg=MAX)
+    den = (ld(x1, i * m + k2) - mx).exp2().reduce(k2, arg=ADD)
+    ast = kernel(st(out, i * m + j, (ld(x1, i * m + j) - mx).exp2() / den).end(i, j))
+    e = np.exp2(a - a.max(1, keepdims=True))
+    case(
+        "softmax2",
+        ast,
+        [zeros(n * m), a],
+        {0: e / e.sum(1, keepdims=True)},
+        tol=1e-5,
+        opts={"cpu": chain(up(1, 2), up(2, 2, UR)), "gpu": chain(typ(0, G), typ(1, LO))},
+    )
+    # reductions along each axis of a 3-D tensor
+    d0, d1, d2 = 2, 3, 4
+    t3 = rand(d0, d1, d2)
+    x3 = buf(1, dtypes.float32, d0 * d1 * d2)
+    sizes = (d0, d1, d2)
+    for ax in range(3):
+        keep = [q for q in range(3) if q != ax]
+        rs = {q: rng(sizes[q], q, R if q == ax else L) for q in range(3)}
+        idx = (rs[0] * d1 + rs[1]) * d2 + rs[2]
+        oidx = rs[keep[0]] * sizes[keep[1]] + rs[keep[1]]
+        o = buf(0, dtypes.float32, sizes[keep[0]] * sizes[keep[1]])
+        ast = kernel(st(o, oidx, ld(x3, idx).reduce(rs[ax], arg=ADD)).end(rs[keep[0]], rs[keep[1]]))
+        case(
+            f"reduce_3d_axis{ax}",
+            ast,
+            [zeros(sizes[keep[0]] * sizes[keep[1]]), t3],
+            {0: t3.sum(ax)},
+            opts={"cpu": up(ax, sizes[ax], UR), "gpu": typ(keep[0], G)},
+        )
+
+
+def _composites() -> None:
+    n, m = 4, 8
+    a = rand(n, m)
+    x = buf(1, dtypes.float32, n * m)
+    i, j, k = rng(n, 0), rng(m, 1), rng(m, 2, R)
+    # mean and variance (layernorm statistics), two reductions over the same row
+    out = buf(0, dtypes.float32, n * m)
+    mean = ld(x, i * m + k).reduce(k, arg=ADD) * (1 / m)
+    k2 = rng(m, 3, R)
+    var = ((ld(x, i * m + k2) - mean) * (ld(x, i * m + k2) - mean)).reduce(k2, arg=ADD) * (1 / m)
+    ast = kernel(
+        st(out, i * m + j, (ld(x, i * m + j) - mean) * (var + 1e-5).sqrt().reciprocal()).end(i, j)
+    )
+    want = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5)
+    case(
+        "layernorm",
+        ast,
+        [zeros(n * m), a],
+        {0: want},
+        tol=1e-4,
+        opts={"cpu": chain(up(1, 4), up(2, 4, UR)), "gpu": chain(typ(0, G), typ(1, LO))},
+    )
+    # cumulative sum along a row: a triangular masked reduction
+    out = buf(0, dtypes.float32, n * m)
+    kk = rng(m, 4, R)
+    tri = (kk < j + 1).where(ld(x, i * m + kk), UOp.const(dtypes.float32, 0.0))
+    ast = kernel(st(out, i * m + j, tri.reduce(kk, arg=ADD)).end(i, j))
+    case(
+        "cumsum", ast, [zeros(n * m), a], {0: np.cumsum(a, 1)}, tol=1e-5, opts={"cpu": up(4, 4, UR)}
+    )
+    # 2x2 max pool
+    h, w = 4, 6
+    img = rand(h, w)
+    out, xi = buf(0, dtypes.float32, (h // 2) * (w // 2)), buf(1, dtypes.float32, h * w)
+    r, c, dy, dx = rng(h // 2, 0), rng(w // 2, 1), rng(2, 2, R), rng(2, 3, R)
+    ast = kernel(
+        st(
+            out, r * (w // 2) + c, ld(xi, (r * 2 + dy) * w + c * 2 + dx).reduce(dy, dx, arg=MAX)
+        ).end(r, c)
+    )
+    want = img.reshape(h // 2, 2, w // 2, 2).max((1, 3))
+    case(
+        "maxpool2x2",
+        ast,
+        [zeros((h // 2) * (w // 2)), img],
+        {0: want},
+        opts={"cpu": chain(up(2, 2, UR), up(3, 2, UR)), "gpu": chain(typ(0, G), typ(1, LO))},
+    )
+    # int8 sum accumulated in int32
+    bi = rand(n, m, dt=np.int8)
+    out, xb = buf(0, dtypes.int32, n), buf(1, dtypes.int8, n * m)
+    ast = kernel(st(out, i, ld(xb, i * m + k).cast(dtypes.int32).reduce(k, arg=ADD)).end(i))
+    case(
+        "sum_int8_to_int32",
+        ast,
+        [zeros(n, np.int32), bi],
+        {0: bi.astype(np.int32).sum(1)},
+        exact=True,
+        opts={"cpu": up(2, 8, UR), "gpu": chain(typ(0, G), up(2, 4, GR))},
+    )
+    # half matmul accumulating in float32
+    ah, bh = rand(n, m, dt=np.float16), rand(m, n, dt=np.float16)
+    out, xh, yh = (
+        buf(0, dtypes.float16, n * n),
+        buf(1, dtypes.float16, n * m),
+        buf(2, dtypes.float16, m * n),
+    )
+    jj = rng(n, 1)
+    prod = ld(xh, i * m + k).cast(dtypes.float32) * ld(yh, k * n + jj).cast(dtypes.float32)
+    ast = kernel(st(out, i * n + jj, prod.reduce(k, arg=ADD).cast(dtypes.float16)).end(i, jj))
+    want = (ah.astype(np.float32) @ bh.astype(np.float32)).astype(np.float16)
+    case(
+        "matmul_half",
+        ast,
+        [zeros(n * n, np.float16), ah, bh],
+        {0: want},
+        tol=2e-3,
+        opts={
+            "cpu": chain(up(1, 4), up(2, 4, UR)),
+            "gpu": chain(typ(0, G), typ(1, LO), up(2, 2, GR)),
+        },
+    )
+    # exp and log as the frontend builds them (exp2(x/ln2), log2(x)*ln2), and sigmoid
+    out = buf(0, dtypes.float32, n * m)
+    v = ld(x, i * m + j)
+    expo = (v * (1 / np.log(2))).exp2()
+    sig = (expo.reciprocal() + 1.0).reciprocal()
+    logp = ((v * v + 1.0).log2() * np.log(2)) + sig
+    ast = kernel(st(out, i * m + j, logp).end(i, j))
+    want = np.log(a * a + 1) + 1 / (1 + np.exp(-a))
+    case(
+        "exp_log_sigmoid",
+        ast,
+        [zeros(n * m), a],
+        {0: want},
+        tol=1e-5,
+        opts={"cpu": up(1, 8), "gpu": chain(typ(0, G), typ(1, LO))},
+    )
+    # where with broadcast scalar + clamp (max/min as the frontend builds min)
+    out = buf(0, dtypes.float32, n * m)
+    clamped = v.maximum(-0.5).minimum(0.5)
+    ast = kernel(st(out, i * m + j, clamped).end(i, j))
+    case(
+        "clamp",
+        ast,
+        [zeros(n * m), a],
+        {0: np.clip(a, -0.5, 0.5)},
+        exact=True,
+        opts={"cpu": up(1, 8), "gpu": chain(typ(0, G), up(1, 2, LO, G))},
     )

@@ -3,13 +3,14 @@ fits, int64 otherwise (always int64 when the renderer prefers it: ``index_dtype_
 
 Each node decides for itself from its exact (unbounded) value range and its operands'; an
 operand of another width is cast. Variables become int32 scalar parameters (the calling
-convention), so their ranges must fit in int32.
+convention), so their ranges must fit in int32. Uncommitted float literals (``weakfloat``)
+take the default float.
 """
 
 from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext
-from fusegrad.uop import DType, GroupOp, Ops, UOp, dtypes
+from fusegrad.uop import DType, GroupOp, Ops, UOp, commit_weak, dtypes
 
 _I32 = (-(2**31), 2**31 - 1)
 
@@ -48,6 +49,9 @@ def _variable(u: UOp) -> UOp:
 def _lower_one(u: UOp, srcs: list[UOp], ctx: LowerContext) -> UOp:
     if u.op is Ops.DEFINE_VAR:
         return _variable(u)
+    if u.dtype.scalar() is dtypes.weakfloat:  # an uncommitted float literal: the default float
+        dt = commit_weak(u.dtype)
+        return UOp.const(dt, u.arg) if u.op is Ops.CONST else u.replace(dtype=dt, src=tuple(srcs))
     weak_out = _weak(u)
     compare = u.op in GroupOp.Comparison and _weak(u.src[0])
     if not weak_out and not compare:
