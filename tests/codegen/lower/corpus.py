@@ -673,6 +673,14 @@ def _composites() -> None:
         {0: want},
         opts={"cpu": chain(up(2, 2, UR), up(3, 2, UR)), "gpu": chain(typ(0, G), typ(1, LO))},
     )
+    _mixed_cases()
+
+
+def _mixed_cases() -> None:
+    n, m = 4, 8
+    a = rand(n, m)
+    x = buf(1, dtypes.float32, n * m)
+    i, j, k = rng(n, 0), rng(m, 1), rng(m, 2, R)
     # int8 sum accumulated in int32
     bi = rand(n, m, dt=np.int8)
     out, xb = buf(0, dtypes.int32, n), buf(1, dtypes.int8, n * m)
