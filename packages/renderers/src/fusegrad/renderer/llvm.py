@@ -411,6 +411,9 @@ def _offending_lines(src: str, message: str) -> list[int]:
 class LLVMCompiler(Compiler):
     """LLVM IR -> an ELF relocatable object for the host CPU, in process with llvmlite.
 
+    The pipeline is LLVM's -O<opt_level> (loop and SLP vectorizers included; LLVM's loop
+    unroller only at -O3), then code generation for the target machine.
+
     ``opt_level`` (default ``LLVM_OPT``), ``cpu`` and ``features`` (default ``LLVM_CPU`` /
     ``LLVM_FEATURES``, empty meaning the host's) choose the target; all are in the cache key.
     """
@@ -440,31 +443,29 @@ class LLVMCompiler(Compiler):
             mod.verify()
         except RuntimeError as exc:
             message = str(exc)
-            raise CompileError(
-                _kernel_of(src), message, src, _offending_lines(src, message)
-            ) from None
+            lines = _offending_lines(src, message)
+            raise CompileError(_kernel_of(src), message, src, lines) from None
+        return mod
+
+    def _optimized(self, src: str) -> Any:
+        mod = self._parse(src)
+        mod.triple = self.target_machine.triple
+        mod.data_layout = str(self.target_machine.target_data)
+        if self.opt_level > 0:
+            pto = llvm.create_pipeline_tuning_options(speed_level=min(self.opt_level, 3))
+            # fusegrad's optimizer unrolls (UPCAST/UNROLL); LLVM's unroller would double the
+            # compile time of a typical kernel, so it runs only at -O3
+            pto.loop_unrolling = self.opt_level >= 3
+            pb = llvm.create_pass_builder(self.target_machine, pto)
+            pb.getModulePassManager().run(mod, pb)
         return mod
 
     def compile(self, src: str) -> bytes:
         """Parse, verify, optimize and emit an object file; CompileError on bad IR."""
         with _compile_lock:
-            mod = self._parse(src)
-            mod.triple = self.target_machine.triple
-            mod.data_layout = str(self.target_machine.target_data)
-            if self.opt_level > 0:
-                pto = llvm.create_pipeline_tuning_options(speed_level=min(self.opt_level, 3))
-                pb = llvm.create_pass_builder(self.target_machine, pto)
-                pb.getModulePassManager().run(mod, pb)
-            return bytes(self.target_machine.emit_object(mod))
+            return bytes(self.target_machine.emit_object(self._optimized(src)))
 
     def assembly(self, src: str) -> str:
         """The optimized machine code for ``src`` as assembly text (for reading, not caching)."""
         with _compile_lock:
-            mod = self._parse(src)
-            mod.triple = self.target_machine.triple
-            mod.data_layout = str(self.target_machine.target_data)
-            if self.opt_level > 0:
-                pto = llvm.create_pipeline_tuning_options(speed_level=min(self.opt_level, 3))
-                pb = llvm.create_pass_builder(self.target_machine, pto)
-                pb.getModulePassManager().run(mod, pb)
-            return str(self.target_machine.emit_assembly(mod))
+            return str(self.target_machine.emit_assembly(self._optimized(src)))
