@@ -1,0 +1,156 @@
+"""The pipeline's behaviour beyond "the numbers come out right": stage list, caching, debug
+views, the opts hook, index widths, loop placement, estimates, names, division magic."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fusegrad.codegen import KernelInfo, register_opts_applier, to_program
+from fusegrad.codegen.lower import STAGES, kernel_name
+from fusegrad.codegen.lower.decompose import magic_divisor
+from fusegrad.uop import AxisType, Context, Ops, UOp, dtypes
+
+
+def _load(name: str) -> Any:
+    """Sibling module ``name`` loaded by path under a unique module name."""
+    mod_name = f"_fusegrad_tests_lower_{name}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    spec = importlib.util.spec_from_file_location(mod_name, Path(__file__).parent / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+T = _load("targets")
+CPU = T.RENDERERS["cpu"]
+
+
+def _matmul(n: int = 4, k_: int = 6, m: int = 8, name: str | None = None) -> UOp:
+    c, a, b = (
+        T.buf(0, dtypes.float32, n * m),
+        T.buf(1, dtypes.float32, n * k_),
+        T.buf(2, dtypes.float32, k_ * m),
+    )
+    i, j, k = T.rng(n, 0), T.rng(m, 1), T.rng(k_, 2, AxisType.REDUCE)
+    val = (a.index(i * k_ + k).load() * b.index(k * m + j).load()).reduce(k, arg=Ops.ADD)
+    return T.kernel(c.index(i * m + j).store(val).end(i, j), name=name)
+
+
+def test_stage_names_in_order() -> None:
+    assert [s.name for s in STAGES] == [
+        "apply opts", "number axes", "simplify ranges", "expand upcasts", "lower reduces",
+        "add local buffers", "map hardware ids", "devectorize", "index validity",
+        "lower index dtype", "emulate dtypes", "transcendentals", "decompose ops", "target rules",
+        "control flow", "linearize",
+    ]  # fmt: skip
+
+
+def test_to_program_is_cached_by_ast_and_renderer() -> None:
+    ast = _matmul()
+    assert to_program(ast, CPU) is to_program(ast, CPU)
+    assert to_program(ast, CPU) is not to_program(ast, T.RENDERERS["gpu"])
+
+
+def test_debug_views(capsys: pytest.CaptureFixture[str]) -> None:
+    ast = _matmul(3, 5, 7)
+    with Context(DEBUG=7):
+        spec = to_program(ast, T.RENDERERS["scalar"])
+    out = capsys.readouterr().out
+    assert "Ops.SINK" in out  # DEBUG>=5: the AST
+    for stage in STAGES:
+        assert f"lower: {stage.name}" in out  # DEBUG>=7: every stage by name
+    assert f"{len(spec.uops) - 1:4d} END" in out  # DEBUG>=6: one line per linear uop
+
+
+def test_opts_hook_is_called_and_recorded() -> None:
+    seen: list[Any] = []
+
+    def applier(ast: UOp, renderer: Any) -> tuple[UOp, tuple[Any, ...]]:
+        seen.append(ast.arg)
+        return ast, ("UPCAST 1 4",)
+
+    register_opts_applier(applier)
+    try:
+        spec = to_program(_matmul(name="hooked"), CPU)
+    finally:
+        register_opts_applier(None)
+    assert spec.applied_opts == ("UPCAST 1 4",) and seen == [KernelInfo("hooked")]
+    assert spec.name == "hooked"
+
+
+def test_names_from_shape() -> None:
+    assert kernel_name(_matmul()) == "r_4_8_6"
+    out, x = T.buf(0, dtypes.float32, 12), T.buf(1, dtypes.float32, 12)
+    i = T.rng(12, 0)
+    assert kernel_name(T.kernel(out.index(i).store(x.index(i).load()).end(i))) == "E_12"
+
+
+def test_estimates_are_exact_and_symbolic() -> None:
+    spec = to_program(_matmul(4, 6, 8), CPU)
+    assert spec.estimates.ops == 4 * 8 * 6 * 2
+    assert spec.estimates.lds == 4 * 8 * 6 * 2 * 4 + 4 * 8 * 4
+    n = UOp.variable("n", 1, 100)
+    out, x = T.buf(0, dtypes.float32, 100), T.buf(1, dtypes.float32, 100)
+    i = T.rng(n, 0)
+    spec = to_program(T.kernel(out.index(i).store(x.index(i).load() * 2.0).end(i)), CPU)
+    assert spec.estimates.at({"n": 10}).ops == 10
+    assert spec.estimates.at({"n": 10}).lds == 80
+    assert [v.arg[0] for v in spec.variables] == ["n"]
+
+
+def test_index_math_is_int64_only_when_needed() -> None:
+    big = 3_000_000_000
+    out = T.buf(0, dtypes.float32, 16)
+    x = UOp.param(1, dtypes.float32.ptr(big))
+    i = T.rng(16, 0)
+    ast = T.kernel(out.index(i).store(x.index(i * 150_000_000).load()).end(i))
+    uops = to_program(ast, CPU).uops
+    idx = next(u for u in uops if u.op is Ops.INDEX and u.src[0].arg == 1)
+    assert idx.src[1].dtype is dtypes.int64
+    store_idx = next(u for u in uops if u.op is Ops.INDEX and u.src[0].arg == 0)
+    assert store_idx.src[1].dtype is dtypes.int32
+
+
+def test_loop_invariant_code_is_hoisted() -> None:
+    """a[i, k] * c[i] inside the k loop: the load of c[i] sits outside the reduce loop."""
+    out, a, c = (
+        T.buf(0, dtypes.float32, 4),
+        T.buf(1, dtypes.float32, 24),
+        T.buf(2, dtypes.float32, 4),
+    )
+    i, k = T.rng(4, 0), T.rng(6, 1, AxisType.REDUCE)
+    val = (a.index(i * 6 + k).load() * c.index(i).load()).reduce(k, arg=Ops.ADD)
+    uops = list(to_program(T.kernel(out.index(i).store(val).end(i)), CPU).uops)
+    pos = {u: n for n, u in enumerate(uops)}
+    k_range = next(u for u in uops if u.op is Ops.RANGE and u.arg[1] is AxisType.REDUCE)
+    c_load = next(u for u in uops if u.op is Ops.LOAD and u.src[0].src[0].arg == 2)
+    k_end = next(u for u in uops if u.op is Ops.END and u.src[0] is k_range)
+    assert pos[c_load] < pos[k_range] < pos[k_end]
+
+
+def test_masked_store_is_gated() -> None:
+    out, x = T.buf(0, dtypes.float32, 8), T.buf(1, dtypes.float32, 8)
+    i = T.rng(8, 0)
+    ast = T.kernel(out.index(i.valid(i < 5)).store(x.index(i).load()).end(i))
+    uops = to_program(ast, CPU).uops
+    store = next(u for u in uops if u.op is Ops.STORE)
+    assert len(store.src[0].src) == 3 and store.src[0].src[2].dtype is dtypes.bool
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_magic_division_is_exact(seed: int) -> None:
+    rs = random.Random(seed)
+    for _ in range(200):
+        d, vmax = rs.randint(2, 10_000), rs.randint(1, 2**31 - 1)
+        m, s = magic_divisor(d, vmax)
+        for x in (0, 1, d - 1, d, vmax, vmax - 1, rs.randint(0, vmax), (vmax // d) * d - 1):
+            if 0 <= x <= vmax:
+                assert (x * m) >> s == x // d, (x, d, vmax)
