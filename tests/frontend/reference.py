@@ -138,7 +138,7 @@ def _binary(op: Ops, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 _UNARY = {
     Ops.NEG: lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.negative(x),
-    Ops.RECIPROCAL: lambda x: np.reciprocal(x),
+    Ops.RECIPROCAL: np.reciprocal,
     Ops.SQRT: np.sqrt,
     Ops.EXP2: np.exp2,
     Ops.LOG2: np.log2,
@@ -205,7 +205,7 @@ class RefExecutor:
             return flat
         return decode_floats(flat, buf.dtype)
 
-    def _eval_node(self, u: UOp, cache: dict[UOp, np.ndarray]) -> np.ndarray:
+    def _eval_node(self, u: UOp, cache: dict[UOp, np.ndarray]) -> np.ndarray:  # noqa: PLR0911 (one return per op family)
         op = u.op
         if op in (Ops.DEVICE, Ops.UNIQUE, Ops.STORE, Ops.DEFINE_VAR):
             return np.zeros(())

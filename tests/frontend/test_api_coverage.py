@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (parametrize tables read best one case per line)
 """Every Tensor method named in shared/API.md exists on fusegrad's Tensor."""
 
 from __future__ import annotations

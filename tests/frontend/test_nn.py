@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (parametrize tables read best one case per line)
 """matmul/einsum, conv/pool/interpolate, norms, attention, losses vs PyTorch."""
 
 from __future__ import annotations

@@ -41,7 +41,8 @@ def storage_dtype(dt: DType) -> np.dtype[Any]:
     """The NumPy dtype holding ``dt``'s bits."""
     if dt.scalar() not in _STORAGE:
         raise TypeError(f"{dt!r} can't be stored in a buffer")
-    return np.dtype(_STORAGE[dt.scalar()])
+    out: np.dtype[Any] = np.dtype(_STORAGE[dt.scalar()])
+    return out
 
 
 def from_numpy_dtype(npdt: np.dtype[Any]) -> DType:

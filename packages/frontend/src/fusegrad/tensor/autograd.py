@@ -1,3 +1,5 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """Autograd: the gradient rules as a pattern table over tensor-level UOps, and reverse-mode
 accumulation over a graph.
 

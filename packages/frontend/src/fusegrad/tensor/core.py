@@ -3,6 +3,7 @@ promotion and broadcasting. Every other method group is a mixin built on these."
 
 from __future__ import annotations
 
+import builtins
 import math
 import weakref
 from collections.abc import Sequence
@@ -177,7 +178,7 @@ class TensorCore:
         """True for tensors made by the user (not by an operation)."""
         return self._leaf
 
-    def is_floating_point(self) -> bool:
+    def is_floating_point(self) -> builtins.bool:
         """True for float dtypes."""
         return dtypes.is_float(self.dtype)
 
@@ -299,7 +300,7 @@ class TensorCore:
             return type(self)(x, device=self.device)  # type: ignore[return-value]
         raise TypeError(f"unsupported operand type {type(x).__name__} for a Tensor operation")
 
-    def _promoted(self, *xs: Any, reverse: bool = False) -> list[Tensor]:
+    def _promoted(self, *xs: Any, reverse: builtins.bool = False) -> list[Tensor]:
         """This tensor and ``xs`` as tensors of one dtype and one broadcast shape."""
         ops = [self._operand(x) for x in xs]
         tensors: list[Tensor] = [self, *ops]  # type: ignore[list-item]
@@ -327,7 +328,7 @@ class TensorCore:
         return self  # type: ignore[return-value]
 
     @property
-    def is_realized(self) -> bool:
+    def is_realized(self) -> builtins.bool:
         """True when the value sits in a buffer."""
         return buffer_of(self.uop) is not None or self.uop in REALIZED
 
@@ -350,20 +351,20 @@ class TensorCore:
 
     def data(self) -> memoryview:
         """The values as a memoryview of the tensor's shape."""
-        return memoryview(np.ascontiguousarray(self.numpy()))
+        return memoryview(np.ascontiguousarray(self.numpy()).data)
 
-    def __bool__(self) -> bool:
+    def __bool__(self) -> builtins.bool:
         if self.numel() != 1:
             raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
-        return bool(self.item())
+        return builtins.bool(self.item())
 
-    def __int__(self) -> int:
-        return int(self.item())
+    def __int__(self) -> builtins.int:
+        return builtins.int(self.item())
 
-    def __float__(self) -> float:
-        return float(self.item())
+    def __float__(self) -> builtins.float:
+        return builtins.float(self.item())
 
-    def __index__(self) -> int:
+    def __index__(self) -> builtins.int:
         if not dtypes.is_int(self.dtype):
             raise TypeError(
                 f"only integer tensors can be converted to an index, not {self.dtype!r}"
@@ -423,7 +424,7 @@ class TensorCore:
         self.uop = UOp(Ops.AFTER, self.dtype, (self.uop, self.uop.store(value.uop)))
         return self  # type: ignore[return-value]
 
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+    def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
         """Set ``requires_grad`` in place."""
         self.requires_grad = requires_grad
         return self  # type: ignore[return-value]

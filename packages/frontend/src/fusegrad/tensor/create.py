@@ -1,3 +1,5 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """Creation: empty, zeros, ones, full, arange, linspace, eye, the *_like family, from_blob.
 
 ``arange`` is built from constants and movement ops only (no data from the host): the index
@@ -128,7 +130,8 @@ class CreateMixin:
             if dtypes.is_float(dt) and dt is dtypes.float64
             else (dtypes.default_float if dtypes.is_float(dt) or is_float else idx_dt)
         )
-        return (idx.cast(compute) * step + start).cast(dt)
+        out: Tensor = (idx.cast(compute) * step + start).cast(dt)
+        return out
 
     @classmethod
     def linspace(
@@ -189,7 +192,9 @@ class CreateMixin:
         sh = _shape_arg(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
         nbytes = int(prod(sh)) * dt.itemsize
         raw = (ctypes.c_char * nbytes).from_address(ptr)
-        arr = np.frombuffer(raw, dtype=storage_dtype(dt)).reshape(sh)
+        arr = np.frombuffer(memoryview(raw), dtype=storage_dtype(dt)).reshape(
+            tuple(int(d) for d in sh)
+        )
         return cls(arr, device=device, dtype=dt, **kwargs)
 
     def full_like(self: Tensor, fill_value: Any, **kwargs: Any) -> Tensor:

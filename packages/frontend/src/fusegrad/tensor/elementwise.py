@@ -1,3 +1,5 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """Elementwise math: unary functions, binary operators with broadcasting and promotion,
 comparisons, bitwise ops and ``where``. Everything lowers to the ALU ops of the IR."""
 
@@ -16,8 +18,10 @@ _LOG2_E = 1 / math.log(2)
 _LN_2 = math.log(2)
 
 
-def _where_dtype(x: Any, y: Any, tensor: type) -> DType:
-    dts = [v.dtype if isinstance(v, tensor) else dtypes.weak_from_py(v) for v in (x, y)]
+def _where_dtype(x: Any, y: Any, tensor: type[Any]) -> DType:
+    dts: list[DType] = [
+        v.dtype if isinstance(v, tensor) else dtypes.weak_from_py(v) for v in (x, y)
+    ]
     return commit_weak(least_upper_dtype(*dts))
 
 
@@ -28,7 +32,7 @@ def _check_int_or_bool(t: Tensor, name: str) -> None:
         )
 
 
-class ElementwiseMixin:
+class ElementwiseMixin:  # noqa: PLW1641 (__hash__ comes from TensorCore)
     """Unary and binary elementwise methods (mixed into Tensor)."""
 
     # -- primitives ----------------------------------------------------------------------------
@@ -426,7 +430,8 @@ class ElementwiseMixin:
 
     def lerp(self: Tensor, end: Any, weight: Any) -> Tensor:
         """self + (end - self) * weight."""
-        return self + (end - self) * weight
+        out: Tensor = self + (end - self) * weight
+        return out
 
     # -- comparisons -----------------------------------------------------------------------------
     def _cmp(self: Tensor, op: Ops, x: Any, reverse: bool = False) -> Tensor:

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """Indexing with NumPy semantics (``__getitem__``/``__setitem__``), gather/scatter, one_hot,
 masked_select and nonzero.
 
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fusegrad.engine import buffer_of
-from fusegrad.uop import Ops, dtypes, prod, sint
+from fusegrad.uop import ConstType, Ops, dtypes, prod, sint
 
 if TYPE_CHECKING:
     from fusegrad.tensor.tensor import Tensor
@@ -97,13 +99,16 @@ def _plan(t: Tensor, indices: Any) -> tuple[_Plan, list[int]]:
     out_shape: list[Any] = []
     adv_positions: list[int] = []  # position in the items list
     d = 0
-    for pos, it in enumerate(items):
+    for item in items:
+        it = (
+            type(t)(item, device=t.device, dtype=dtypes.int32)
+            if isinstance(item, int) and any_adv
+            else item
+        )
         if it is None:
             out_shape.append(("new", None))
             continue
         n = int(t.shape[d])
-        if isinstance(it, int) and any_adv:
-            it = type(t)(it, device=t.device, dtype=dtypes.int32)
         if isinstance(it, int):
             if not -n <= it < n:
                 raise IndexError(f"index {it} is out of bounds for dimension {d} with size {n}")
@@ -222,7 +227,7 @@ class IndexingMixin:
         mask: Tensor | None = None
         for j, (i, p) in enumerate(zip(idx, adv, strict=True)):
             n = self.shape[p]
-            view = [1] * k
+            view: list[sint] = [1] * k
             view[j] = n
             ar = type(self).arange(n, device=self.device).reshape(view)
             eq = i.reshape((*bshape, *([1] * k))).eq(ar.reshape((*([1] * len(bshape)), *view)))
@@ -290,11 +295,7 @@ class IndexingMixin:
         if not adv and not grad and buffer_of(base) is not None and self._writable(plan):
             target = basic.uop
             v = v._broadcast_to(basic.shape)
-            self.uop = (
-                self.uop.after(target.store(v.uop))
-                if False
-                else _after_store(self.uop, target, v.uop)
-            )
+            self.replace(self._wrap(_after_store(self.uop, target, v.uop)))
             return
         if adv:
             v = v._broadcast_to(basic._advanced_get(plan, adv).shape)
@@ -305,8 +306,9 @@ class IndexingMixin:
         mask = self._unapply_basic(plan, new_view._const(True, dtypes.bool))
         new = mask.where(placed, self)
         if grad or buffer_of(base) is None:
-            self.uop = new.uop
-            self.requires_grad = self.requires_grad or new.requires_grad
+            self.replace(new)
+            if grad:
+                self.requires_grad_(True)
             return
         self.assign(new.detach())
 
@@ -318,9 +320,10 @@ class IndexingMixin:
         if not dtypes.is_int(index.dtype):
             raise RuntimeError(f"gather(): Expected dtype int for index, got {index.dtype!r}")
         for d, (a, b) in enumerate(zip(index.shape, self.shape, strict=True)):
-            if d != axis and a > b:  # type: ignore[operator]
+            if d != axis and a > b:
                 raise RuntimeError(
-                    f"Size does not match at dimension {d} expected index {tuple(index.shape)} to be smaller than self {tuple(self.shape)} apart from dimension {axis}"
+                    f"Size does not match at dimension {d} expected index {tuple(index.shape)} to be "
+                    f"smaller than self {tuple(self.shape)} apart from dimension {axis}"
                 )
         n = self.shape[axis]
         i = index.transpose(axis, -1)
@@ -388,7 +391,7 @@ class IndexingMixin:
             )
         mask, st, axis = self._scatter_parts(dim, index, src)
         hit = self._scatter_pad(mask.any(-2), axis, index)
-        fill = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
+        fill: ConstType = {"sum": 0, "mean": 0, "prod": 1}.get(reduce, 0)
         if reduce in ("amax", "amin"):
             lo = -float("inf") if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)
             hi = float("inf") if dtypes.is_float(self.dtype) else dtypes.max(self.dtype)

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """Linear algebra on tensors: dot/matmul (batched, broadcast), einsum, linear, sequential."""
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ class LinearMixin:
         if k_self != k_w:
             if self.ndim == 1 and w.ndim == 1:
                 raise RuntimeError(
-                    f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src [{w.shape[0]}] to have the same number of elements"
+                    f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src "
+                    f"[{w.shape[0]}] to have the same number of elements"
                 )
             raise _mm_error(self, w)
         dt = least_upper_dtype(self.dtype, w.dtype)
@@ -77,25 +80,25 @@ class LinearMixin:
 
 
 def _einsum(formula: str, tensors: list[Tensor], dtype: Any) -> Tensor:
-    lhs, arrow, rhs = formula.replace(" ", "").partition("->")
+    lhs, arrow, rhs_text = formula.replace(" ", "").partition("->")
     inputs = lhs.split(",")
     if len(inputs) != len(tensors):
         raise ValueError(
             f"einsum: {len(inputs)} operand specs in {formula!r} for {len(tensors)} tensors"
         )
-    inputs, rhs = _expand_ellipsis(inputs, rhs if arrow else None, tensors)
+    inputs, rhs = _expand_ellipsis(inputs, rhs_text if arrow else None, tensors)
     letters = sorted(set("".join(inputs)))
     if rhs is None:
         counts = "".join(inputs)
         rhs = "".join(c for c in letters if counts.count(c) == 1)
     sizes: dict[str, Any] = {}
     aligned = []
-    for spec, t in zip(inputs, tensors, strict=True):
-        if len(spec) != t.ndim:
+    for raw_spec, raw_t in zip(inputs, tensors, strict=True):
+        if len(raw_spec) != raw_t.ndim:
             raise ValueError(
-                f"einsum: {spec!r} has {len(spec)} letters for a tensor of {t.ndim} dims"
+                f"einsum: {raw_spec!r} has {len(raw_spec)} letters for a tensor of {raw_t.ndim} dims"
             )
-        t, spec = _take_diagonals(t, spec)
+        t, spec = _take_diagonals(raw_t, raw_spec)
         for c, s in zip(spec, t.shape, strict=True):
             if c in sizes and s not in (sizes[c], 1) and sizes[c] != 1:
                 raise RuntimeError(f"einsum: size of {c!r} differs: {sizes[c]} vs {s}")
@@ -130,8 +133,9 @@ def _expand_ellipsis(
         if "..." in spec:
             k = t.ndim - (len(spec) - 3)
             most = max(most, k)
-            spec = spec.replace("...", "".join(spare[most - k : most]) if k else "")
-        out.append(spec)
+            out.append(spec.replace("...", "".join(spare[most - k : most]) if k else ""))
+        else:
+            out.append(spec)
     ell = "".join(spare[:most])
     if rhs is None:
         counts = "".join(out)

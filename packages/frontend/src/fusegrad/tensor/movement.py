@@ -1,3 +1,5 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """Movement: reshape, permute, expand, pad (all modes), shrink, flip, and what is built from
 them (cat, stack, split, repeat, roll, unfold, triu/tril, rearrange...)."""
 
@@ -79,7 +81,7 @@ class MovementMixin:
             o if isinstance(n, int) and n == -1 else n for o, n in zip(old, new, strict=True)
         )
         for i, (o, n) in enumerate(zip(old, target, strict=True)):
-            if not (o is n or o == n or o == 1):
+            if not (o is n or o in (n, 1)):
                 raise RuntimeError(
                     f"The expanded size of the tensor ({n}) must match the existing size ({o}) at "
                     f"non-singleton dimension {i}. Target sizes: {_fmt(new)}. Tensor sizes: {_fmt(self.shape)}"
@@ -117,7 +119,7 @@ class MovementMixin:
             raise RuntimeError(f"shrink: {len(arg)} windows for a tensor with {self.ndim} dims")
         bounds = [(0, s) if a is None else a for a, s in zip(arg, self.shape, strict=True)]
         for (lo, hi), s in zip(bounds, self.shape, strict=True):
-            if all(isinstance(v, int) for v in (lo, hi, s)) and not 0 <= lo <= hi <= s:  # type: ignore[operator]
+            if all(isinstance(v, int) for v in (lo, hi, s)) and not 0 <= lo <= hi <= s:
                 raise RuntimeError(f"shrink: window {tuple(bounds)} doesn't fit in {self.shape}")
         return self._wrap(self.uop.shrink(bounds))
 
@@ -129,18 +131,18 @@ class MovementMixin:
         pairs = _normalize_padding(self.ndim, padding)
         if mode not in ("constant", "reflect", "replicate", "circular"):
             raise NotImplementedError(f"pad: unsupported mode {mode!r}")
-        crop = [(-min(b, 0), s + min(a, 0)) for (b, a), s in zip(pairs, self.shape, strict=True)]  # type: ignore[call-overload]
+        crop = [(-min(b, 0), s + min(a, 0)) for (b, a), s in zip(pairs, self.shape, strict=True)]
         x = (
             self.shrink(crop)
             if any(b != 0 or e is not s for (b, e), s in zip(crop, self.shape, strict=True))
             else self
         )
-        grow = [(max(b, 0), max(a, 0)) for b, a in pairs]  # type: ignore[call-overload]
+        grow = [(max(b, 0), max(a, 0)) for b, a in pairs]
         if mode == "constant":
             return x._pad_constant(grow, value)
         for axis, (before, after) in enumerate(grow):
             if before or after:
-                x = x._pad_axis(axis, before, after, mode)
+                x = x._pad_axis(axis, int(before), int(after), mode)
         return x
 
     def _pad_constant(self: Tensor, grow: Sequence[tuple[sint, sint]], value: float) -> Tensor:
@@ -244,7 +246,7 @@ class MovementMixin:
                     f"but got {_fmt(t.shape)} for tensor number {i} in the list."
                 )
         dt = least_upper_dtype(*(t.dtype for t in tensors))
-        total = sum(t.shape[axis] for t in tensors)  # type: ignore[misc]
+        total = sum(t.shape[axis] for t in tensors)
         offset: sint = 0
         out: Tensor | None = None
         for t in tensors:

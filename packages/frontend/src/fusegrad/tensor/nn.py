@@ -1,3 +1,5 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """Neural-network functionals: convolution (n-d, groups/stride/dilation/padding incl. 'same'),
 transposed convolution, pooling, unpooling, interpolate, norms, attention and the losses."""
 
@@ -160,7 +162,7 @@ class NNMixin:
             (d * (k - 1) - p, d * (k - 1) - p + o)
             for k, d, p, o in zip(kernel, dl, pd, op, strict=True)
         ]
-        x = x.pad([None] * lead + pads)
+        x = x.pad([*([None] * lead), *pads])
         cin, cout_g = int(weight.shape[0]), int(weight.shape[1])
         w = weight.reshape(groups, cin // groups, cout_g, *kernel).transpose(1, 2)
         w = w.reshape(groups * cout_g, cin // groups, *kernel).flip(*range(2, 2 + n))
@@ -365,10 +367,11 @@ class NNMixin:
             L, S = int(self.shape[-2]), int(key.shape[-2])
             attn_mask = type(self).ones(L, S, dtype=dtypes.bool, device=self.device).tril()
         if attn_mask is not None:
-            if attn_mask.dtype is dtypes.bool:
-                scores = attn_mask.where(scores, -math.inf)
-            else:
-                scores = scores + attn_mask
+            scores = (
+                attn_mask.where(scores, -math.inf)
+                if attn_mask.dtype is dtypes.bool
+                else scores + attn_mask
+            )
         weights = scores.softmax(-1)
         if dropout_p:
             weights = weights.dropout(dropout_p)

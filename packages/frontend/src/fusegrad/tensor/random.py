@@ -1,3 +1,5 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """Random numbers: counter-based (threefry-2x32, Ops.THREEFRY), so a seed gives the same
 numbers on every device and renderer. Each call draws a fresh key (seed, call counter); the
 counter of element i is i."""

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """Reductions (sum/prod/max/min/mean/var/std/any/all/argmax...), softmax family and the
 cumulative ops. Empty reductions follow PyTorch: identities for sum/prod/any/all, NaN for
 mean/var, an error for max/min/argmax."""
@@ -8,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from fusegrad.uop import DType, Ops, UOp, dtypes, sum_acc_dtype, to_dtype
+from fusegrad.uop import DType, Ops, UOp, dtypes, sint, sum_acc_dtype, to_dtype
 
 if TYPE_CHECKING:
     from fusegrad.tensor.tensor import Tensor
@@ -69,7 +71,8 @@ class ReduceMixin:
         x = self._to_float()
         total = x.sum(axis, keepdim, dtype=sum_acc_dtype(x.dtype))
         n = self._count(axis)
-        return (total / n).cast(x.dtype)
+        out: Tensor = (total / n).cast(x.dtype)
+        return out
 
     def _count(self: Tensor, axis: Axis) -> Any:
         count: Any = 1
@@ -85,7 +88,8 @@ class ReduceMixin:
         denom = n - correction
         if not isinstance(denom, UOp):
             denom = max(0, denom)
-        return (dev * dev).sum(axis, keepdim) / denom
+        out: Tensor = (dev * dev).sum(axis, keepdim) / denom
+        return out
 
     def std(self: Tensor, axis: Axis = None, keepdim: bool = False, correction: int = 1) -> Tensor:
         """Standard deviation."""
@@ -129,7 +133,7 @@ class ReduceMixin:
         hit = x.eq(best)
         if dtypes.is_float(x.dtype):
             hit = hit | x.isnan()
-        shape = [1] * x.ndim
+        shape: list[sint] = [1] * x.ndim
         shape[ax] = n
         rev = type(self).arange(n, 0, -1, device=self.device).reshape(shape)
         idx = n - hit.where(rev, rev._const(0, shape=())).max(ax, keepdim=True)
@@ -186,10 +190,7 @@ class ReduceMixin:
         cols = type(self).arange(n, device=self.device).reshape(1, n)
         window = x.unsqueeze(-2).expand((*x.shape[:-1], n, n))
         masked = (cols <= rows).where(window, window._const(fill, shape=()))
-        if op is Ops.MAX:
-            out = masked.max(-1)
-        else:
-            out = masked._reduce(op, -1, False, "cumulative")
+        out = masked.max(-1) if op is Ops.MAX else masked._reduce(op, -1, False, "cumulative")
         return out.transpose(ax, -1)
 
     def cumsum(self: Tensor, axis: int = 0) -> Tensor:

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """sort / argsort / topk: a bitonic sorting network over (value, index) pairs.
 
 The axis is padded to a power of two; each stage compares pairs with the same order (the

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """``Tensor``: the core plus every method group, assembled."""
 
 from __future__ import annotations
