@@ -21,6 +21,30 @@ from fusegrad.uop import Ops, UOp
 CACHE_SIZE = 256
 
 
+_PLAIN = (int, float, str, bool, type(None))
+
+
+class StructureKey:
+    """A structure key: the per-node tuples, with their hash computed once (a dict would
+    otherwise rehash the whole nested tuple on every lookup)."""
+
+    __slots__ = ("hash", "nodes")
+
+    def __init__(self, nodes: tuple[Hashable, ...]) -> None:
+        self.nodes = nodes
+        self.hash = hash(nodes)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, StructureKey)
+            and other.hash == self.hash
+            and other.nodes == self.nodes
+        )
+
+
 @dataclass
 class _KeyWalk:
     inputs: dict[UOp, int] = field(default_factory=dict)
@@ -32,26 +56,34 @@ class _KeyWalk:
             return ("buffer", n, u.src[1].arg, u.arg, u.dtype, u.tag)
         if u.is_bound_var:
             return ("var", self.prep.unbind(u))
-        arg = map_arg(u.arg, self.sub_key)
-        return (u.op, u.dtype, arg, tuple(pos[s] for s in u.src), u.tag)
+        arg = u.arg if type(u.arg) in _PLAIN else map_arg(u.arg, self.sub_key)
+        return (u.op, u.dtype, arg, tuple([pos[s] for s in u.src]), u.tag)
 
     def sub_key(self, u: UOp) -> Any:
         """A UOp inside an arg (a symbolic size) as a nested key."""
         return ("uop", self.walk(u))
 
     def walk(self, root: UOp) -> tuple[Hashable, ...]:
-        pos: dict[UOp, int] = {}
+        """The node keys of ``root``'s graph in topological order (one walk)."""
+        order = root.toposort(gate=_descend)
+        pos = {u: i for i, u in enumerate(order)}
         keys: list[Hashable] = []
-        for u in root.toposort(gate=lambda n: n.op is not Ops.BUFFER and not n.is_bound_var):
-            pos[u] = len(keys)
-            keys.append(self.node_key(u, pos))
+        for u in order:
+            if u.op is Ops.BUFFER or u.op is Ops.AFTER or type(u.arg) not in _PLAIN:
+                keys.append(self.node_key(u, pos))
+            else:  # the common case, inlined
+                keys.append((u.op, u.dtype, u.arg, tuple([pos[s] for s in u.src]), u.tag))
         return tuple(keys)
 
 
-def structure_key(sink: UOp) -> tuple[tuple[Hashable, ...], list[UOp], dict[UOp, int]]:
+def _descend(u: UOp) -> bool:
+    return u.op is not Ops.BUFFER and not (u.op is Ops.AFTER and u.is_bound_var)
+
+
+def structure_key(sink: UOp) -> tuple[StructureKey, list[UOp], dict[UOp, int]]:
     """(key, the input BUFFERs in key order, the bound Variables' values) of ``sink``."""
     walk = _KeyWalk()
-    key = walk.walk(sink)
+    key = StructureKey(walk.walk(sink))
     return key, list(walk.inputs), walk.prep.var_vals
 
 

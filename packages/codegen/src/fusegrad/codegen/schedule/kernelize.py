@@ -109,7 +109,7 @@ class Kernelizer:
         self.producer: dict[UOp, int] = {}  # realized node -> id of the call computing it
         self.calls: dict[int, Call] = {}
         self.new_buffers: list[UOp] = []
-        self.custom_calls: dict[UOp, int] = {}
+        self.ids = 0
 
     # -- buffers --------------------------------------------------------------------------------
     def new_buffer(self, device: Any, size: int, dtype: Any) -> UOp:
@@ -155,7 +155,8 @@ class Kernelizer:
 
     def next_id(self) -> int:
         """A fresh call id (ids grow in creation order, a topological order)."""
-        return max(self.calls, default=-1) + 1
+        self.ids += 1
+        return self.ids - 1
 
     def compute(self, node: UOp) -> None:
         """A kernel computing ``node`` into a new buffer."""
@@ -165,13 +166,16 @@ class Kernelizer:
         self.add_call(self.lower([node], Kind.COMPUTE))
 
     def lower(self, roots: list[UOp], kind: Kind, split: bool = True) -> Call:
-        """Rangeify the kernel storing ``roots``; realizes parts of it while over the cap."""
-        while True:
-            ast, ctx = self.rangeify(roots)
-            cap = self.cap(roots[0].device)
-            if cap is None or len(ctx.params) <= cap or not split:
-                return self.make_call(ast, ctx, roots, kind)
-            self.compute(self.split_point(roots, cap))
+        """Rangeify the kernel storing ``roots``; over the buffer cap, first realize the parts
+        of its graph that keep every kernel within the cap."""
+        ast, ctx = self.rangeify(roots)
+        cap = self.cap(roots[0].device)
+        if cap is None or len(ctx.params) <= cap or not split:
+            return self.make_call(ast, ctx, roots, kind)
+        for node in self.split_points(roots, cap):
+            self.compute(node)
+        ast, ctx = self.rangeify(roots)
+        return self.make_call(ast, ctx, roots, kind)
 
     def store_target(self, root: UOp) -> UOp:
         """The view ``root`` is stored through, over its STORE-tagged buffer."""
@@ -204,22 +208,27 @@ class Kernelizer:
             call.reads.add((base_buffer(self.views[d]), self.version(d)))
         return call
 
-    def split_point(self, roots: list[UOp], cap: int) -> UOp:
-        """The node of the kernel's graph reading the most buffers that still fits the cap."""
+    def split_points(self, roots: list[UOp], cap: int) -> list[UOp]:
+        """Nodes of the kernel's graph to realize so no kernel reads more than ``cap - 1``
+        buffers (one slot is its output): one walk sources-first; where a node would read too
+        many, its sources reading the most are realized until it fits."""
         region = UOp.sink(*roots).toposort(gate=lambda u: u in roots or u not in self.views)
         bufs: dict[UOp, frozenset[UOp]] = {}
-        best: UOp | None = None
+        chosen: list[UOp] = []
         for u in region:
             if u.op is Ops.BUFFER or (u in self.views and u not in roots):
                 bufs[u] = frozenset((u,))
                 continue
-            bufs[u] = frozenset().union(*(bufs.get(s, frozenset()) for s in u.src))
-            fits = len(bufs[u]) < cap and u not in roots and u.op in _SPLITTABLE
-            if fits and (best is None or len(bufs[u]) > len(bufs[best])):
-                best = u
-        if best is None or len(bufs[best]) < 2:
-            raise ScheduleError(f"kernelize: can't split a kernel to {cap} buffers")
-        return best
+            srcs = sorted(u.src, key=lambda s: -len(bufs.get(s, ())))
+            while len(reads := frozenset().union(*(bufs.get(s, ()) for s in srcs))) >= cap:
+                big = next((s for s in srcs if s.op in _SPLITTABLE and len(bufs[s]) > 1), None)
+                if big is None:
+                    raise ScheduleError(f"kernelize: can't split a kernel to {cap} buffers")
+                chosen.append(big)
+                bufs[big] = frozenset((big,))
+                srcs = sorted(u.src, key=lambda s: -len(bufs.get(s, ())))
+            bufs[u] = reads
+        return chosen
 
     # -- assign ---------------------------------------------------------------------------------
     def assign_target(self, target: UOp) -> UOp:

@@ -203,7 +203,7 @@ def get_kernel_graph(
         return hit[0] if hit else default_buffer_cap(device)
 
     key, inputs, var_vals = structure_key(sink)
-    full_key = (key, tuple(sorted(caps.items())))
+    full_key = (key, tuple(sorted(caps.items())))  # caps change the kernels
     tpl = cache.get(full_key) if cache is not None else None
     hit = tpl is not None
     if tpl is None:

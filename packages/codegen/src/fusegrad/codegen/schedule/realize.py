@@ -110,7 +110,7 @@ def map_arg(arg: Any, fn: Callable[[UOp], UOp]) -> Any:
     same object) when it holds no UOp."""
     if isinstance(arg, UOp):
         return fn(arg)
-    if isinstance(arg, tuple) and any(isinstance(a, (UOp, tuple)) for a in arg):
+    if type(arg) is tuple and not all(type(a) is int for a in arg):
         out = tuple(map_arg(a, fn) for a in arg)
         return arg if all(a is b for a, b in zip(out, arg, strict=True)) else out
     return arg
