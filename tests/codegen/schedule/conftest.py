@@ -15,12 +15,12 @@ from __future__ import annotations
 import itertools
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pytest
-from fusegrad.codegen import verify_kernel_ast
+from fusegrad.codegen import to_program, verify_kernel_ast
 from fusegrad.codegen.schedule import KernelGraph, get_kernel_graph
 from fusegrad.uop import DType, Invalid, Ops, UOp, dtypes, exec_alu, sym_infer
 from fusegrad.uop import bitcast as bitcast_value
@@ -396,7 +396,25 @@ def _apply_view_op(u: UOp, arr: np.ndarray, var_vals: dict[UOp, int]) -> np.ndar
     raise AssertionError(f"not a view op: {u.op}")
 
 
-def run_graph(kg: KernelGraph, mem: Memory) -> list[np.ndarray]:
+Executor = Callable[[UOp, list[np.ndarray], dict[UOp, int]], None]
+
+
+def evaluate_kernel(ast: UOp, bufs: list[np.ndarray], var_vals: dict[UOp, int]) -> None:
+    """Run a kernel AST with the reference evaluator."""
+    KernelEvaluator(bufs, var_vals).run(ast)
+
+
+def run_on_emulator(ast: UOp, bufs: list[np.ndarray], var_vals: dict[UOp, int]) -> None:
+    """Lower ``ast`` with ``to_program`` for the PYTHON renderer, run it on the emulator."""
+    runtime = pytest.importorskip("fusegrad.runtime")
+    spec = to_program(ast, runtime.PythonRenderer())
+    values = {v.arg[0]: val for v, val in var_vals.items()}
+    runtime.run_linear(spec.uops, bufs, values, spec.global_size, spec.local_size)
+
+
+def run_graph(
+    kg: KernelGraph, mem: Memory, execute: Executor = evaluate_kernel
+) -> list[np.ndarray]:
     """Run every call of ``kg`` over ``mem``; the outputs, in ``kg.becomes`` order."""
     arrays = mem.arrays
     var_vals = {v: val for v, val in kg.var_vals.items()}
@@ -423,7 +441,7 @@ def run_graph(kg: KernelGraph, mem: Memory) -> list[np.ndarray]:
         verify_kernel_ast(head)
         params = sorted({u.arg for u in head.toposort() if u.op is Ops.PARAM})
         assert params == list(range(len(bufs))), "PARAM slots and CALL buffers disagree"
-        KernelEvaluator(bufs, var_vals).run(head)
+        execute(head, bufs, var_vals)
     return [eval_view(v, arrays, var_vals).copy() for v in kg.becomes.values()]
 
 
@@ -432,10 +450,10 @@ def schedule(*outs: T, **kwargs: Any) -> KernelGraph:
     return get_kernel_graph(UOp.sink(*(o.uop for o in outs)), cache=None, **kwargs)
 
 
-def check(mem: Memory, *outs: T, **kwargs: Any) -> KernelGraph:
+def check(mem: Memory, *outs: T, execute: Executor = evaluate_kernel, **kwargs: Any) -> KernelGraph:
     """Schedule ``outs``, run the kernel graph, compare every output with NumPy."""
     kg = schedule(*outs, **kwargs)
-    results = run_graph(kg, mem)
+    results = run_graph(kg, mem, execute)
     expected = {o.uop: o.np for o in outs}
     for (node, _), got in zip(kg.becomes.items(), results, strict=True):
         want = expected[node]

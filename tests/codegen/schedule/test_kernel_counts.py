@@ -1,7 +1,9 @@
 """The kernel-count table: tensor programs, how many kernels they take, and their values.
 
 Every program is scheduled, every kernel AST verified against spec.py, the kernel graph run
-by the reference evaluator, and every output compared with NumPy.
+by the reference evaluator, and every output compared with NumPy. The same table runs again
+through the full codegen pipeline: each kernel lowered with ``to_program`` for the PYTHON
+renderer and run by the PYTHON emulator.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 from fusegrad.uop import dtypes
-from schedule_testing import Memory, T, cat, check
+from schedule_testing import Memory, T, cat, check, run_on_emulator
 
 
 class Program(NamedTuple):
@@ -173,3 +175,8 @@ def test_conv2d_matches_a_direct_convolution(mem: Memory) -> None:
             for j in range(2):
                 want[0, o, i, j] = (x.np[0, :, i : i + 2, j : j + 3] * w.np[o]).sum()
     np.testing.assert_allclose(out.np, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.name)
+def test_program_runs_through_the_codegen_pipeline(prog: Program, mem: Memory) -> None:
+    check(mem, *prog.build(mem), execute=run_on_emulator)
