@@ -1,0 +1,45 @@
+"""fusegrad.nn: layers, ``nn.optim`` (optimizers) and ``nn.state`` (state dicts, model files).
+
+Layers: ``Linear, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, BatchNorm (BatchNorm2d),
+GroupNorm, InstanceNorm, LayerNorm, LayerNorm2d, RMSNorm, Embedding, LSTMCell``.
+"""
+
+from fusegrad.nn.layers import (
+    Conv1d,
+    Conv2d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    Embedding,
+    Linear,
+    LSTMCell,
+)
+from fusegrad.nn.norm import (
+    BatchNorm,
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm,
+    LayerNorm,
+    LayerNorm2d,
+    RMSNorm,
+)
+
+__all__ = [
+    "BatchNorm",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "Conv1d",
+    "Conv2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "Embedding",
+    "GroupNorm",
+    "InstanceNorm",
+    "LSTMCell",
+    "LayerNorm",
+    "LayerNorm2d",
+    "Linear",
+    "RMSNorm",
+]
