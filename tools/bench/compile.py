@@ -24,13 +24,8 @@ import shutil
 import statistics
 import tempfile
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)  # TODO(#9): Ops enum on Python 3.11
-    import fusegrad.uop  # noqa: F401
 
 from fusegrad.codegen import Compiler, DiskCache, Renderer
 from fusegrad.renderer import CCompiler, CRenderer, LLVMCompiler, LLVMRenderer

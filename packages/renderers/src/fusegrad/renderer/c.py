@@ -167,15 +167,21 @@ def _is_global(idx: UOp) -> bool:
     return isinstance(ptr, PtrDType) and ptr.addrspace is AddrSpace.GLOBAL
 
 
+def _element_count(idx: UOp) -> int:
+    ptr = idx.src[0].dtype
+    assert isinstance(ptr, PtrDType)
+    return ptr.base.count
+
+
 def _load_value(f: _Function, u: UOp, tmp: str) -> str:
     """Emit the memory read of LOAD ``u`` (into ``tmp`` for vectors); its register value."""
     idx, dt = u.src[0], u.dtype
-    if not _is_global(idx):
-        return f"*{f.names[idx]}"
-    if dt.count == 1:
-        return load_convert(dt, f"*{f.names[idx]}")
-    f.emit(f"{f.mtype(dt)} {tmp}; __builtin_memcpy(&{tmp}, {f.names[idx]}, sizeof {tmp});")
-    if dt.scalar() not in (dtypes.bool, *NARROW_FLOATS):
+    glob = _is_global(idx)
+    if dt.count == _element_count(idx):  # one element (a scalar, or a vector-typed element)
+        return load_convert(dt, f"*{f.names[idx]}") if glob else f"*{f.names[idx]}"
+    vtype = f.mtype(dt) if glob else f.ctype(dt)
+    f.emit(f"{vtype} {tmp}; __builtin_memcpy(&{tmp}, {f.names[idx]}, sizeof {tmp});")
+    if not glob or dt.scalar() not in (dtypes.bool, *NARROW_FLOATS):
         return tmp
     return _lanes(f, dt, lambda k: load_convert(dt.scalar(), f"{tmp}[{k}]"))
 
@@ -197,18 +203,14 @@ def _load(f: _Function, u: UOp) -> None:
 def _store_statement(f: _Function, u: UOp) -> str:
     idx, val = u.src
     dt, value = val.dtype, f.names[val]
-    if not _is_global(idx):
-        return f"*{f.names[idx]} = {value};"
-    if dt.count == 1:
-        return f"*{f.names[idx]} = {store_convert(dt, value)};"
-    tmp = f"s{f.position[u]}"
-    if dt.scalar() in (dtypes.bool, *NARROW_FLOATS):
+    glob = _is_global(idx)
+    if dt.count == _element_count(idx):
+        return f"*{f.names[idx]} = {store_convert(dt, value) if glob else value};"
+    tmp, vtype = f"s{f.position[u]}", f.mtype(dt) if glob else f.ctype(dt)
+    if glob and dt.scalar() in (dtypes.bool, *NARROW_FLOATS):
         lanes = ", ".join(store_convert(dt.scalar(), f"{value}[{k}]") for k in range(dt.count))
-        value = f"({f.mtype(dt)}){{{lanes}}}"
-    return (
-        f"{{ {f.mtype(dt)} {tmp} = {value}; "
-        f"__builtin_memcpy({f.names[idx]}, &{tmp}, sizeof {tmp}); }}"
-    )
+        value = f"({vtype}){{{lanes}}}"
+    return f"{{ {vtype} {tmp} = {value}; __builtin_memcpy({f.names[idx]}, &{tmp}, sizeof {tmp}); }}"
 
 
 def _store(f: _Function, u: UOp) -> None:

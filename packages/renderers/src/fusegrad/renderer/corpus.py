@@ -361,6 +361,26 @@ def reduce_case(dt: DType, op: Ops, rows: int = 3, cols: int = 4) -> Case:
     return p.case(f"reduce-{op.name.lower()}-{dt.name}")
 
 
+def vector_reduce_case(width: int = 4, rows: int = 2, cols: int = 3) -> Case:
+    """A float32 vector accumulator in a scalar register array (what the lowering pipeline
+    emits for an upcast reduction): vector stores and loads at element 0 of the register."""
+    vdt = dtypes.float32.vec(width)
+    p = Builder()
+    a = p.buffer(dtypes.float32, [x * 0.25 - 1 for x in range(rows * cols * width)])
+    out = p.output(dtypes.float32, rows * width, "vector accumulator")
+    reg = p.add(UOp(Ops.DEFINE_REG, dtypes.float32.ptr(width, AddrSpace.REG), (), 0))
+    r = p.add(rng(rows, 0))
+    zeros = UOp.const(vdt, (0.0,) * width)
+    init = p.add(store(index(reg.after(r), c32(0)), zeros))
+    k = p.add(rng(cols, 1))
+    acc = load(index(reg.after(init, k), c32(0)), vdt)
+    at = alu(Ops.MUL, alu(Ops.ADD, alu(Ops.MUL, r, c32(cols)), k), c32(width))
+    done = p.add(store(index(reg, c32(0)), alu(Ops.ADD, acc, load(index(a, at), vdt))), end(k))
+    total = load(index(reg.after(done), c32(0)), vdt)
+    p.add(store(index(out, alu(Ops.MUL, r, c32(width))), total), end(r))
+    return p.case(f"reduce-vector-acc-float{width}")
+
+
 def nested_case() -> Case:
     """Two nested loops with int64 counters: an outer product."""
     p = Builder()
@@ -457,5 +477,5 @@ def corpus(renderer: Renderer) -> list[Case]:
         if width is not None and dt in renderer.vector_widths:
             cases.append(vector_case(renderer, dt, width))
     if vector_width(renderer, dtypes.float32) is not None:
-        cases.append(vector_gated_case(4))
+        cases += [vector_gated_case(4), vector_reduce_case(4)]
     return [c for c in cases if c is not None]
