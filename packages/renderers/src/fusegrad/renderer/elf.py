@@ -432,7 +432,10 @@ class LoadedCode:
 
     def __del__(self) -> None:
         if getattr(self, "base", 0):
-            self.free()
+            try:
+                self.free()
+            except Exception:  # interpreter shutdown: libc may already be torn down
+                return
 
     def __repr__(self) -> str:
         return f"LoadedCode(address={self.address:#x}, size={self.size})"
@@ -455,20 +458,12 @@ def load_elf(obj: bytes, symbol: str) -> LoadedCode:
         if sec.index in loaded and sec.type != _SHT_NOBITS:
             off = layout.sections[sec.index]
             image[off : off + sec.size] = obj[sec.offset : sec.offset + sec.size]
-    base = _map_rw(layout.size)
-    code = LoadedCode(base, layout.size, 0, {})
-    linker = _Linker(image, base, layout, symbols, sections)
-    linker.fill_got_and_stubs()
-    for rel in relocs:
-        linker.apply(rel)
-    ctypes.memmove(base, bytes(image), layout.size)
-    for off, size, prot in layout.regions:
-        _protect(base + off, size, prot)
-    code.symbols = {
-        s.name: linker.symbol_address(s)
-        for s in symbols
-        if s.bind != _STB_LOCAL and s.shndx in layout.sections and s.name
-    }
+    code = LoadedCode(_map_rw(layout.size), layout.size, 0, {})
+    try:
+        _link_and_protect(code, image, layout, symbols, sections, relocs)
+    except BaseException:
+        code.free()  # nothing stays mapped when loading fails
+        raise
     if symbol not in code.symbols:
         code.free()
         raise ElfLoadError(
@@ -476,3 +471,27 @@ def load_elf(obj: bytes, symbol: str) -> LoadedCode:
         )
     code.address = code.symbols[symbol]
     return code
+
+
+def _link_and_protect(
+    code: LoadedCode,
+    image: bytearray,
+    layout: _Layout,
+    symbols: list[_Symbol],
+    sections: list[_Section],
+    relocs: list[_Reloc],
+) -> None:
+    """Relocate ``image`` for its final address, copy it in, switch to the final protections
+    and record the object's global symbols."""
+    linker = _Linker(image, code.base, layout, symbols, sections)
+    linker.fill_got_and_stubs()
+    for rel in relocs:
+        linker.apply(rel)
+    ctypes.memmove(code.base, bytes(image), layout.size)
+    for off, size, prot in layout.regions:
+        _protect(code.base + off, size, prot)
+    code.symbols = {
+        s.name: linker.symbol_address(s)
+        for s in symbols
+        if s.bind != _STB_LOCAL and s.shndx in layout.sections and s.name
+    }
