@@ -1,9 +1,13 @@
 """fusegrad.engine: realizes lazy tensor graphs (scheduler -> programs -> device queues).
 
 Public names: ``realize_uops``, ``to_numpy``, ``GlobalCounters``, ``Executor``,
-``set_executor``, ``get_executor``, ``HOST`` (host arrays backing buffers), ``REALIZED``.
+``set_executor``, ``get_executor``, ``HOST`` (host arrays backing buffers), ``REALIZED``;
+the kernel pipeline: ``KernelExecutor`` (the default executor), ``synchronize`` (wait for
+submitted work), ``runtime_buffer`` (the device ``Buffer`` behind a BUFFER UOp),
+``clear_kernels`` (drop the loaded-kernel cache).
 """
 
+from fusegrad.engine.buffers import runtime_buffer
 from fusegrad.engine.counters import GlobalCounters
 from fusegrad.engine.executor import Executor, get_executor, set_executor
 from fusegrad.engine.host import (
@@ -14,6 +18,9 @@ from fusegrad.engine.host import (
     has_numpy_type,
     storage_dtype,
 )
+from fusegrad.engine.kernels import KernelExecutor
+from fusegrad.engine.launch import synchronize
+from fusegrad.engine.programs import clear_kernels
 from fusegrad.engine.realize import (
     REALIZED,
     buffer_of,
@@ -29,7 +36,9 @@ __all__ = [
     "REALIZED",
     "Executor",
     "GlobalCounters",
+    "KernelExecutor",
     "buffer_of",
+    "clear_kernels",
     "decode_floats",
     "encode_floats",
     "from_numpy_dtype",
@@ -38,8 +47,10 @@ __all__ = [
     "has_numpy_type",
     "read_buffer",
     "realize_uops",
+    "runtime_buffer",
     "set_executor",
     "storage_dtype",
     "strip_assigns",
+    "synchronize",
     "to_numpy",
 ]

@@ -1,4 +1,12 @@
-"""The kernel executor: scheduler -> to_program -> runtime queues (issue 10, step 5)."""
+"""The kernel executor: tensor graph -> ``get_kernel_graph`` -> ``to_program`` -> device queues.
+
+``realize`` schedules all targets into one kernel graph, submits it (``launch.run_graph``)
+and returns, for each target, the buffer view the scheduler put its value in. Where that is
+not a whole buffer in row-major order (an output that was already a view of a buffer, a
+slice written by an assign) a second, small schedule copies it into a fresh buffer, since
+the Executor contract hands out ``BUFFER.reshape(shape)``. ``read`` waits for the buffer's
+device and returns its contents; it is the only place the host waits.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,32 @@ from typing import Any
 
 import numpy as np
 
-from fusegrad.uop import UOp
+from fusegrad.codegen import get_kernel_graph
+from fusegrad.engine.buffers import buffer_device, known_buffer, runtime_buffer
+from fusegrad.engine.host import HOST, storage_dtype
+from fusegrad.engine.launch import run_graph, synchronize
+from fusegrad.uop import Ops, UOp
+
+
+def _whole_buffer(view: UOp, shape: tuple[Any, ...]) -> UOp | None:
+    """``BUFFER.reshape(shape)`` when ``view`` is a whole BUFFER under reshapes only."""
+    if not all(isinstance(s, int) for s in shape):
+        return None
+    base = view
+    while base.op is Ops.RESHAPE:
+        base = base.src[0]
+    size = 1
+    for s in shape:
+        size *= s
+    if base.op is not Ops.BUFFER or int(base.arg) != size or base.dtype != view.dtype:
+        return None
+    return base.reshape(shape)
+
+
+def _schedule(targets: Sequence[UOp]) -> list[UOp]:
+    kg = get_kernel_graph(UOp.sink(*targets))
+    run_graph(kg)
+    return [kg.becomes[t] for t in targets]
 
 
 class KernelExecutor:
@@ -16,12 +49,31 @@ class KernelExecutor:
     name = "kernels"
 
     def realize(self, targets: Sequence[UOp]) -> list[UOp]:
-        """Not available until the scheduler, lowering pipeline and runtime land."""
-        raise NotImplementedError(
-            "realize: the kernel pipeline (fusegrad.codegen schedule/to_program, "
-            "fusegrad.runtime) is not available yet"
-        )
+        """Buffer views ``BUFFER.reshape(shape)`` holding the values of ``targets`` (one
+        schedule for all of them; assigns performed)."""
+        views = _schedule(targets)
+        shapes = [tuple(t.shape) for t in targets]
+        out: list[UOp | None] = [_whole_buffer(v, s) for v, s in zip(views, shapes, strict=True)]
+        copy = [i for i, o in enumerate(out) if o is None]
+        if copy:
+            copied = _schedule([UOp(Ops.CONTIGUOUS, views[i].dtype, (views[i],)) for i in copy])
+            for i, view in zip(copy, copied, strict=True):
+                out[i] = _whole_buffer(view, shapes[i])
+                if out[i] is None:
+                    raise RuntimeError(f"engine: the scheduler left {targets[i]!r} in {view!r}")
+        return [o for o in out if o is not None]
 
     def read(self, buf: UOp) -> np.ndarray[Any, Any]:
-        """Not available until the runtime lands."""
-        raise NotImplementedError("read: the runtime is not available yet")
+        """The flat contents of BUFFER ``buf`` in its storage dtype (waits for the device)."""
+        rb = known_buffer(buf)
+        if rb is None:
+            host = HOST.get(buf)
+            if host is not None:
+                return host
+            rb = runtime_buffer(buf)
+        synchronize([buffer_device(buf)])
+        arr: np.ndarray[Any, Any] = np.frombuffer(
+            rb.as_memoryview(), dtype=storage_dtype(buf.dtype)
+        )
+        arr.flags.writeable = False
+        return arr

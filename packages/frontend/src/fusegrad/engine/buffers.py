@@ -1,0 +1,77 @@
+"""Device memory behind BUFFER UOps: the runtime ``Buffer`` of each BUFFER the engine has
+touched, created on first use.
+
+A BUFFER's data starts either in the host table (``HOST``: arrays the user gave) or nowhere
+(``Tensor.empty``, kernel outputs). The first time the engine needs it on its device, a
+runtime ``Buffer`` is allocated and the host array (if any) copied in; from then on the
+device buffer is the only copy, so the host entry is dropped. A ``BUFFER_VIEW`` (the memory
+planner's slice of an arena) is a view of the arena's buffer. Entries are weak on the UOp:
+the memory goes back to the allocator with the last tensor referencing its BUFFER.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from fusegrad.engine.counters import GlobalCounters
+from fusegrad.engine.host import HOST
+from fusegrad.runtime import Buffer
+from fusegrad.uop import Ops, UOp
+
+_DEVICE_BUFFERS: weakref.WeakKeyDictionary[UOp, Buffer] = weakref.WeakKeyDictionary()
+
+
+def buffer_device(buf: UOp) -> str:
+    """The device name of a BUFFER or BUFFER_VIEW UOp."""
+    while buf.op is Ops.BUFFER_VIEW:
+        buf = buf.src[0]
+    device = buf.src[1].arg
+    if not isinstance(device, str):
+        raise NotImplementedError(f"engine: buffers on several devices {device!r} (sharding)")
+    return device
+
+
+def _release(nbytes: int) -> None:
+    GlobalCounters.mem_used -= nbytes
+
+
+def _new_base(buf: UOp) -> Buffer:
+    out = Buffer(buffer_device(buf), int(buf.arg), buf.dtype)
+    host = HOST.get(buf)
+    if host is not None:
+        out.copyin(host.data)
+        HOST.arrays.pop(buf, None)  # the device copy is the value from now on
+    else:
+        out.ensure_allocated()
+    GlobalCounters.mem_used += out.nbytes
+    weakref.finalize(out, _release, out.nbytes)
+    return out
+
+
+def runtime_buffer(buf: UOp) -> Buffer:
+    """The runtime Buffer of a BUFFER or BUFFER_VIEW UOp (allocated, and filled from the
+    host table, on first use)."""
+    found = _DEVICE_BUFFERS.get(buf)
+    if found is not None:
+        return found
+    if buf.op is Ops.BUFFER_VIEW:
+        size, offset = buf.arg
+        base = runtime_buffer(buf.src[0])
+        out = base.view(int(size), buf.dtype, int(offset) * buf.dtype.itemsize)
+    elif buf.op is Ops.BUFFER:
+        out = _new_base(buf)
+    else:
+        raise TypeError(f"engine: expected a BUFFER or BUFFER_VIEW, got {buf.op!r}")
+    _DEVICE_BUFFERS[buf] = out
+    return out
+
+
+def known_buffer(buf: UOp) -> Buffer | None:
+    """The runtime Buffer of ``buf`` if the engine has created it (no allocation)."""
+    return _DEVICE_BUFFERS.get(buf)
+
+
+def opaque(buf: UOp) -> Any:
+    """The device handle of ``buf``'s memory (what a kernel launch takes)."""
+    return runtime_buffer(buf).opaque

@@ -1,0 +1,202 @@
+"""Running a kernel graph: its CALLs encoded into the devices' HCQ queues and submitted.
+
+Consecutive calls on one device go into one queue. When the next call is on another device
+(a COPY's destination, or a kernel elsewhere), the queue so far is submitted ending in a step
+of its device's signal, and the new queue starts by waiting for that step: across devices the
+calls run in the scheduler's order, on one device the ring keeps it. Nothing here waits on
+the host; ``synchronize`` (called where results are read) does.
+
+Each kernel launch is bracketed by timestamps; ``GlobalCounters.time_sum_s`` adds them up
+once their queue is known to be done. ``kernel_count``, ``global_ops`` and ``global_mem``
+count at submission, from the ProgramSpec's estimates at the launch's Variable values.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fusegrad.codegen import KernelGraph
+from fusegrad.engine.buffers import buffer_device, runtime_buffer
+from fusegrad.engine.counters import GlobalCounters
+from fusegrad.engine.programs import get_kernel
+from fusegrad.runtime import Buffer, Compiled, Device, HWQueue, Signal
+from fusegrad.uop import DEBUG, Ops, UOp
+
+_BUFFER_OPS = (Ops.BUFFER, Ops.BUFFER_VIEW)
+
+
+@dataclass
+class _Flight:
+    """A submitted queue not yet known to be finished: what it must keep alive and the
+    timestamp pairs of its kernels."""
+
+    signal: Signal
+    value: int
+    keep: list[Buffer]
+    timings: list[tuple[Signal, Signal]]
+
+
+@dataclass
+class _Timeline:
+    """A device's engine-side signal: the last step submitted to it."""
+
+    signal: Signal
+    value: int = 0
+
+
+@dataclass
+class _State:
+    """Process-wide launch state (guarded by ``lock``)."""
+
+    timelines: dict[str, _Timeline] = field(default_factory=dict)
+    flights: list[_Flight] = field(default_factory=list)
+    last: tuple[Signal, int, str] | None = None  # the last step submitted, on any device
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+
+_STATE = _State()
+
+
+@dataclass
+class _Batch:
+    """The queue being filled for one device."""
+
+    name: str
+    device: Compiled
+    queue: HWQueue
+    keep: list[Buffer] = field(default_factory=list)
+    timings: list[tuple[Signal, Signal]] = field(default_factory=list)
+
+
+def _timeline(name: str) -> _Timeline:
+    found = _STATE.timelines.get(name)
+    if found is None:
+        found = _STATE.timelines[name] = _Timeline(Signal(name=f"engine {name}"))
+    return found
+
+
+def _open(name: str) -> _Batch:
+    device = Device[name]
+    batch = _Batch(name, device, device.queue())
+    last = _STATE.last
+    if last is not None and last[2] != name and last[0].value < last[1]:
+        batch.queue.wait(last[0], last[1])  # another device's work comes first
+    return batch
+
+
+def _submit(batch: _Batch) -> None:
+    if not batch.queue.commands:
+        return
+    tl = _timeline(batch.name)
+    tl.value += 1
+    batch.queue.signal(tl.signal, tl.value).submit(batch.device)
+    _STATE.flights.append(_Flight(tl.signal, tl.value, batch.keep, batch.timings))
+    _STATE.last = (tl.signal, tl.value, batch.name)
+    if DEBUG >= 2:
+        batch.device.synchronize()  # the launch lines print in order with everything else
+
+
+def _settle() -> None:
+    """Retire finished flights: add their kernel times, release what they kept alive."""
+    alive = []
+    for flight in _STATE.flights:
+        if flight.signal.value < flight.value:
+            alive.append(flight)
+            continue
+        for start, end in flight.timings:
+            GlobalCounters.time_sum_s += max(end.timestamp - start.timestamp, 0) * 1e-9
+    _STATE.flights = alive
+
+
+def _var_vals(call: UOp) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for s in call.src[1:]:
+        if s.op is Ops.AFTER and s.is_bound_var:
+            var, val = s.unbind()
+            out[str(var.arg[0])] = int(val)
+    return out
+
+
+def _encode_kernel(batch: _Batch, call: UOp, bufs: Sequence[UOp]) -> None:
+    kernel = get_kernel(call.src[0], batch.device)
+    values = _var_vals(call)
+    vals = [values[n] for n in kernel.var_names]
+    spec = kernel.spec
+    global_size, local_size = spec.launch_dims(values)
+    runtime = [runtime_buffer(b) for b in bufs]
+    start, end = Signal(), Signal()
+    batch.queue.timestamp(start)
+    batch.queue.exec(kernel.program, [b.opaque for b in runtime], vals, global_size, local_size)
+    batch.queue.timestamp(end)
+    batch.keep.extend(runtime)
+    batch.timings.append((start, end))
+    est = spec.estimates.at(values) if values else spec.estimates
+    GlobalCounters.kernel_count += 1
+    GlobalCounters.global_ops += int(est.ops)
+    GlobalCounters.global_mem += int(est.mem)
+
+
+def _host_bytes(buf: Buffer, nbytes: int) -> memoryview | None:
+    """The first ``nbytes`` of a host-visible buffer, without waiting for the device."""
+    view: Any = buf.dev.allocator._as_buffer(buf.opaque)
+    return None if view is None else memoryview(view).cast("B")[:nbytes]
+
+
+def _encode_copy(batch: _Batch, call: UOp, bufs: Sequence[UOp]) -> _Batch:
+    nbytes = int(call.src[0].arg)
+    dst, src = runtime_buffer(bufs[0]), runtime_buffer(bufs[1])
+    dst_bytes, src_bytes = _host_bytes(dst, nbytes), _host_bytes(src, nbytes)
+    batch.keep.extend((dst, src))
+    if dst_bytes is not None and src_bytes is not None:
+        batch.queue.copy(dst_bytes, src_bytes)
+        return batch
+    # device memory the host can't see: finish everything, then copy through the host
+    _submit(batch)
+    synchronize()
+    staged = src.copyout(bytearray(src.nbytes))
+    dst.copyin(staged) if nbytes == dst.nbytes == src.nbytes else _partial_copy(dst, staged)
+    return _open(batch.name)
+
+
+def _partial_copy(dst: Buffer, staged: memoryview) -> None:
+    whole = dst.copyout(bytearray(dst.nbytes))
+    n = min(len(whole), len(staged))
+    whole[:n] = staged[:n]
+    dst.copyin(whole)
+
+
+def _call_device(call: UOp, bufs: Sequence[UOp]) -> str:
+    return buffer_device(bufs[0])  # a kernel's buffers, a copy's destination
+
+
+def run_graph(kg: KernelGraph) -> None:
+    """Encode and submit every call of ``kg`` in order (returns without waiting)."""
+    with _STATE.lock:
+        _settle()
+        batch: _Batch | None = None
+        for call in kg.calls:
+            bufs = [s for s in call.src[1:] if s.op in _BUFFER_OPS]
+            name = _call_device(call, bufs)
+            if batch is None or batch.name != name:
+                if batch is not None:
+                    _submit(batch)
+                batch = _open(name)
+            if call.src[0].op is Ops.COPY:
+                batch = _encode_copy(batch, call, bufs)
+            else:
+                _encode_kernel(batch, call, bufs)
+        if batch is not None:
+            _submit(batch)
+
+
+def synchronize(devices: Sequence[str] | None = None) -> None:
+    """Wait until the work submitted to ``devices`` (None: every device) is done; raises
+    the first error a kernel hit."""
+    with _STATE.lock:
+        names = list(_STATE.timelines) if devices is None else list(devices)
+        for name in names:
+            Device[name].synchronize()
+        _settle()
