@@ -5,7 +5,9 @@ emulator device all use, so the three can't disagree. Results are converted to `
 exactly as hardware stores them (``truncate``): integers wrap around, floats round to nearest
 even at the dtype's width. Float arithmetic is IEEE: division by zero gives inf/NaN, NaN
 propagates through MAX (PyTorch's ``maximum``). Integer division and remainder by zero give
-0 (NumPy's result) instead of trapping.
+0 (NumPy's result) instead of trapping; float division by zero follows IEEE (inf or NaN) for
+FDIV, FLOORDIV, FLOORMOD, CDIV and CMOD alike. On floats, CDIV is the truncated quotient and
+CMOD is C's ``fmod``.
 """
 
 from __future__ import annotations
@@ -28,23 +30,40 @@ def _fdiv(x: float, y: float) -> float:
     return x / y
 
 
-def _trunc_div(x: int, y: int) -> int:
+def _trunc_div(x: Any, y: Any) -> Any:
+    if isinstance(x, float) or isinstance(y, float):
+        return _trunc(_fdiv(float(x), float(y)))
     if y == 0:
         return 0
     q = abs(x) // abs(y)
     return q if (x >= 0) == (y > 0) else -q
 
 
-def _trunc_mod(x: int, y: int) -> int:
+def _trunc_mod(x: Any, y: Any) -> Any:
+    if isinstance(x, float) or isinstance(y, float):
+        return _float_mod(float(x), float(y), math.fmod)
     return 0 if y == 0 else x - y * _trunc_div(x, y)
 
 
-def _floor_div(x: int, y: int) -> int:
+def _floor_div(x: Any, y: Any) -> Any:
+    if isinstance(x, float) or isinstance(y, float):
+        if y == 0 or not math.isfinite(x):
+            return _fdiv(float(x), float(y)) if y == 0 else math.nan
+        return x // y  # Python's float floor division is NumPy's floor_divide
     return 0 if y == 0 else x // y
 
 
-def _floor_mod(x: int, y: int) -> int:
+def _floor_mod(x: Any, y: Any) -> Any:
+    if isinstance(x, float) or isinstance(y, float):
+        return _float_mod(float(x), float(y), lambda a, b: a % b)
     return 0 if y == 0 else x % y
+
+
+def _float_mod(x: float, y: float, mod: Callable[[float, float], float]) -> float:
+    # IEEE: x % 0 and inf % y are NaN; Python raises or returns NaN, NumPy gives NaN
+    if y == 0 or not math.isfinite(x) or math.isnan(y):
+        return math.nan
+    return mod(x, y)
 
 
 def _max(x: Any, y: Any) -> Any:
@@ -119,7 +138,7 @@ def _reciprocal(x: float) -> float:
 
 def _trunc(x: Any) -> Any:
     if isinstance(x, float) and math.isfinite(x):
-        return float(math.trunc(x))
+        return math.copysign(float(math.trunc(x)), x)  # trunc(-0.5) is -0.0
     return x
 
 

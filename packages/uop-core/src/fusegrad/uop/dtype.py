@@ -330,12 +330,12 @@ def _float_to_int(x: float, through: int = 64, unsigned64: bool = False) -> int:
     inf, out of range) gives its min, the x86 "integer indefinite" value, which then wraps to
     the target width (C leaves this undefined; this is what the hardware does). uint64 also
     takes ``[2**63, 2**64)`` exactly, as compilers convert it."""
-    limit = 2.0 ** (through - 1)
+    indefinite = -(1 << (through - 1))
     if not math.isfinite(x):
-        return -(2 ** (through - 1))
-    if -limit <= x < limit or (unsigned64 and 0 <= x < 2.0**64):
+        return indefinite
+    if indefinite <= x < -indefinite or (unsigned64 and 0 <= x < 2.0**64):
         return int(x)
-    return -(2 ** (through - 1))
+    return indefinite
 
 
 def _to_bool(x: Any) -> bool:

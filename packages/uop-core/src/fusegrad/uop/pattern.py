@@ -233,9 +233,7 @@ class UPat:
     def match(self, uop: UOp, store: Store) -> list[Store]:
         """Every way ``uop`` matches this pattern, each as the captures extended from
         ``store`` (empty list: no match)."""
-        if self._alternatives is not None:
-            return [m for p in self._alternatives for m in p.match(uop, store)]
-        if not self._node_matches(uop):
+        if self._alternatives is None and not self._node_matches(uop):
             return []
         if self.name is not None:
             prev = store.get(self.name)
@@ -243,6 +241,8 @@ class UPat:
                 store = {**store, self.name: uop}
             elif prev is not uop:
                 return []  # the same name must capture the same node
+        if self._alternatives is not None:
+            return [m for p in self._alternatives for m in p.match(uop, store)]
         return self._match_src(uop, store)
 
     def _node_matches(self, uop: UOp) -> bool:
@@ -309,14 +309,18 @@ def _rebuild_function(
     return types.FunctionType(marshal.loads(code), glob, name, defaults, closure)
 
 
-def _picklable(fn: Callable[..., Any]) -> Any:
-    """``fn`` itself when pickle can find it by name, else a rebuildable description."""
+def _picklable(fn: Any, outer: frozenset[int] = frozenset()) -> Any:
+    """``fn`` itself when pickle can find it by name, else a rebuildable description (also
+    for the lambdas and local functions it closes over)."""
     qual = getattr(fn, "__qualname__", "")
     if not isinstance(fn, types.FunctionType) or (
         "<lambda>" not in qual and "<locals>" not in qual
     ):
         return fn
-    cells = tuple(c.cell_contents for c in fn.__closure__) if fn.__closure__ else ()
+    if id(fn) in outer:  # a local function closing over itself: pickle reports it
+        return fn
+    inner = outer | {id(fn)}
+    cells = tuple(_picklable(c.cell_contents, inner) for c in fn.__closure__ or ())
     code = marshal.dumps(fn.__code__)
     return _FunctionRecipe(code, fn.__module__, fn.__name__, fn.__defaults__, cells)
 
@@ -373,10 +377,13 @@ class PatternMatcher:
         entries = self.pdict.get(uop.op)
         if not entries:
             return None
-        src_ops = {s.op for s in uop.src}
+        src_ops: set[Ops] | None = None
         for pat, fn, early_reject, wants_ctx in entries:
-            if early_reject and not early_reject <= src_ops:
-                continue
+            if early_reject:
+                if src_ops is None:
+                    src_ops = {s.op for s in uop.src}
+                if not early_reject <= src_ops:
+                    continue
             for captures in pat.match(uop, {}):
                 ret = fn(ctx=ctx, **captures) if wants_ctx else fn(**captures)
                 if ret is not None and ret is not uop:

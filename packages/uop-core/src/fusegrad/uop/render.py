@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fusegrad.uop.alu import exec_alu
-from fusegrad.uop.dtype import Invalid, bitcast
+from fusegrad.uop.dtype import Invalid, bitcast, dtypes
 from fusegrad.uop.ops import Ops
 from fusegrad.uop.uop import UOp
 
@@ -78,11 +78,17 @@ def render_uop(root: UOp) -> str:
 
 def _operand(text: dict[UOp, tuple[str, int]], u: UOp, parent: Ops, prec: int, right: bool) -> str:
     s, p = text[u]
-    if p > prec or (
-        p == prec and prec != 1 and (not right or (parent in _ASSOCIATIVE_TEXT and u.op is parent))
-    ):
+    if p > prec or (p == prec and prec != 1 and _no_parens_at_same_level(parent, u.op, right)):
         return s
     return f"({s})"
+
+
+def _no_parens_at_same_level(parent: Ops, child: Ops, right: bool) -> bool:
+    # Python reads a-b-c as (a-b)-c, but a**b**c as a**(b**c); comparisons chain, so they
+    # always get parentheses (prec 1 is excluded by the caller)
+    if parent is Ops.POW:
+        return right
+    return not right or (parent in _ASSOCIATIVE_TEXT and child is parent)
 
 
 def _render_one(u: UOp, text: dict[UOp, tuple[str, int]]) -> tuple[str, int]:
@@ -145,21 +151,28 @@ def pretty(root: UOp, max_nested: int = 64) -> str:
 
 
 def _var_value(u: UOp, var_vals: Mapping[Any, int]) -> Any:
+    # the value as the variable's dtype holds it (0.1 in a float16 Variable is 0.0999755859375)
     for key in (u, u.arg[0]):
         if key in var_vals:
-            return var_vals[key]
+            return dtypes.as_const(var_vals[key], u.dtype.scalar())
     raise KeyError(f"sym_infer: no value for Variable {u.arg[0]!r}")
 
 
 def evaluate(root: UOp, var_vals: Mapping[Any, int]) -> Any:
     """The value of ``root`` with Variables (keyed by UOp or name) set from ``var_vals``.
 
-    Bound Variables use their bound value unless ``var_vals`` overrides it. Evaluating an
-    ``Invalid`` gives ``Invalid``.
+    Bound Variables use their bound value unless ``var_vals`` overrides it (by UOp or name);
+    the bound value also serves the same Variable's unbound uses. Evaluating an ``Invalid``
+    gives ``Invalid``.
     """
+    order = root.toposort()
+    resolved: dict[Any, Any] = dict(var_vals)
+    for u in order:
+        if u.is_bound_var and u.src[0] not in var_vals and u.src[0].arg[0] not in var_vals:
+            resolved[u.src[0]] = u.src[1].src[1].arg
     values: dict[UOp, Any] = {}
-    for u in root.toposort():
-        values[u] = _eval_one(u, values, var_vals)
+    for u in order:
+        values[u] = _eval_one(u, values, resolved)
     return values[root]
 
 
@@ -177,15 +190,6 @@ def _eval_one(u: UOp, values: dict[UOp, Any], var_vals: Mapping[Any, int]) -> An
     return exec_alu(u.op, u.dtype, operands)
 
 
-def _eval_after(u: UOp, values: dict[UOp, Any], var_vals: Mapping[Any, int]) -> Any:
-    if u.is_bound_var:
-        var = u.src[0]
-        if var in var_vals or var.arg[0] in var_vals:
-            return _var_value(var, var_vals)
-        return u.src[1].src[1].arg
-    return values[u.src[0]]
-
-
 _EVAL_LEAF: dict[Ops, Callable[[UOp, dict[UOp, Any], Mapping[Any, int]], Any]] = {
     Ops.CONST: lambda u, v, vv: u.arg,
     Ops.VCONST: lambda u, v, vv: u.arg,
@@ -193,7 +197,7 @@ _EVAL_LEAF: dict[Ops, Callable[[UOp, dict[UOp, Any], Mapping[Any, int]], Any]] =
     Ops.PARAM: lambda u, v, vv: _var_value(u, vv),
     Ops.RANGE: lambda u, v, vv: _var_value(u, vv),
     Ops.SPECIAL: lambda u, v, vv: vv[u] if u in vv else vv[u.arg],
-    Ops.AFTER: _eval_after,
+    Ops.AFTER: lambda u, v, vv: v[u.src[0]],  # a bound Variable: its value
     Ops.STORE: lambda u, v, vv: None,
     Ops.SINK: lambda u, v, vv: tuple(v[s] for s in u.src),
     Ops.VECTORIZE: lambda u, v, vv: tuple(v[s] for s in u.src),

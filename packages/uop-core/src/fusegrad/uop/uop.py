@@ -12,12 +12,14 @@ the comparison nodes.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import struct
 import threading
 import weakref
+from _weakref import _remove_dead_weakref  # type: ignore[attr-defined]
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias, TypeVar, cast, overload
 
 from fusegrad.uop.bounds import min_max
 from fusegrad.uop.dtype import (
@@ -29,6 +31,7 @@ from fusegrad.uop.dtype import (
     PtrDType,
     dtypes,
     least_upper_dtype,
+    promoted_dtype,
 )
 from fusegrad.uop.helpers import all_int, argfix, prod
 from fusegrad.uop.ops import AxisType, GroupOp, Ops
@@ -36,29 +39,48 @@ from fusegrad.uop.ops import AxisType, GroupOp, Ops
 sint: TypeAlias = "int | UOp"  # a size: a Python int or a symbolic UOp
 
 
-def _const_key(arg: Any) -> Any:
-    """A key for a CONST/VCONST arg that tells 0.0 from -0.0 and matches NaN to itself
-    (Python's == can't, and the intern table compares keys with ==)."""
-    if type(arg) is float:
+def _arg_key(arg: Any) -> Any:
+    """A key for an arg that tells apart what Python's == conflates: ``1``/``1.0``/``True``,
+    ``0.0``/``-0.0``, and matches NaN to itself (the intern table compares keys with ==)."""
+    kind = type(arg)
+    if kind is float:
         return (float, struct.pack("<d", arg))
-    if type(arg) is tuple:
-        return tuple(_const_key(a) for a in arg)
-    return (type(arg), arg)
+    if kind is tuple:
+        return tuple([_arg_key(a) for a in arg])
+    if kind is int or kind is bool:
+        return (kind, arg)
+    return arg
 
 
-class _InternTable:
-    """Weak intern table: key -> weak reference to the one UOp with that structure. A UOp
-    removes its own entry when it dies (``UOp.__del__``)."""
+class _NodeRef(weakref.ref["UOp"]):
+    """The intern table's weak reference to a node; it knows its key so that the node's death
+    can remove exactly its own entry."""
 
-    def __init__(self) -> None:
-        self.refs: dict[tuple[Any, ...], weakref.ReferenceType[UOp]] = {}
-        self.lock = threading.Lock()
+    __slots__ = ("key",)
+    key: tuple[Any, ...]
+
+
+# key -> weak reference to the one UOp with that structure. An entry leaves the table when its
+# node dies (``_forget``). Lookups are lock-free (a dict read is atomic); creating a node takes
+# ``_intern_lock`` so two threads can't both create the same node.
+_interned: dict[tuple[Any, ...], _NodeRef] = {}
+_intern_lock = threading.Lock()
+
+
+def _forget(ref: _NodeRef, remove: Callable[..., None] = _remove_dead_weakref) -> None:
+    # Called when a node dies, possibly from the garbage collector in the middle of another
+    # thread's (or this thread's) table update: it takes no lock, and removes the entry only if
+    # it still holds a dead reference (a new node may already have taken the key).
+    remove(_interned, ref.key)
+
+
+def interned_count() -> int:
+    """How many live UOps the intern table holds (for tests and memory diagnostics)."""
+    return len(_interned)
 
 
 class UOpMetaClass(type):
     """Makes ``UOp(...)`` return the interned node for the given fields."""
-
-    table: ClassVar[_InternTable] = _InternTable()
 
     def __call__(
         cls,
@@ -68,19 +90,35 @@ class UOpMetaClass(type):
         arg: Any = None,
         tag: Any = None,
     ) -> UOp:
-        key = (op, dtype, src, _const_key(arg) if op is Ops.CONST or op is Ops.VCONST else arg, tag)
-        refs = UOpMetaClass.table.refs
-        ref = refs.get(key)
+        key = (
+            op,
+            dtype,
+            src,
+            arg if arg is None else _arg_key(arg),
+            tag if tag is None else _arg_key(tag),
+        )
+        ref = _interned.get(key)
         if ref is not None and (node := ref()) is not None:
             return node
-        with UOpMetaClass.table.lock:
-            ref = refs.get(key)
-            if ref is not None and (node := ref()) is not None:
-                return node
-            node = cast(UOp, super().__call__(op, dtype, src, arg, tag))
-            node._key = key
-            refs[key] = weakref.ref(node)
+        return _create(cls, key, op, dtype, src, arg, tag)
+
+
+def _create(
+    cls: type, key: tuple[Any, ...], op: Ops, dtype: DType, src: tuple[UOp, ...], arg: Any, tag: Any
+) -> UOp:
+    with _intern_lock:
+        ref = _interned.get(key)  # another thread may have created it meanwhile
+        if ref is not None and (node := ref()) is not None:
             return node
+        node = cast(UOp, object.__new__(cls))
+        node.op, node.dtype, node.src, node.arg, node.tag = op, dtype, src, arg, tag
+        ref = _NodeRef(node, _forget)
+        ref.key = key
+        _interned[key] = ref
+        return node
+
+
+_EXPANDED: Any = object()  # toposort's stack marker: the node below it has its sources done
 
 
 def _rebuild_graph(nodes: tuple[tuple[Any, ...], ...]) -> UOp:
@@ -91,40 +129,66 @@ def _rebuild_graph(nodes: tuple[tuple[Any, ...], ...]) -> UOp:
     return built[-1]
 
 
+T = TypeVar("T")
+
+
+class graph_property(Generic[T]):
+    """A cached property computed from the same property of a node's sources (bounds,
+    shapes, ranges, device).
+
+    Computed naively, the first access on a deep graph recurses once per level: the bounds of
+    a 100k-node chain ask their source's bounds, which ask theirs... Instead the sources
+    that lack the value are filled in first, by an iterative walk from the leaves up, so each
+    computation finds its sources' values cached. Values live in the node's ``__dict__``, so
+    later reads are plain attribute reads that never reach this descriptor.
+    """
+
+    def __init__(self, compute: Callable[[UOp], T]) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    @overload
+    def __get__(self, node: None, owner: type) -> graph_property[T]: ...
+
+    @overload
+    def __get__(self, node: UOp, owner: type) -> T: ...
+
+    def __get__(self, node: UOp | None, owner: type) -> graph_property[T] | T:
+        if node is None:
+            return self
+        name = self.name
+        if all(name in s.__dict__ for s in node.src):
+            value = node.__dict__[name] = self.compute(node)
+            return value
+        for u in node.toposort(gate=lambda u: name not in u.__dict__):
+            if name not in u.__dict__:
+                u.__dict__[name] = self.compute(u)
+        return cast(T, node.__dict__[name])
+
+
 class UOp(metaclass=UOpMetaClass):
     """An immutable IR node. Do not assign to its fields; build a new node with ``replace``."""
 
     # fields in slots; __dict__ stays unallocated until a cached property is first computed
-    __slots__ = ("__dict__", "__weakref__", "_key", "arg", "dtype", "op", "src", "tag")
+    __slots__ = ("__dict__", "__weakref__", "arg", "dtype", "op", "src", "tag")
     op: Ops
     dtype: DType
     src: tuple[UOp, ...]
     arg: Any
     tag: Any
-    _key: tuple[Any, ...]
 
-    def __init__(
-        self,
-        op: Ops,
-        dtype: DType = dtypes.void,
-        src: tuple[UOp, ...] = (),
-        arg: Any = None,
-        tag: Any = None,
-    ) -> None:
-        self.op = op
-        self.dtype = dtype
-        self.src = src
-        self.arg = arg
-        self.tag = tag
-
-    # -- identity ---------------------------------------------------------------------------
-    def __del__(self) -> None:
-        # weak references still point here while __del__ runs, so this finds our own entry
-        table = UOpMetaClass.table
-        with table.lock:
-            ref = table.refs.get(self._key)
-            if ref is not None and ref() is self:
-                del table.refs[self._key]
+    if TYPE_CHECKING:
+        # nodes are built by UOpMetaClass.__call__ (interning), never by __init__; this
+        # signature is for type checkers
+        def __init__(
+            self,
+            op: Ops,
+            dtype: DType = dtypes.void,
+            src: tuple[UOp, ...] = (),
+            arg: Any = None,
+            tag: Any = None,
+        ) -> None: ...
 
     def __reduce__(self) -> tuple[Callable[..., UOp], tuple[Any, ...]]:
         # flat, so pickling a 100k-deep graph needs no recursion
@@ -135,15 +199,14 @@ class UOp(metaclass=UOpMetaClass):
 
     def replace(self, **kwargs: Any) -> UOp:
         """This node with some fields changed (``op``, ``dtype``, ``src``, ``arg``, ``tag``)."""
-        fields = {"op": self.op, "dtype": self.dtype, "src": self.src, "arg": self.arg}
-        fields["tag"] = self.tag
-        unknown = set(kwargs) - set(fields)
-        if unknown:
-            raise TypeError(f"replace: unknown field(s) {sorted(unknown)}")
-        fields.update(kwargs)
-        if fields["src"] is not self.src:
-            fields["src"] = tuple(fields["src"])
-        return UOp(**fields)
+        op = kwargs.pop("op", self.op)
+        dtype = kwargs.pop("dtype", self.dtype)
+        src = tuple(kwargs.pop("src", self.src))  # no copy when it is a tuple already
+        arg = kwargs.pop("arg", self.arg)
+        tag = kwargs.pop("tag", self.tag)
+        if kwargs:
+            raise TypeError(f"replace: unknown field(s) {sorted(kwargs)}")
+        return UOp(op, dtype, src, arg, tag)
 
     def rtag(self, tag: Any = True) -> UOp:
         """This node with ``tag`` set (tags mark nodes during a rewrite)."""
@@ -169,19 +232,20 @@ class UOp(metaclass=UOpMetaClass):
         """
         order: list[UOp] = []
         seen: set[UOp] = set()
-        stack: list[tuple[UOp, bool]] = [(self, False)]
+        # a stack of UOps, each followed by a marker once its sources are pushed (tuples per
+        # step would cost more in allocation and garbage collection than the walk itself)
+        stack: list[Any] = [self]
         while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
+            node = stack.pop()
+            if node is _EXPANDED:
+                order.append(stack.pop())
                 continue
             if node in seen:
                 continue
             seen.add(node)
-            stack.append((node, True))
-            if gate is not None and not gate(node):
-                continue
-            stack.extend((s, False) for s in reversed(node.src) if s not in seen)
+            stack += (node, _EXPANDED)
+            if gate is None or gate(node):
+                stack += [s for s in reversed(node.src) if s not in seen]
         return order
 
     def backward_slice(self) -> set[UOp]:
@@ -193,7 +257,7 @@ class UOp(metaclass=UOpMetaClass):
         found = [u for u in self.toposort() if u.op is Ops.DEFINE_VAR]
         return sorted(found, key=lambda v: v.arg)
 
-    @functools.cached_property
+    @graph_property
     def ranges(self) -> dict[UOp, None]:
         """The RANGE nodes this value varies with (closed ones by END excluded), in order."""
         if self.op is Ops.RANGE:
@@ -207,7 +271,7 @@ class UOp(metaclass=UOpMetaClass):
         return out
 
     # -- bounds -----------------------------------------------------------------------------
-    @functools.cached_property
+    @graph_property
     def _min_max(self) -> tuple[Any, Any]:
         return min_max(self)
 
@@ -305,14 +369,14 @@ class UOp(metaclass=UOpMetaClass):
         """Kernel parameter number ``slot`` (a buffer pointer when ``dtype`` is a PtrDType)."""
         return UOp(Ops.PARAM, dtype, (), slot)
 
-    _buffer_counter: ClassVar[int] = 0
+    # next() on an itertools.count is atomic, so threads never draw the same number
+    _unique_numbers: ClassVar[Iterator[int]] = itertools.count(1)
 
     @staticmethod
     def unique(number: int | None = None) -> UOp:
         """A fresh identity: two UNIQUEs with different numbers are different nodes."""
         if number is None:
-            UOp._buffer_counter += 1
-            number = UOp._buffer_counter
+            number = next(UOp._unique_numbers)
         return UOp(Ops.UNIQUE, arg=number)
 
     @staticmethod
@@ -414,6 +478,10 @@ class UOp(metaclass=UOpMetaClass):
     # -- ALU --------------------------------------------------------------------------------
     def alu(self, op: Ops, *srcs: UOp | ConstType) -> UOp:
         """The ALU node ``op(self, *srcs)`` with dtype promotion (Python numbers are weak)."""
+        if len(srcs) == 1 and op in _SAME_DTYPE_BINARY:
+            fast = _same_dtype_binary(self, op, srcs[0])
+            if fast is not None:
+                return fast
         operands = [self, *srcs]
         if op is Ops.WHERE:
             cond = _as_uop(operands[0], dtypes.bool)
@@ -423,11 +491,10 @@ class UOp(metaclass=UOpMetaClass):
             lhs = _as_uop(operands[0], None)
             rhs = _as_uop(operands[1], lhs.dtype)
             return UOp(op, lhs.dtype, (lhs, rhs.cast(lhs.dtype)))
-        if op is Ops.FDIV:
-            as_uops = [_as_uop(o, self.dtype) for o in operands]
-            out = _float_dtype(least_upper_dtype(*(o.dtype for o in as_uops)))
-            operands = [o.cast(out) for o in as_uops]
         promoted = _promote(operands)
+        if op is Ops.FDIV:  # true division of ints computes in a float
+            out = _float_dtype(promoted[0].dtype)
+            promoted = [_cast_operand(u, out) for u in promoted]
         out_dtype = (
             dtypes.bool.vec(promoted[0].dtype.count)
             if op in GroupOp.Comparison
@@ -562,8 +629,14 @@ class UOp(metaclass=UOpMetaClass):
         return self.alu(Ops.MAX, x)
 
     def minimum(self, x: UOp | ConstType) -> UOp:
-        """Elementwise min (as ``-max(-a, -b)``, which the simplifier understands)."""
-        return -((-self).maximum(-_as_uop(x, self.dtype)))
+        """Elementwise min: ``-max(-a, -b)`` (which the simplifier understands) for floats and
+        ``weakint``; a WHERE for fixed-width ints and bool, where negation wraps around
+        (``-(-128)`` is ``-128`` in int8, ``-0`` is 0 but ``-5`` is 251 in uint8)."""
+        other = _as_uop(x, self.dtype)
+        scalar = least_upper_dtype(self.dtype, other.dtype).scalar()
+        if scalar in dtypes.floats or scalar is dtypes.weakint:
+            return -((-self).maximum(-other))
+        return (self < other).where(self, other)
 
     def where(self, x: UOp | ConstType, y: UOp | ConstType) -> UOp:
         """``x`` where this condition holds, else ``y``."""
@@ -638,9 +711,11 @@ class UOp(metaclass=UOpMetaClass):
             return math.gcd(self.src[0].const_factor(), self.src[1].const_factor())
         if self.op is Ops.MUL:
             return self.src[0].const_factor() * self.src[1].const_factor()
-        if self.op in (Ops.NEG, Ops.WHERE) and not dtypes.is_float(self.dtype):
-            return math.gcd(*(s.const_factor() for s in self.src[-2:]))
-        return 1
+        if self.op not in (Ops.NEG, Ops.WHERE) or dtypes.is_float(self.dtype):
+            return 1
+        # -x, and both branches of a where (an Invalid branch has no value to divide)
+        values = [s for s in self.src[-2:] if not (s.op is Ops.CONST and s.arg is Invalid)]
+        return math.gcd(*(s.const_factor() for s in values))
 
     def divides(self, v: int) -> UOp | None:
         """This expression divided by ``v`` if ``v`` divides it exactly, else None.
@@ -714,7 +789,7 @@ class UOp(metaclass=UOpMetaClass):
         return str(self.arg[0])
 
     # -- tensor-level shape -----------------------------------------------------------------
-    @functools.cached_property
+    @graph_property
     def st_shape(self) -> tuple[sint, ...] | None:
         """The shape of a tensor-level node (None for nodes without one)."""
         from fusegrad.uop.shape import infer_shape
@@ -740,7 +815,7 @@ class UOp(metaclass=UOpMetaClass):
         n: sint = prod(self.shape)
         return n
 
-    @functools.cached_property
+    @graph_property
     def _device(self) -> Any:
         if self.op is Ops.DEVICE:
             return self.arg
@@ -796,11 +871,54 @@ def _float_dtype(dt: DType) -> DType:
     return (dtypes.weakfloat if s is dtypes.weakint else dtypes.default_float).vec(dt.count)
 
 
+@functools.cache
+def _keeps_dtype(dtype: DType, literal: DType) -> bool:
+    """True when a Python literal of weak dtype ``literal`` (bool, weakint, weakfloat) combined
+    with ``dtype`` promotes to ``dtype`` itself: ``x + 1`` on an int, ``f * 2.0`` on a float."""
+    if isinstance(dtype, PtrDType):
+        return False
+    try:
+        return least_upper_dtype(dtype.scalar(), literal) is dtype.scalar()
+    except TypeError:  # void and other dtypes without values
+        return False
+
+
+_LITERAL_DTYPES: dict[type, DType] = {
+    bool: dtypes.bool,
+    int: dtypes.weakint,
+    float: dtypes.weakfloat,
+}
+
+# binary ops whose operands share one dtype and whose result has it (comparisons: bool)
+_SAME_DTYPE_BINARY = GroupOp.Binary - {Ops.FDIV, Ops.SHL, Ops.SHR}
+
+
+def _same_dtype_binary(a: UOp, op: Ops, b: UOp | ConstType) -> UOp | None:
+    """``op(a, b)`` when no promotion is needed (the common case, and the fast path), else None.
+
+    ``b`` qualifies if it is a UOp of ``a``'s dtype, or a Python literal that promotes to it.
+    """
+    dtype = a.dtype
+    if isinstance(b, UOp):
+        if b.dtype is not dtype or not _keeps_dtype(dtype, dtypes.bool):
+            return None
+    else:
+        literal = _LITERAL_DTYPES.get(type(b))
+        if literal is None or not _keeps_dtype(dtype, literal):
+            return None
+        b = UOp.const(dtype, b)
+    out = dtypes.bool.vec(dtype.count) if op in GroupOp.Comparison else dtype
+    return UOp(op, out, (a, b))
+
+
 def _as_uop(x: UOp | ConstType, like: DType | None) -> UOp:
     """``x`` as a UOp: Python numbers become weak constants (in ``like``'s dtype when that
     is the promotion anyway)."""
     if isinstance(x, UOp):
         return x
+    literal = _LITERAL_DTYPES.get(type(x))
+    if like is not None and literal is not None and _keeps_dtype(like, literal):
+        return UOp.const(like, x)
     if isinstance(x, InvalidType):
         return UOp.invalid(like or dtypes.weakint)
     if not isinstance(x, (int, float, bool)):
@@ -817,7 +935,7 @@ def _promote(operands: Sequence[UOp | ConstType]) -> list[UOp]:
     first = next((o for o in operands if isinstance(o, UOp)), None)
     like = first.dtype if first is not None else None
     uops = [_as_uop(o, like) for o in operands]
-    scalar = least_upper_dtype(*(u.dtype.scalar() for u in uops))
+    scalar = promoted_dtype(*(u.dtype.scalar() for u in uops))
     count = max(u.dtype.count for u in uops)
     out = scalar.vec(count)
     return [_cast_operand(u, out) for u in uops]
