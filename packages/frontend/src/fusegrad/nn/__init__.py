@@ -4,6 +4,7 @@ Layers: ``Linear, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, BatchNorm (B
 GroupNorm, InstanceNorm, LayerNorm, LayerNorm2d, RMSNorm, Embedding, LSTMCell``.
 """
 
+from fusegrad.nn import optim
 from fusegrad.nn.layers import (
     Conv1d,
     Conv2d,
@@ -42,4 +43,5 @@ __all__ = [
     "LayerNorm2d",
     "Linear",
     "RMSNorm",
+    "optim",
 ]

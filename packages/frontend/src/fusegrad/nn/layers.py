@@ -14,14 +14,16 @@ from fusegrad.tensor import Tensor
 from fusegrad.uop import prod
 
 
-def fresh(init: Tensor) -> Tensor:
+def fresh(init: Tensor, requires_grad: bool | None = None) -> Tensor:
     """A tensor with its own new buffer, lazily filled with ``init``.
 
     Constants are hash-consed (two ``Tensor.zeros(3)`` are one graph and would realize into
     one buffer); writing ``init`` into an empty buffer keeps every parameter distinct.
     """
     out = Tensor.empty(*init.shape, dtype=init.dtype, device=init.device)
-    return out.assign(init)
+    out.assign(init)
+    out.requires_grad = requires_grad
+    return out
 
 
 def _uniform(shape: tuple[int, ...], bound: float) -> Tensor:

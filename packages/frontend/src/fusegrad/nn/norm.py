@@ -37,10 +37,10 @@ class BatchNorm:
         self.eps, self.track_running_stats, self.momentum = eps, track_running_stats, momentum
         self.weight: Tensor | None = fresh(Tensor.ones(sz)) if affine else None
         self.bias: Tensor | None = fresh(Tensor.zeros(sz)) if affine else None
-        self.num_batches_tracked = fresh(Tensor.zeros(1, dtype=dtypes.long))
+        self.num_batches_tracked = fresh(Tensor.zeros(1, dtype=dtypes.long), False)
         if track_running_stats:
-            self.running_mean = fresh(Tensor.zeros(sz))
-            self.running_var = fresh(Tensor.ones(sz))
+            self.running_mean = fresh(Tensor.zeros(sz), requires_grad=False)
+            self.running_var = fresh(Tensor.ones(sz), requires_grad=False)
 
     def calc_stats(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """The mean and (biased) variance to normalize ``x`` with, per channel."""
