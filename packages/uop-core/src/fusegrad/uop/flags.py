@@ -22,10 +22,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 @functools.cache
 def getenv(key: str, default: Any = 0) -> Any:
-    """The environment variable ``key`` converted to the type of ``default`` (cached)."""
+    """The environment variable ``key`` converted to the type of ``default`` (cached). A bool
+    reads as an int, so ``X=0`` is False (``bool("0")`` would be True)."""
     raw = os.environ.get(key)
     if raw is None:
         return default
+    if isinstance(default, bool):
+        return bool(int(raw))
     return type(default)(raw)
 
 

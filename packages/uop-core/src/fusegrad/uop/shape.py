@@ -59,13 +59,25 @@ def _permute(u: UOp) -> Shape | None:
     return None if src is None else tuple(src[i] for i in u.arg)
 
 
+def _plus(a: Any, b: Any) -> Any:
+    # size arithmetic that leaves a symbolic size alone when the other side is 0, so a pad or
+    # shrink that doesn't touch a symbolic axis keeps it the same node (n, not n+0)
+    if isinstance(b, int) and b == 0:
+        return a
+    if isinstance(a, int) and a == 0:
+        return b
+    return a + b
+
+
 def _pad(u: UOp) -> Shape | None:
     src = u.src[0].st_shape
-    return None if src is None else tuple(s + b + a for s, (b, a) in zip(src, u.arg, strict=True))
+    if src is None:
+        return None
+    return tuple(_plus(_plus(s, b), a) for s, (b, a) in zip(src, u.arg, strict=True))
 
 
 def _shrink(u: UOp) -> Shape | None:
-    return tuple(e - s for s, e in u.arg)
+    return tuple(e if isinstance(s, int) and s == 0 else e - s for s, e in u.arg)
 
 
 def _reduce_axis(u: UOp) -> Shape | None:
