@@ -41,7 +41,7 @@ class CPUTestRenderer(Renderer):
     max_threads = 4
     code_for_op = _ALL_ALU
 
-    def render(self, uops: list[UOp]) -> str:
+    def render(self, uops: list[UOp], name: str | None = None) -> str:
         return format_linear(uops)
 
 
@@ -67,7 +67,7 @@ class GPUTestRenderer(Renderer):
         }
     }  # fmt: skip
 
-    def render(self, uops: list[UOp]) -> str:
+    def render(self, uops: list[UOp], name: str | None = None) -> str:
         return format_linear(uops)
 
 
@@ -89,7 +89,7 @@ class ScalarTestRenderer(Renderer):
         )
     }  # fmt: skip
 
-    def render(self, uops: list[UOp]) -> str:
+    def render(self, uops: list[UOp], name: str | None = None) -> str:
         return format_linear(uops)
 
 

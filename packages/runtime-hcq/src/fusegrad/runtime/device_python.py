@@ -33,7 +33,7 @@ class PythonRenderer(Renderer):
     max_threads = 4
     code_for_op: ClassVar[dict[Ops, Any]] = {op: _op_name for op in GroupOp.ALU}
 
-    def render(self, uops: list[UOp]) -> str:
+    def render(self, uops: list[UOp], name: str | None = None) -> str:
         """The program, pickled and base64-encoded (UOps pickle flat, no recursion)."""
         return base64.b64encode(pickle.dumps(list(uops))).decode()
 

@@ -214,9 +214,10 @@ def to_program(ast: UOp, renderer: Renderer) -> ProgramSpec:
     uops, ctx = lower(ast, renderer)
     buffers = _buffers(ast)
     variables = tuple(ast.variables())
+    name = kernel_name(ast)
     spec = ProgramSpec(
-        name=kernel_name(ast),
-        src=renderer.render(uops),
+        name=name,
+        src=renderer.render(uops, name),
         device=renderer.device,
         ast=ast,
         uops=tuple(uops),
