@@ -1,0 +1,136 @@
+"""What the optimizer reads off a kernel AST: memory strides of axes, and matmul shapes (for
+the heuristics' register blocking and the TC opt)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fusegrad.codegen.opt.kernel import (
+    KernelOptError,
+    Opt,
+    const_size,
+    kernel_axes,
+    split_axis,
+)
+from fusegrad.codegen.renderer import Renderer
+from fusegrad.uop import AxisType, Ops, UOp, dtypes
+
+
+def stride(idx: UOp, rng: UOp) -> int | None:
+    """How far ``idx`` moves when ``rng`` goes up by one (others at 0); None when that is not a
+    constant (the index is not affine in ``rng``)."""
+    base = idx.get_idx()
+    if rng not in base.ranges:
+        return 0
+    zeros = {r: UOp.const(dtypes.weakint, 0) for r in base.ranges}
+    at0 = base.substitute(zeros).simplify()
+    at1 = base.substitute({**zeros, rng: UOp.const(dtypes.weakint, 1)}).simplify()
+    if at0.op is not Ops.CONST or at1.op is not Ops.CONST:
+        return None
+    return int(at1.arg) - int(at0.arg)
+
+
+def accesses(ast: UOp) -> list[UOp]:
+    """The INDEX nodes of the kernel's loads and stores (stores first)."""
+    nodes = ast.toposort()
+    stores = [u.src[0] for u in nodes if u.op is Ops.STORE]
+    loads = [u.src[0] for u in nodes if u.op is Ops.LOAD]
+    return stores + loads
+
+
+def contiguous_in(ast: UOp, rng: UOp) -> int:
+    """How many of the kernel's accesses walk memory with stride 1 along ``rng``."""
+    return sum(1 for x in accesses(ast) if stride(x.src[1], rng) == 1)
+
+
+@dataclass(frozen=True, slots=True)
+class MatmulShape:
+    """A reduction ``sum_k a[m, k] * b[k, n]``: the ranges of each role and the two loads."""
+
+    m: UOp
+    n: UOp
+    k: UOp
+    a: UOp
+    b: UOp
+    reduce: UOp
+
+
+def _uncast(x: UOp) -> UOp:
+    while x.op is Ops.CAST:
+        x = x.src[0]
+    return x
+
+
+def _loads_of_product(value: UOp) -> tuple[UOp, UOp] | None:
+    value = _uncast(value)
+    if value.op is not Ops.MUL:
+        return None
+    srcs = [_uncast(s) for s in value.src]
+    if not all(s.op is Ops.LOAD for s in srcs):
+        return None
+    return srcs[0], srcs[1]
+
+
+def _only_in(x: UOp, y: UOp) -> list[UOp]:
+    """Output ranges of load ``x``'s index that load ``y``'s index does not use."""
+    xs, ys = x.src[0].src[1].ranges, y.src[0].src[1].ranges
+    return [r for r in xs if r not in ys and r.arg[1] in (AxisType.LOOP, AxisType.GLOBAL)]
+
+
+def matmul_shape(ast: UOp) -> MatmulShape | None:
+    """The kernel's matmul structure, when it is one ADD-reduce of a product of two loads
+    with an output axis only the first uses (M), one only the second uses (N), and a reduce
+    axis both use (K); None otherwise."""
+    reduces = [u for u in ast.toposort() if u.op is Ops.REDUCE]
+    if len(reduces) != 1 or reduces[0].arg is not Ops.ADD:
+        return None
+    red = reduces[0]
+    loads = _loads_of_product(red.src[0])
+    if loads is None:
+        return None
+    a, b = loads
+    ks = [r for r in red.src[1:] if r in a.src[0].src[1].ranges and r in b.src[0].src[1].ranges]
+    ms, ns = _only_in(a, b), _only_in(b, a)
+    if not ks or not ms or not ns:
+        return None
+    return MatmulShape(ms[-1], ns[-1], ks[-1], a, b, red)
+
+
+# -- tensor cores ----------------------------------------------------------------------------------
+
+
+def apply_tensor_core(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
+    """The TC opt: tile a matmul to tensor core ``opt.axis`` of the renderer — N by the core's
+    N (workgroup threads), M by its M (vector lanes), K by its K (unrolled). The linear IR has
+    no matrix-instruction node yet, so the tile runs as ordinary lanes and threads."""
+    cores = renderer.tensor_cores
+    if not cores:
+        raise KernelOptError(f"{opt}: {renderer!r} declares no tensor cores")
+    pick = 0 if opt.axis is None else opt.axis
+    if not 0 <= pick < len(cores):
+        raise KernelOptError(f"{opt}: no tensor core {pick}, {renderer!r} has {len(cores)}")
+    tc = cores[pick]
+    shape = matmul_shape(ast)
+    if shape is None:
+        raise KernelOptError(f"{opt}: the kernel is not a matmul-shaped reduction")
+    _check_tc_dtypes(opt, shape, tc.dtype_in, tc.dtype_out)
+    n, m, k = tc.dims
+    threads = AxisType.LOCAL if renderer.has_local else AxisType.UPCAST
+    plan = ((shape.n, n, threads), (shape.m, m, AxisType.UPCAST), (shape.k, k, AxisType.UNROLL))
+    for rng, size, _ in plan:
+        have = const_size(rng)
+        if have is None or have % size != 0:
+            raise KernelOptError(f"{opt}: axis {rng.arg[0]} of size {rng.src[0].render()} is not "
+                                 f"a multiple of the tensor core's {size}")  # fmt: skip
+    for rng, size, kind in plan:
+        current = next(r for r in kernel_axes(ast) if r.arg[0] == rng.arg[0])
+        quotient = UOp.const(dtypes.weakint, (const_size(current) or 0) // size)
+        ast = split_axis(ast, current, size, kind, False, quotient)
+    return ast
+
+
+def _check_tc_dtypes(opt: Opt, shape: MatmulShape, dtype_in: object, dtype_out: object) -> None:
+    ins = (shape.a.dtype, shape.b.dtype)
+    if any(d is not dtype_in for d in ins) or shape.reduce.dtype is not dtype_out:
+        raise KernelOptError(f"{opt}: the tensor core takes {dtype_in!r} -> {dtype_out!r}, the "
+                             f"matmul has {ins[0]!r} x {ins[1]!r} -> {shape.reduce.dtype!r}")  # fmt: skip

@@ -1,0 +1,170 @@
+"""Hand-coded optimizations: good opts for a kernel without searching.
+
+CPUs (``has_local`` False):
+
+1. a matmul-shaped kernel is blocked for registers: UNROLL the reduce axis, UPCAST the M
+   axis, then UPCAST the N axis (contiguous in the output) to the vector width — upcast last,
+   so its lanes are the innermost, vector-contiguous ones;
+2. otherwise the output axis most accesses walk with stride 1 is upcast to the vector width,
+   and small constant reductions (at most ``SMALL_REDUCE``) are unrolled whole;
+3. a kernel with enough work is split across the cores with THREAD on its outermost loop.
+
+GPU-like renderers (``has_local``): big reductions into few outputs are grouped across a
+workgroup (GROUPTOP), the contiguous output axis is upcast by 4, and output axes become
+workgroup threads (LOCAL) up to a workgroup of 256.
+
+Every step goes through ``apply_opt``, so a step that does not apply is skipped.
+"""
+
+from __future__ import annotations
+
+from fusegrad.codegen.opt.analysis import contiguous_in, matmul_shape
+from fusegrad.codegen.opt.kernel import (
+    KernelOptError,
+    Opt,
+    OptOps,
+    apply_opt,
+    axes_of,
+    const_size,
+    kernel_axes,
+    lane_count,
+)
+from fusegrad.codegen.renderer import Renderer
+from fusegrad.uop import AxisType, DType, Ops, UOp, dtypes, prod
+
+#: reductions with at most this many iterations are unrolled whole on CPUs
+SMALL_REDUCE = 8
+#: kernels with fewer loop iterations than this stay on one core
+THREAD_MIN_WORK = 1 << 15
+#: register blocking of a matmul on CPUs: (UNROLL K, UPCAST M, UPCAST N in vectors)
+MATMUL_BLOCK = (1, 4, 2)
+
+
+class _Plan:
+    """The opts chosen so far and the AST they give."""
+
+    def __init__(self, ast: UOp, renderer: Renderer) -> None:
+        self.ast = ast
+        self.renderer = renderer
+        self.opts: list[Opt] = []
+
+    def position(self, axis_id: int) -> int | None:
+        ids = [r.arg[0] for r in kernel_axes(self.ast)]
+        return ids.index(axis_id) if axis_id in ids else None
+
+    def try_opt(self, op: OptOps, axis_id: int, amount: int) -> bool:
+        """Apply ``op`` on the axis with id ``axis_id`` if it applies."""
+        pos = self.position(axis_id)
+        if pos is None:
+            return False
+        opt = Opt(op, pos, amount)
+        try:
+            self.ast = apply_opt(self.ast, opt, self.renderer)
+        except KernelOptError:
+            return False
+        self.opts.append(opt)
+        return True
+
+    def range_of(self, axis_id: int) -> UOp:
+        return next(r for r in kernel_axes(self.ast) if r.arg[0] == axis_id)
+
+
+def _value_dtype(ast: UOp) -> DType:
+    stores = [u for u in ast.toposort() if u.op is Ops.STORE]
+    return stores[0].src[1].dtype.scalar() if stores else dtypes.float32
+
+
+def vector_width(renderer: Renderer, dt: DType) -> int:
+    """The widest vector the renderer has for ``dt`` (1 when none)."""
+    return max(renderer.vector_widths.get(dt.scalar(), ()), default=1)
+
+
+def _fitting(size: int | None, candidates: tuple[int, ...]) -> int | None:
+    if size is None:
+        return None
+    return next((c for c in candidates if c > 1 and size % c == 0), None)
+
+
+def _work(ast: UOp) -> int:
+    return int(prod(const_size(r) or 16 for r in kernel_axes(ast)))
+
+
+def _matmul_block(plan: _Plan, width: int) -> bool:
+    shape = matmul_shape(plan.ast)
+    if shape is None:
+        return False
+    unroll, up_m, vectors = MATMUL_BLOCK
+    k, m, n = shape.k.arg[0], shape.m.arg[0], shape.n.arg[0]
+    if unroll > 1:
+        plan.try_opt(OptOps.UNROLL, k, unroll)
+    plan.try_opt(OptOps.UPCAST, m, up_m)
+    for amount in (width * vectors, width, 4, 2):
+        if plan.try_opt(OptOps.UPCAST, n, amount):
+            break
+    return True
+
+
+def _vectorize(plan: _Plan, width: int) -> None:
+    outputs = axes_of(plan.ast, AxisType.LOOP)
+    if not outputs or width == 1:
+        return
+    best = max(outputs, key=lambda r: (contiguous_in(plan.ast, r), r.arg[0]))
+    if contiguous_in(plan.ast, best) == 0:
+        return
+    sizes = tuple(w for w in (width, width // 2, 4, 2) if w > 1)
+    amount = _fitting(const_size(best), sizes)
+    if amount is not None:
+        plan.try_opt(OptOps.UPCAST, best.arg[0], amount)
+
+
+def _unroll_small(plan: _Plan) -> None:
+    for rng in reversed(axes_of(plan.ast, AxisType.REDUCE)):  # innermost first
+        size = const_size(rng)
+        if size is not None and 1 < size <= SMALL_REDUCE and lane_count(plan.ast) * size <= 64:
+            plan.try_opt(OptOps.UNROLL, rng.arg[0], 0)
+
+
+def _threads(plan: _Plan) -> None:
+    cores = plan.renderer.max_threads
+    if not plan.renderer.has_threads or cores < 2 or _work(plan.ast) < THREAD_MIN_WORK:
+        return
+    for rng in axes_of(plan.ast, AxisType.LOOP):
+        amount = _fitting(const_size(rng), tuple(range(cores, 1, -1)))
+        if amount is not None and plan.try_opt(OptOps.THREAD, rng.arg[0], amount):
+            return
+
+
+def _cpu(plan: _Plan) -> None:
+    width = vector_width(plan.renderer, _value_dtype(plan.ast))
+    if not _matmul_block(plan, width):
+        _vectorize(plan, width)
+    _unroll_small(plan)
+    _threads(plan)
+
+
+def _gpu(plan: _Plan) -> None:
+    outputs = axes_of(plan.ast, AxisType.LOOP, AxisType.GLOBAL)
+    out_size = prod(const_size(r) or 16 for r in outputs)
+    for rng in axes_of(plan.ast, AxisType.REDUCE):
+        size = const_size(rng)
+        if out_size <= 2048 and size is not None and size >= 256:
+            plan.try_opt(OptOps.GROUPTOP, rng.arg[0], _fitting(size, (16, 8, 4)) or 0)
+    if outputs:
+        best = max(outputs, key=lambda r: (contiguous_in(plan.ast, r), r.arg[0]))
+        amount = _fitting(const_size(best), (4, 2))
+        if amount is not None and (const_size(best) or 0) >= 16:
+            plan.try_opt(OptOps.UPCAST, best.arg[0], amount)
+    for rng in reversed(axes_of(plan.ast, AxisType.LOOP, AxisType.GLOBAL)):
+        amount = _fitting(const_size(rng), (16, 8, 4, 2))
+        if amount is not None:
+            plan.try_opt(OptOps.LOCAL, rng.arg[0], amount)
+
+
+def hand_coded_optimizations(ast: UOp, renderer: Renderer) -> list[Opt]:
+    """Opts for ``ast`` on ``renderer`` chosen by the rules in the module docstring."""
+    plan = _Plan(ast, renderer)
+    if renderer.has_local:
+        _gpu(plan)
+    else:
+        _cpu(plan)
+    return plan.opts

@@ -1,0 +1,96 @@
+"""Correctness fuzz: random valid opt sequences on every kernel of the lowering corpus give
+the same results as the kernel without opts — in the PYTHON emulator for a CPU-like and a
+GPU-like target, and compiled by the default CPU renderer (LLVM) on the runtime's CPU device.
+
+Results are compared exactly for integer/bool/exact kernels; float kernels within 1e-5
+(UNROLL/GROUP change the order in which a reduction adds)."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+
+def load_helpers() -> Any:
+    """tests/codegen/opt/helpers.py, loaded by path once."""
+    name = "_fusegrad_tests_opt_helpers"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("helpers.py"))
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+H = load_helpers()
+CASES = H.CORPUS.build()
+EMULATED_SEQUENCES = 3  # per case and target
+CPU_SEQUENCES = 3  # per case
+
+# TODO(#6): lowering bug, devectorize mixes a masked-out lane (address -1) with the lane at
+# address 0 (UPCAST 8 x UNROLL 3 on conv1d_padded), see the report of issue 7
+KNOWN_LOWERING_BUGS = {"conv1d_padded"}
+
+
+def _rng(*key: str) -> random.Random:
+    return random.Random(zlib.crc32("/".join(key).encode()))
+
+
+def _same(c: Any, got: list[np.ndarray], want: list[np.ndarray]) -> None:
+    for slot in c.expected:
+        if c.exact or not np.issubdtype(want[slot].dtype, np.floating):
+            np.testing.assert_array_equal(got[slot], want[slot])
+        else:
+            np.testing.assert_allclose(got[slot], want[slot], rtol=1e-5, atol=1e-5)
+
+
+def _xfail_known(c: Any) -> None:
+    if c.name in KNOWN_LOWERING_BUGS:
+        pytest.xfail("lowering bug in devectorize (masked lanes), reported in issue 7's note")
+
+
+@pytest.mark.parametrize("target", ["cpu", "gpu"])
+@pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
+def test_random_opts_match_unoptimized_in_emulator(c: Any, target: str) -> None:
+    renderer = H.TARGETS.RENDERERS[target]
+    want = H.run_emulated(c, H.with_opts(c.ast, []), renderer)
+    rs = _rng(c.name, target)
+    failures = []
+    for _ in range(EMULATED_SEQUENCES):
+        opts = H.random_opts(c.ast, renderer, rs, rs.randint(1, 4))
+        try:
+            _same(c, H.run_emulated(c, H.with_opts(c.ast, opts), renderer), want)
+        except AssertionError as e:
+            failures.append(f"{opts}: {e}")
+    if failures:
+        _xfail_known(c)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
+def test_random_opts_match_unoptimized_on_cpu_device(c: Any) -> None:
+    dev = H.cpu_device()
+    want = H.run_cpu(c, H.with_opts(c.ast, []))
+    rs = _rng(c.name, "llvm")
+    failures = []
+    for _ in range(CPU_SEQUENCES):
+        opts = H.random_opts(c.ast, dev.renderer, rs, rs.randint(1, 4))
+        try:
+            _same(c, H.run_cpu(c, H.with_opts(c.ast, opts)), want)
+        except AssertionError as e:
+            failures.append(f"{opts}: {e}")
+    if failures:
+        _xfail_known(c)
+    assert not failures, "\n".join(failures)
+
+
+def test_fuzz_covers_enough_kernels_and_sequences() -> None:
+    assert len(CASES) >= 30
+    assert len(CASES) * (2 * EMULATED_SEQUENCES + CPU_SEQUENCES) >= 500

@@ -1,0 +1,122 @@
+"""Hand-coded optimizations and the pipeline hook: which opts kernels get, NOOPT, explicit
+opts, recording in the ProgramSpec, DEBUG>=3 output; heuristic kernels still compute the
+right thing."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fusegrad.codegen import KernelInfo, to_program
+from fusegrad.codegen.opt import Opt, OptOps, choose_opts, hand_coded_optimizations
+from fusegrad.uop import AxisType, Context, Ops, UOp, dtypes
+
+
+def load_helpers() -> Any:
+    """tests/codegen/opt/helpers.py, loaded by path once."""
+    name = "_fusegrad_tests_opt_helpers"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("helpers.py"))
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+H = load_helpers()
+CPU, GPU = H.TARGETS.RENDERERS["cpu"], H.TARGETS.RENDERERS["gpu"]
+
+
+def matmul(n: int = 64, name: str = "mm") -> UOp:
+    c, a, b = (UOp.param(s, dtypes.float32.ptr(n * n)) for s in range(3))
+    i, j, k = UOp.range(n, 0), UOp.range(n, 1), UOp.range(n, 2, AxisType.REDUCE)
+    val = (a.index(i * n + k).load() * b.index(k * n + j).load()).reduce(k, arg=Ops.ADD)
+    return UOp.sink(c.index(i * n + j).store(val).end(i, j), arg=KernelInfo(name))
+
+
+def conv3x3(cin: int = 4, cout: int = 8, hw: int = 16) -> UOp:
+    oh = hw - 2
+    out = UOp.param(0, dtypes.float32.ptr(cout * oh * oh))
+    x, w = (
+        UOp.param(1, dtypes.float32.ptr(cin * hw * hw)),
+        UOp.param(2, dtypes.float32.ptr(cout * cin * 9)),
+    )
+    co, y, xx = UOp.range(cout, 0), UOp.range(oh, 1), UOp.range(oh, 2)
+    ci, ky, kx = (UOp.range(s, a, AxisType.REDUCE) for s, a in ((cin, 3), (3, 4), (3, 5)))
+    pix = x.index(ci * hw * hw + (y + ky) * hw + xx + kx).load()
+    tap = w.index(co * cin * 9 + ci * 9 + ky * 3 + kx).load()
+    val = (pix * tap).reduce(ci, ky, kx, arg=Ops.ADD)
+    return UOp.sink(
+        out.index((co * oh + y) * oh + xx).store(val).end(co, y, xx), arg=KernelInfo("conv")
+    )
+
+
+def test_cpu_matmul_is_register_blocked_and_threaded() -> None:
+    opts = hand_coded_optimizations(matmul(), CPU)
+    ops = [o.op for o in opts]
+    assert OptOps.UPCAST in ops and OptOps.THREAD in ops
+    upcast_axes = {o.axis for o in opts if o.op is OptOps.UPCAST}
+    assert upcast_axes == {0, 1}  # both output axes: a block of registers
+    assert opts[-2] == Opt(OptOps.UPCAST, 1, 16)  # N last: the innermost, contiguous lanes
+
+
+def test_cpu_elementwise_vectorizes_the_contiguous_axis() -> None:
+    out, x = UOp.param(0, dtypes.float32.ptr(64 * 64)), UOp.param(1, dtypes.float32.ptr(64 * 64))
+    i, j = UOp.range(64, 0), UOp.range(64, 1)
+    ast = UOp.sink(out.index(j * 64 + i).store(x.index(j * 64 + i).load() + 1.0).end(i, j))
+    assert hand_coded_optimizations(ast, CPU)[0] == Opt(OptOps.UPCAST, 0, 8)
+
+
+def test_cpu_small_reductions_are_unrolled() -> None:
+    opts = hand_coded_optimizations(conv3x3(), CPU)
+    assert Opt(OptOps.UNROLL, 5, 0) in opts  # kx (3), the innermost reduce, whole
+
+
+def test_gpu_uses_locals_and_groups_big_reductions() -> None:
+    assert any(o.op is OptOps.LOCAL for o in hand_coded_optimizations(matmul(), GPU))
+    out, x = UOp.param(0, dtypes.float32.ptr(4)), UOp.param(1, dtypes.float32.ptr(4 * 1024))
+    i, k = UOp.range(4, 0), UOp.range(1024, 1, AxisType.REDUCE)
+    red = UOp.sink(
+        out.index(i).store(x.index(i * 1024 + k).load().reduce(k, arg=Ops.ADD)).end(i),
+        arg=KernelInfo("s"),
+    )
+    assert hand_coded_optimizations(red, GPU)[0].op is OptOps.GROUPTOP
+
+
+@pytest.mark.parametrize("target", ["cpu", "gpu"])
+@pytest.mark.parametrize("build", [matmul, conv3x3], ids=["matmul", "conv"])
+def test_heuristic_kernels_match_unoptimized(build: Any, target: str) -> None:
+    renderer = H.TARGETS.RENDERERS[target]
+    ast = build(16) if build is matmul else build(2, 4, 8)
+    spec = to_program(ast, renderer)
+    assert spec.applied_opts == tuple(hand_coded_optimizations(ast, renderer))
+    rs = np.random.default_rng(0)
+    arrays = [
+        np.zeros(b.size, np.float32) if b.written else rs.random(b.size, np.float32)
+        for b in spec.buffers
+    ]
+    got = H.TARGETS.run_program(spec, arrays)[0]
+    want = H.TARGETS.run_program(to_program(H.with_opts(ast, []), renderer), arrays)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_hook_decides_by_kernel_info_and_noopt() -> None:
+    raw = matmul().replace(arg=None)
+    assert choose_opts(raw, CPU) == []  # hand-built AST without KernelInfo: as is
+    assert choose_opts(matmul(), CPU) == hand_coded_optimizations(matmul(), CPU)
+    given = [Opt(OptOps.UPCAST, 0, 2)]
+    assert choose_opts(H.with_opts(matmul(), given), CPU) == given
+    assert choose_opts(H.with_opts(matmul(), [("UNROLL", 2, 4)]), CPU) == [Opt(OptOps.UNROLL, 2, 4)]
+    with Context(NOOPT=1):
+        assert choose_opts(matmul(), CPU) == []
+        assert choose_opts(H.with_opts(matmul(), given), CPU) == given
+
+
+def test_applied_opts_are_recorded_and_shown_at_debug_3(capsys: pytest.CaptureFixture[str]) -> None:
+    with Context(DEBUG=3):
+        spec = to_program(matmul(32, name="shown"), CPU)
+    assert spec.applied_opts and "opts shown: [Opt(op=OptOps." in capsys.readouterr().out

@@ -1,0 +1,165 @@
+"""BEAM search: picks the fastest candidate a timer reports, skips failing ones, caches its
+result on disk (a second search times nothing), respects IGNORE_BEAM_CACHE and CACHELEVEL."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fusegrad.codegen import DiskCache, KernelInfo, ProgramSpec, to_program
+from fusegrad.codegen.opt import BEAM, Opt, OptOps, beam_search, register_beam_timer
+from fusegrad.codegen.opt import search as search_module
+from fusegrad.uop import AxisType, Context, Ops, UOp, dtypes, getenv
+
+
+def load_helpers() -> Any:
+    """tests/codegen/opt/helpers.py, loaded by path once."""
+    name = "_fusegrad_tests_opt_helpers"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("helpers.py"))
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+H = load_helpers()
+CPU = H.TARGETS.RENDERERS["cpu"]
+
+
+def matmul(n: int = 8) -> UOp:
+    c, a, b = (UOp.param(s, dtypes.float32.ptr(n * n)) for s in range(3))
+    i, j, k = UOp.range(n, 0), UOp.range(n, 1), UOp.range(n, 2, AxisType.REDUCE)
+    val = (a.index(i * n + k).load() * b.index(k * n + j).load()).reduce(k, arg=Ops.ADD)
+    return UOp.sink(c.index(i * n + j).store(val).end(i, j), arg=KernelInfo("mm"))
+
+
+class CountingTimer:
+    """A deterministic fake timer: fewer loop iterations (more lanes) is faster; counts calls."""
+
+    def __init__(self, reject: str = "") -> None:
+        self.calls = 0
+        self.reject = reject
+
+    def __call__(self, spec: ProgramSpec) -> float:
+        self.calls += 1
+        if self.reject and any(self.reject in repr(o) for o in spec.applied_opts):
+            raise RuntimeError("rejected")
+        loops = [u for u in spec.uops if u.op is Ops.RANGE]
+        iters = 1
+        for r in loops:
+            iters *= int(r.src[0].arg)
+        return iters * 1e-6 + len(spec.uops) * 1e-9
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_module, "_cache", DiskCache("beam_opts", tmp_path / "beam.db"))
+
+
+def test_beam_finds_faster_opts_than_none() -> None:
+    timer = CountingTimer()
+    opts = beam_search(matmul(), CPU, 2, timer)
+    assert opts and timer.calls > 1
+    best = timer(to_program(H.with_opts(matmul(), opts), CPU))
+    assert best < timer(to_program(H.with_opts(matmul(), []), CPU))
+
+
+def test_second_search_hits_the_cache_without_timing() -> None:
+    first = beam_search(matmul(), CPU, 2, CountingTimer())
+    again = CountingTimer()
+    assert beam_search(matmul(), CPU, 2, again) == first
+    assert again.calls == 0
+
+
+def test_ignore_beam_cache_searches_again() -> None:
+    beam_search(matmul(), CPU, 2, CountingTimer())
+    timer = CountingTimer()
+    with Context(IGNORE_BEAM_CACHE=1):
+        beam_search(matmul(), CPU, 2, timer)
+    assert timer.calls > 0
+
+
+def test_cachelevel_0_turns_the_cache_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CACHELEVEL", "0")  # DiskCache reads it through the cached getenv
+    getenv.cache_clear()
+    try:
+        beam_search(matmul(), CPU, 2, CountingTimer())
+        timer = CountingTimer()
+        beam_search(matmul(), CPU, 2, timer)
+    finally:
+        monkeypatch.delenv("CACHELEVEL")
+        getenv.cache_clear()
+    assert timer.calls > 0
+
+
+def test_cache_key_depends_on_width_and_renderer() -> None:
+    key = search_module.cache_key
+    assert key(matmul(), CPU, 2) == key(matmul(), CPU, 2)
+    assert key(matmul(), CPU, 2) != key(matmul(), CPU, 3)
+    assert key(matmul(), CPU, 2) != key(matmul(), H.TARGETS.RENDERERS["gpu"], 2)
+    assert key(matmul(), CPU, 2) != key(matmul(16), CPU, 2)
+
+
+def test_failing_candidates_are_skipped() -> None:
+    timer = CountingTimer(reject="THREAD")
+    opts = beam_search(matmul(), CPU, 2, timer)
+    assert all(o.op is not OptOps.THREAD for o in opts)
+
+
+def test_a_round_not_faster_by_the_margin_stops() -> None:
+    class Flat(CountingTimer):
+        def __call__(self, spec: ProgramSpec) -> float:
+            self.calls += 1
+            return 1.0 if spec.applied_opts else 1.001
+
+    assert beam_search(matmul(), CPU, 2, Flat()) == []
+
+
+def test_a_kernel_that_never_runs_is_an_error() -> None:
+    class Broken(CountingTimer):
+        def __call__(self, spec: ProgramSpec) -> float:
+            return math.inf
+
+    with pytest.raises(RuntimeError, match="does not run with this timer"):
+        beam_search(matmul(), CPU, 2, Broken())
+    with pytest.raises(ValueError, match="width must be >= 1"):
+        beam_search(matmul(), CPU, 0, Broken())
+
+
+def test_beam_env_uses_the_registered_timer_and_records_opts() -> None:
+    timer = CountingTimer()
+    register_beam_timer(CPU.device, timer)
+    try:
+        with Context(BEAM=2):
+            assert BEAM.value == 2
+            spec = to_program(matmul().replace(arg=KernelInfo("mm_beam")), CPU)
+    finally:
+        register_beam_timer(CPU.device, None)
+    assert timer.calls > 0 and spec.applied_opts
+    assert all(isinstance(o, Opt) for o in spec.applied_opts)
+
+
+def test_beam_with_the_real_cpu_device() -> None:
+    dev = H.cpu_device()
+    calls: list[str] = []
+
+    def timer(spec: ProgramSpec) -> float:
+        import time
+
+        import numpy as np
+
+        calls.append(spec.name)
+        prg = H.load_program(dev, spec)
+        bufs = [H._HostBuffer(np.ones(b.size, np.float32)) for b in spec.buffers]
+        gs, ls = spec.launch_dims({})
+        start = time.perf_counter()
+        dev.exec(prg, bufs, [], gs, ls, wait=True)
+        return time.perf_counter() - start
+
+    opts = beam_search(matmul(16), dev.renderer, 1, timer, max_rounds=1)
+    assert calls and isinstance(opts, list)
