@@ -55,12 +55,23 @@ def conv3x3(cin: int = 4, cout: int = 8, hw: int = 16) -> UOp:
     )
 
 
-def test_cpu_matmul_is_register_blocked_and_threaded() -> None:
+def test_cpu_matmul_is_vectorized_along_n_and_threaded() -> None:
+    assert hand_coded_optimizations(matmul(), CPU) == [
+        Opt(OptOps.UPCAST, 1, 8),
+        Opt(OptOps.THREAD, 0, 4),
+    ]
+
+
+def test_cpu_matmul_register_blocking(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fusegrad.codegen.opt import heuristics
+
+    monkeypatch.setattr(heuristics, "MATMUL_BLOCK", (4, 4, 2))
     opts = hand_coded_optimizations(matmul(), CPU)
     ops = [o.op for o in opts]
     assert OptOps.UPCAST in ops and OptOps.THREAD in ops
     upcast_axes = {o.axis for o in opts if o.op is OptOps.UPCAST}
     assert upcast_axes == {0, 1}  # both output axes: a block of registers
+    assert opts[0] == Opt(OptOps.UNROLL, 2, 4)
     assert opts[-2] == Opt(OptOps.UPCAST, 1, 16)  # N last: the innermost, contiguous lanes
 
 

@@ -2,9 +2,9 @@
 
 CPUs (``has_local`` False):
 
-1. a matmul-shaped kernel is blocked for registers: UNROLL the reduce axis, UPCAST the M
-   axis, then UPCAST the N axis (contiguous in the output) to the vector width — upcast last,
-   so its lanes are the innermost, vector-contiguous ones;
+1. a matmul-shaped kernel is blocked for registers (``MATMUL_BLOCK``): UNROLL the reduce
+   axis, UPCAST the M axis, then UPCAST the N axis (contiguous in the output) to the vector
+   width — upcast last, so its lanes are the innermost, vector-contiguous ones;
 2. otherwise the output axis most accesses walk with stride 1 is upcast to the vector width,
    and small constant reductions (at most ``SMALL_REDUCE``) are unrolled whole;
 3. a kernel with enough work is split across the cores with THREAD on its outermost loop.
@@ -36,8 +36,11 @@ from fusegrad.uop import AxisType, DType, Ops, UOp, dtypes, prod
 SMALL_REDUCE = 8
 #: kernels with fewer loop iterations than this stay on one core
 THREAD_MIN_WORK = 1 << 15
-#: register blocking of a matmul on CPUs: (UNROLL K, UPCAST M, UPCAST N in vectors)
-MATMUL_BLOCK = (1, 4, 2)
+#: register blocking of a matmul on CPUs: (UNROLL K, UPCAST M, UPCAST N in vectors). Only N
+#: by one vector for now: the lowering's devectorize splits every vector op wider than the
+#: target's widest vector into scalars (measured: 4x8 blocks run at half the speed of 1x8);
+#: (4, 4, 1) or (1, 4, 2) is the intended blocking once it keeps native-width chunks.
+MATMUL_BLOCK = (1, 1, 1)
 
 
 class _Plan:
@@ -97,7 +100,8 @@ def _matmul_block(plan: _Plan, width: int) -> bool:
     k, m, n = shape.k.arg[0], shape.m.arg[0], shape.n.arg[0]
     if unroll > 1:
         plan.try_opt(OptOps.UNROLL, k, unroll)
-    plan.try_opt(OptOps.UPCAST, m, up_m)
+    if up_m > 1:
+        plan.try_opt(OptOps.UPCAST, m, up_m)
     for amount in (width * vectors, width, 4, 2):
         if plan.try_opt(OptOps.UPCAST, n, amount):
             break

@@ -1,0 +1,144 @@
+"""Shared pieces of the kernel benchmarks (matmul.py, conv.py): hand-built kernel ASTs, a
+CPU-device timer for BEAM, and a runner that prints GFLOP/s next to NumPy's."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from fusegrad.codegen import KernelInfo, ProgramSpec, beam_search, to_program
+from fusegrad.codegen.opt import Opt, hand_coded_optimizations
+from fusegrad.runtime import Device
+from fusegrad.uop import AxisType, Ops, UOp, dtypes
+
+
+class HostBuffer:
+    """A NumPy array as a CPU-device buffer."""
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.arr = arr
+        self.address = arr.ctypes.data
+
+
+def matmul_ast(n: int) -> UOp:
+    """C[n, n] = A[n, n] @ B[n, n] in float32."""
+    c, a, b = (UOp.param(s, dtypes.float32.ptr(n * n)) for s in range(3))
+    i, j, k = UOp.range(n, 0), UOp.range(n, 1), UOp.range(n, 2, AxisType.REDUCE)
+    val = (a.index(i * n + k).load() * b.index(k * n + j).load()).reduce(k, arg=Ops.ADD)
+    return UOp.sink(c.index(i * n + j).store(val).end(i, j), arg=KernelInfo(f"matmul{n}"))
+
+
+def conv_ast(batch: int, cin: int, cout: int, hw: int) -> UOp:
+    """A 3x3 valid convolution, NCHW, weights [cout, cin, 3, 3], float32."""
+    oh = hw - 2
+    out = UOp.param(0, dtypes.float32.ptr(batch * cout * oh * oh))
+    x = UOp.param(1, dtypes.float32.ptr(batch * cin * hw * hw))
+    w = UOp.param(2, dtypes.float32.ptr(cout * cin * 9))
+    nb, co, y, xx = (UOp.range(s, a) for a, s in enumerate((batch, cout, oh, oh)))
+    ci, ky, kx = (UOp.range(s, a, AxisType.REDUCE) for a, s in ((4, cin), (5, 3), (6, 3)))
+    pix = x.index(((nb * cin + ci) * hw + y + ky) * hw + xx + kx).load()
+    tap = w.index((co * cin + ci) * 9 + ky * 3 + kx).load()
+    val = (pix * tap).reduce(ci, ky, kx, arg=Ops.ADD)
+    dst = ((nb * cout + co) * oh + y) * oh + xx
+    return UOp.sink(out.index(dst).store(val).end(nb, co, y, xx), arg=KernelInfo("conv3x3"))
+
+
+class CPUTimer:
+    """Times a ProgramSpec on the runtime's CPU device: best of ``runs`` (one run when the
+    first is already ``cutoff`` x slower than the best seen)."""
+
+    def __init__(self, runs: int = 3, cutoff: float = 2.0) -> None:
+        self.dev = Device["CPU"]
+        self.runs, self.cutoff = runs, cutoff
+        self.best = float("inf")
+        self.calls = 0
+
+    def load(self, spec: ProgramSpec) -> Any:
+        # TODO(#6): re-render under the spec's name until to_program passes it everywhere
+        src = self.dev.renderer.render(list(spec.uops), spec.name)
+        return self.dev.load(dataclasses.replace(spec, src=src))
+
+    def __call__(self, spec: ProgramSpec) -> float:
+        self.calls += 1
+        prg = self.load(spec)
+        rs = np.random.default_rng(0)
+        bufs = [HostBuffer(rs.random(b.size, np.float32)) for b in spec.buffers]
+        gs, ls = spec.launch_dims({})
+        times = []
+        for _ in range(self.runs):
+            start = time.perf_counter()
+            self.dev.exec(prg, bufs, [], gs, ls, wait=True)
+            times.append(time.perf_counter() - start)
+            if times[0] > self.cutoff * self.best:
+                break
+        self.best = min(self.best, *times)
+        return min(times)
+
+
+def run_kernel(spec: ProgramSpec, arrays: list[np.ndarray], repeats: int) -> float:
+    """Best seconds of ``repeats`` runs of ``spec`` over ``arrays`` (outputs written)."""
+    timer = CPUTimer(runs=1)
+    prg = timer.load(spec)
+    bufs = [HostBuffer(a) for a in arrays]
+    gs, ls = spec.launch_dims({})
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        timer.dev.exec(prg, bufs, [], gs, ls, wait=True)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def best_of(fn: Callable[[], object], repeats: int) -> float:
+    """Best seconds of ``repeats`` calls of ``fn``."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def with_opts(ast: UOp, opts: list[Opt]) -> UOp:
+    """``ast`` asking the pipeline for exactly ``opts``."""
+    info = ast.arg
+    assert isinstance(info, KernelInfo)
+    return ast.replace(arg=KernelInfo(info.name, tuple(opts)))
+
+
+def bench(
+    label: str,
+    ast: UOp,
+    arrays: list[np.ndarray],
+    reference: Callable[[], np.ndarray],
+    flops: int,
+    beam: int,
+    repeats: int,
+) -> None:
+    """Print GFLOP/s of NumPy, the heuristics and (``beam`` > 0) BEAM for one kernel, checking
+    the kernel's output against NumPy's."""
+    renderer = Device["CPU"].renderer
+    want = reference()
+    np_s = best_of(reference, repeats)
+    rows = [("numpy", np_s, "")]
+    variants = {"heuristics": hand_coded_optimizations(ast, renderer)}
+    if beam > 0:
+        start = time.perf_counter()
+        variants[f"BEAM={beam}"] = beam_search(ast, renderer, beam, CPUTimer())
+        search_s = time.perf_counter() - start
+    for name, opts in variants.items():
+        spec = to_program(with_opts(ast, opts), renderer)
+        arrays[0][:] = 0
+        secs = run_kernel(spec, arrays, repeats)
+        err = float(np.abs(arrays[0].reshape(want.shape) - want).max())
+        note = f"max err {err:.1e}  opts {opts}"
+        if name.startswith("BEAM"):
+            note = f"search {search_s:.0f}s  " + note
+        rows.append((name, secs, note))
+    for name, secs, note in rows:
+        gflops = flops / secs / 1e9
+        ratio = gflops / (flops / np_s / 1e9)
+        print(f"{label:18s} {name:11s} {gflops:8.1f} GFLOP/s  {ratio:6.1%} of numpy  {note}")
