@@ -109,3 +109,18 @@ def test_chained_assigns_apply_in_order(mem: Memory) -> None:
     assert len(kg.kernels) == 2
     run_graph(kg, mem)
     np.testing.assert_allclose(mem.arrays[_buffer(a)], (a.np + 1) * 3, rtol=1e-6)
+
+
+def test_setitem_form_after_of_whole_buffer_store_into_view(mem: Memory) -> None:
+    # x[1:3] = v as the frontend builds it: AFTER(x, STORE(x[1:3], v)), the AFTER being all of x
+    a = mem.rand(4)
+    window = a.uop.shrink(((1, 3),))
+    value = UOp.const(dtypes.float32, 9.0, "CPU", (2,))
+    after = a.uop.after(window.store(value))
+    want = a.np.copy()
+    want[1:3] = 9.0
+    kg = schedule(T(after, want))
+    assert len(kg.kernels) == 1 and len(kg.buffers) == 0
+    (got,) = run_graph(kg, mem, run_on_emulator)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(mem.arrays[_buffer(a)], want)

@@ -177,21 +177,24 @@ class Kernelizer:
         ast, ctx = self.rangeify(roots)
         return self.make_call(ast, ctx, roots, kind)
 
-    def store_target(self, root: UOp) -> UOp:
-        """The view ``root`` is stored through, over its STORE-tagged buffer."""
+    def stored(self, root: UOp) -> tuple[UOp, UOp]:
+        """(target view over the STORE-tagged buffer, value) of the kernel storing ``root``.
+
+        An assign ``AFTER(x, STORE(target, value))`` stores ``value`` through ``target`` (which
+        may be a view of ``x``: ``x[1:3] = v``); anything else stores itself into its buffer."""
         if self.kinds[root] is Kind.ASSIGN:
-            return self.assign_target(root.src[0])
-        return retag(self.views[root], STORE_TAG)
+            store = root.src[1]
+            return self.assign_target(store.src[0]), store.src[1]
+        return retag(self.views[root], STORE_TAG), root
 
     def rangeify(self, roots: list[UOp]) -> tuple[UOp, KernelContext]:
         """The kernel AST storing every root (all of one shape: they share their loops)."""
-        idx, ranges = output_ranges(roots[0].shape)
+        stores = [self.stored(r) for r in roots]
+        idx, ranges = output_ranges(stores[0][0].shape)
         ctx = KernelContext(self.views, frozenset(roots), next_axis=len(idx))
         effects = []
-        for r in roots:
-            target = self.store_target(r)
+        for target, value in stores:
             ctx.param(base_buffer(target))
-            value = r.src[1].src[1] if self.kinds[r] is Kind.ASSIGN else r
             if value.dtype is not target.dtype:
                 raise ScheduleError(f"assign: {value.dtype!r} value into {target.dtype!r} target")
             store = at(target, idx).store(at(value, idx))
@@ -245,8 +248,8 @@ class Kernelizer:
 
     def assign(self, node: UOp) -> None:
         """A kernel writing ``node``'s value into its target's buffer."""
-        target = node.src[0]
-        self.views[node] = retag(self.assign_target(target), VIEW_TAG)
+        target = node.src[1].src[0]
+        self.views[node] = retag(self.assign_target(node.src[0]), VIEW_TAG)
         call = self.lower([node], Kind.ASSIGN)
         if _has_hazard(call.ast):
             value = node.src[1].src[1]
@@ -256,8 +259,9 @@ class Kernelizer:
             call = self.lower([node], Kind.ASSIGN)
         buf = base_buffer(self.views[node])
         call.writes.add((buf, self.target_version(target)))
-        if (prev := self.target_version(target)) is not None:
-            call.deps.add(self.producer[prev])
+        for view in (target, node.src[0]):
+            if (prev := self.target_version(view)) is not None:
+                call.deps.add(self.producer[prev])
         self.add_call(call)
 
     def target_version(self, target: UOp) -> Version:
