@@ -41,6 +41,7 @@ class UPat:
 
     __slots__ = (
         "_alternatives",
+        "_src_orders",
         "allow_any_len",
         "arg",
         "dtype",
@@ -70,6 +71,8 @@ class UPat:
         self.allow_any_len = allow_any_len
         self.src: tuple[UPat, ...] | list[UPat] | UPat | None = src
         self._alternatives: tuple[UPat, ...] | None = None
+        # a commutative source list matches in every order: list them once, here
+        self._src_orders = tuple(itertools.permutations(src)) if isinstance(src, list) else ()
         # ops that must appear among the sources: a set test rejects most nodes cheaply
         required = src if isinstance(src, (tuple, list)) else ()
         self.early_reject: frozenset[Ops] = frozenset(
@@ -233,8 +236,11 @@ class UPat:
     def match(self, uop: UOp, store: Store) -> list[Store]:
         """Every way ``uop`` matches this pattern, each as the captures extended from
         ``store`` (empty list: no match)."""
-        if self._alternatives is None and not self._node_matches(uop):
-            return []
+        if self._alternatives is None:
+            if self.op is not None and uop.op not in self.op:
+                return []  # the common rejection, checked before any call
+            if (self.dtype is not None or self.arg is not None) and not self._node_matches(uop):
+                return []
         if self.name is not None:
             prev = store.get(self.name)
             if prev is None:
@@ -246,8 +252,6 @@ class UPat:
         return self._match_src(uop, store)
 
     def _node_matches(self, uop: UOp) -> bool:
-        if self.op is not None and uop.op not in self.op:
-            return False
         if (
             self.dtype is not None
             and uop.dtype not in self.dtype
@@ -266,8 +270,13 @@ class UPat:
         if len(uop.src) != n and not (self.allow_any_len and len(uop.src) >= n):
             return []
         if isinstance(src, list):
-            return [m for perm in _permutations(src) for m in _match_seq(perm, uop.src, [store])]
-        return _match_seq(src, uop.src, [store])
+            return [
+                m
+                for order in self._src_orders
+                if _ops_fit(order, uop.src)
+                for m in _match_seq(order, uop.src, [store])
+            ]
+        return _match_seq(src, uop.src, [store]) if _ops_fit(src, uop.src) else []
 
 
 def _arg_equal(have: Any, want: Any) -> bool:
@@ -277,15 +286,22 @@ def _arg_equal(have: Any, want: Any) -> bool:
     return bool(have == want)
 
 
-def _permutations(pats: list[UPat]) -> list[tuple[UPat, ...]]:
-    if len(pats) == 2:
-        return [(pats[0], pats[1]), (pats[1], pats[0])]
-    return list(itertools.permutations(pats))
+def _ops_fit(pats: Sequence[UPat], srcs: tuple[UOp, ...]) -> bool:
+    """A cheap first look: every source has an op its pattern allows (most orders of a
+    commutative pattern fail here, before any capture is built)."""
+    for pat, uop in zip(pats, srcs, strict=False):  # noqa: SIM110 (all() over a generator is slower)
+        if pat.op is not None and uop.op not in pat.op:
+            return False
+    return True
 
 
 def _match_seq(pats: Sequence[UPat], srcs: tuple[UOp, ...], stores: list[Store]) -> list[Store]:
     for pat, uop in zip(pats, srcs, strict=False):
-        stores = [m for st in stores for m in pat.match(uop, st)]
+        # the common case first: one way to match so far
+        one = len(stores) == 1
+        stores = (
+            pat.match(uop, stores[0]) if one else [m for st in stores for m in pat.match(uop, st)]
+        )
         if not stores:
             return []
     return stores
