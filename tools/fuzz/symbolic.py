@@ -378,11 +378,15 @@ def check_one(index: int, seed: int, depth: int, use_z3: bool, report: Report) -
 
 
 def run(n: int, seed: int, depth: int = 6, use_z3: bool = True, progress: int = 0) -> Report:
-    """Fuzz ``n`` expressions of run ``seed`` (a progress line every ``progress`` of them)."""
+    """Fuzz ``n`` expressions of run ``seed``; with ``progress``, failures are printed as
+    they are found and a progress line every ``progress`` expressions."""
     report = Report()
     start = time.perf_counter()
     for i in range(n):
+        found = len(report.failures)
         check_one(i, seed, depth, use_z3, report)
+        if progress and len(report.failures) > found:
+            print(report.failures[-1], flush=True)
         if progress and (i + 1) % progress == 0:
             took = time.perf_counter() - start
             print(f"  {i + 1}/{n}: {len(report.failures)} mismatches, {took:.0f} s", flush=True)
@@ -399,8 +403,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     start = time.perf_counter()
     report = run(args.n, args.seed, args.depth, not args.no_z3, args.progress)
-    for failure in report.failures:
-        print(failure, flush=True)
+    if not args.progress:
+        for failure in report.failures:
+            print(failure, flush=True)
     took = time.perf_counter() - start
     print(
         f"fuzz symbolic: seed {args.seed}, {report.checked} expressions, "

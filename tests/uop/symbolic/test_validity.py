@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from fusegrad.uop import Invalid
 
 CASES = [
     # index validity: the index simplified given its condition
@@ -61,3 +62,15 @@ def test_valid_index_simplifies_to(
     simplify_case: Callable[[str, str, Any, Any], None], expr: str, rendered: str, lo: Any, hi: Any
 ) -> None:
     simplify_case(expr, rendered, lo, hi)
+
+
+def test_fuzz_seed1_1318() -> None:
+    # found by the fuzzer: x // 0 -> 0 dropped an x that may be Invalid
+    from fusegrad.uop import UOp, dtypes
+    from fusegrad.uop.prove import prove_simplify
+
+    pytest.importorskip("z3")
+    a = UOp.variable("a", 0, 13, dtypes.weakint)
+    inner = (a < 2).where(a, UOp.const(dtypes.weakint, Invalid)).ne(a).cast(dtypes.weakint)
+    e = UOp.const(dtypes.weakint, 1).eq(a).where(a, inner) // UOp.const(dtypes.weakint, 0)
+    assert prove_simplify(e).proved

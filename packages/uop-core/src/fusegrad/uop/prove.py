@@ -127,11 +127,15 @@ class _Translator:
         return z3.And(z3.BoolVal(True), *(self.valid[s] for s in u.src))
 
     def _term(self, u: UOp) -> Z3:
+        if dtypes.is_float(u.dtype):
+            raise NotImplementedError(
+                f"uops_to_z3: floats are not translated ({u.op!r} of {u.dtype!r})"
+            )
         leaf = self._leaf(u)
         if leaf is not None:
             return leaf
         rule = _RULES.get(u.op)
-        if rule is None or dtypes.is_float(u.dtype) or u.dtype.count > 1:
+        if rule is None or u.dtype.count > 1:
             raise NotImplementedError(f"uops_to_z3: can't translate {u.op!r} of {u.dtype!r}")
         return _wrap(self.z3, u.dtype, rule(self, u, [self.terms[s] for s in u.src]))
 

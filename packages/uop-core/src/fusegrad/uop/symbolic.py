@@ -115,8 +115,8 @@ def _sub_zero(x: UOp, c: UOp) -> UOp | None:
 
 
 def _zero_like(x: UOp, *dropped: UOp) -> UOp | None:
-    """0 of ``x``'s dtype, unless an operand being dropped may be Invalid."""
-    if any(may_be_invalid(d) for d in dropped):
+    """0 of ``x``'s dtype, unless an operand being dropped (``x`` too) may be Invalid."""
+    if may_be_invalid(x) or any(may_be_invalid(d) for d in dropped):
         return None
     return x.const_like(0)
 

@@ -668,7 +668,8 @@ class UOp(metaclass=UOpMetaClass):
     def simplify(self) -> UOp:
         """This expression rewritten by the ``sym`` rule set to a fixed point.
 
-        The result is cached on the node: the rules are pure, so it can't change.
+        The result is cached on the node (the rules are pure, so it can't change); a node that
+        is its own result stores True, not itself, so the cache makes no reference cycle.
 
         >>> x = UOp.variable("x", 0, 7)
         >>> ((x * 8 + 3) // 8).simplify() is x
@@ -676,13 +677,13 @@ class UOp(metaclass=UOpMetaClass):
         """
         cached = self.__dict__.get("_simplified")
         if cached is not None:
-            return cast(UOp, cached)
+            return self if cached is True else cast(UOp, cached)
         from fusegrad.uop.rewrite import graph_rewrite
         from fusegrad.uop.symbolic import sym
 
         out = graph_rewrite(self, sym, name="simplify")
-        self.__dict__["_simplified"] = out
-        out.__dict__["_simplified"] = out
+        self.__dict__["_simplified"] = True if out is self else out
+        out.__dict__["_simplified"] = True
         return out
 
     def ssimplify(self) -> UOp | ConstType:
