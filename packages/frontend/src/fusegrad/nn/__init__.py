@@ -4,7 +4,7 @@ Layers: ``Linear, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, BatchNorm (B
 GroupNorm, InstanceNorm, LayerNorm, LayerNorm2d, RMSNorm, Embedding, LSTMCell``.
 """
 
-from fusegrad.nn import optim
+from fusegrad.nn import optim, state
 from fusegrad.nn.layers import (
     Conv1d,
     Conv2d,
@@ -44,4 +44,5 @@ __all__ = [
     "Linear",
     "RMSNorm",
     "optim",
+    "state",
 ]

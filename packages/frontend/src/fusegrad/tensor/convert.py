@@ -19,6 +19,9 @@ def canonical_device(device: str | None) -> str:
         return default_device()
     if not isinstance(device, str):
         raise TypeError(f"device must be a str, got {type(device).__name__}")
+    kind, sep, path = device.partition(":")
+    if sep and kind.upper() == "DISK":
+        return f"DISK:{path}"  # the path is case-sensitive
     name = device.upper()
     return name[:-2] if name.endswith(":0") else name
 

@@ -1,0 +1,8 @@
+"""nn tests import their helper modules (ggml_reference.py) by name."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
