@@ -9,6 +9,7 @@ import inspect
 from dataclasses import dataclass
 
 from fusegrad.codegen import ProgramSpec, Renderer, to_program
+from fusegrad.engine.decompose import decompose_kernel
 from fusegrad.runtime import Compiled, Program
 from fusegrad.uop import UOp
 
@@ -51,7 +52,7 @@ def get_kernel(ast: UOp, device: Compiled) -> Kernel:
     hit = _KERNELS.get(key)
     if hit is not None:
         return hit
-    spec = _named(to_program(ast, renderer), renderer)
+    spec = _named(to_program(decompose_kernel(ast), renderer), renderer)
     names = tuple(str(v.arg[0]) for v in spec.variables)
     kernel = _KERNELS[key] = Kernel(spec, device.load(spec), names)
     return kernel
