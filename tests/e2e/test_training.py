@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from e2e_support import assert_close
@@ -46,4 +48,4 @@ def test_sgd_steps_reduce_the_loss() -> None:
         w.assign((w - w.grad * 0.1).detach())
         w.grad = None
         losses.append(loss.item())
-    assert all(b < a for a, b in zip(losses, losses[1:], strict=False)), losses
+    assert all(b < a for a, b in itertools.pairwise(losses)), losses
