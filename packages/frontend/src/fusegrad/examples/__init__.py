@@ -1,0 +1,1 @@
+"""Runnable examples: ``python -m fusegrad.examples.embed "a sentence" ...``."""
