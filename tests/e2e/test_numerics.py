@@ -186,3 +186,15 @@ def test_scalars_and_empty(target: str) -> None:
     assert (Tensor([1, 2, 3]).sum() * 2).item() == 12
     assert Tensor.zeros(0, 3).sum(0).tolist() == [0.0, 0.0, 0.0]
     assert Tensor.ones(2, 2).tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_int_pow(target: str) -> None:
+    a = np.array([2, -3, 5, 1, -1, 0, 7, -1, 2], dtype=np.int32)
+    b = np.array([3, 3, 0, -5, -3, 0, -2, 4, 31], dtype=np.int32)
+    # NumPy semantics for y >= 0 (wrapping); exec_alu's for y < 0 (1, +-1, else 0)
+    want = np.array([8, -27, 1, 1, -1, 1, 0, 1, -(2**31)], dtype=np.int32)
+    assert_close(Tensor(a) ** Tensor(b), want)
+    u = np.array([253, 255, 7, 2], dtype=np.uint8)
+    assert_close(
+        Tensor(u) ** Tensor(np.array([3, 3, 2, 9], np.uint8)), u ** np.array([3, 3, 2, 9], np.uint8)
+    )

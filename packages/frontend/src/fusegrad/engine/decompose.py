@@ -1,10 +1,13 @@
 """Kernel-AST rewrites the engine applies before lowering, for ops the lowering pipeline does
-not decompose yet.
+not decompose yet (no renderer prints them).
 
 ``THREEFRY`` (the counter-based RNG, ``fusegrad.uop.threefry2x32``) has no renderer
 implementation and the lowering pipeline passes it through, so it is expanded here into
 uint32 ALU ops, exactly as ``threefry2x32`` defines it (wrapping adds, 32-bit rotations,
-five key injections). TODO(#5): drop once codegen's ``decompose ops`` stage handles it.
+five key injections). Integer ``POW`` (the lowering approximates float pow only) becomes
+exponentiation by squaring with ``exec_alu``'s semantics: wrapping for ``y >= 0``; for
+``y < 0``, 1 for ``x == 1``, +-1 for ``x == -1``, else 0. TODO(#5): drop these once codegen's
+lowering handles both ops.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from fusegrad.uop import Ops, PatternMatcher, UOp, UPat, dtypes, graph_rewrite
 _M32 = 0xFFFFFFFF
 _ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
 _PARITY = 0x1BD11BDA
+_EXPANDED = (Ops.THREEFRY, Ops.POW)
 
 
 def _u32(v: int) -> UOp:
@@ -49,6 +53,31 @@ def expand_threefry(x: UOp, key: UOp) -> UOp:
     return (x1.cast(dtypes.uint64) << _u64(32)) | x0.cast(dtypes.uint64)
 
 
+def expand_int_pow(x: UOp, y: UOp) -> UOp:
+    """``x ** y`` for integer scalars as multiplies selected by the bits of ``y``."""
+    signed = dtypes.is_int(x.dtype) and not dtypes.is_unsigned(x.dtype)
+    bits = x.dtype.itemsize * 8 - (1 if signed else 0)
+    one, zero = x.const_like(1), x.const_like(0)
+    result, base = one, x
+    for i in range(bits):
+        bit = (y & y.const_like(1 << i)).ne(y.const_like(0))
+        result = bit.where(result * base, result)
+        if i + 1 < bits:
+            base = base * base
+    if not signed:
+        return result
+    odd = (y & y.const_like(1)).ne(y.const_like(0))
+    minus_one = odd.where(x.const_like(-1), one)
+    negative = x.eq(x.const_like(1)).where(one, x.eq(x.const_like(-1)).where(minus_one, zero))
+    return (y < y.const_like(0)).where(negative, result)
+
+
+def _int_pow(p: UOp) -> UOp | None:
+    if not dtypes.is_int(p.dtype) or p.dtype.count != 1:
+        return None
+    return expand_int_pow(p.src[0], p.src[1])
+
+
 def _scalar_threefry(t: UOp) -> UOp | None:
     if t.dtype is not dtypes.uint64:
         return None  # vectors: left to the lowering pipeline
@@ -58,12 +87,13 @@ def _scalar_threefry(t: UOp) -> UOp | None:
 pm_engine_decompose = PatternMatcher(
     [
         (UPat(Ops.THREEFRY, name="t"), _scalar_threefry),  # threefry -> uint32 ALU rounds
+        (UPat(Ops.POW, name="p"), _int_pow),  # int x ** y -> square-and-multiply on y's bits
     ]
 )
 
 
 def decompose_kernel(ast: UOp) -> UOp:
     """``ast`` with the ops in ``pm_engine_decompose`` expanded (itself when it has none)."""
-    if not any(u.op is Ops.THREEFRY for u in ast.toposort()):
+    if not any(u.op in _EXPANDED for u in ast.toposort()):
         return ast
     return graph_rewrite(ast, pm_engine_decompose, name="engine: decompose")

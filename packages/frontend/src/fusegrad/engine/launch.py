@@ -78,8 +78,19 @@ def _timeline(name: str) -> _Timeline:
     return found
 
 
+_DEVICES: dict[str, Compiled] = {}
+
+
+def _device(name: str) -> Compiled:
+    """``Device[name]``, remembered (the registry canonicalizes and locks on every lookup)."""
+    device = _DEVICES.get(name)
+    if device is None or device.closed:
+        device = _DEVICES[name] = Device[name]
+    return device
+
+
 def _open(name: str) -> _Batch:
-    device = Device[name]
+    device = _device(name)
     batch = _Batch(name, device, device.queue())
     last = _STATE.last
     if last is not None and last[2] != name and last[0].value < last[1]:
@@ -122,10 +133,9 @@ def _var_vals(call: UOp) -> dict[str, int]:
 
 def _encode_kernel(batch: _Batch, call: UOp, bufs: Sequence[UOp]) -> None:
     kernel = get_kernel(call.src[0], batch.device)
-    values = _var_vals(call)
+    values = _var_vals(call) if kernel.var_names else {}
     vals = [values[n] for n in kernel.var_names]
-    spec = kernel.spec
-    global_size, local_size = spec.launch_dims(values)
+    global_size, local_size = kernel.launch(values)
     runtime = [runtime_buffer(b) for b in bufs]
     start, end = Signal(), Signal()
     batch.queue.timestamp(start)
@@ -133,10 +143,10 @@ def _encode_kernel(batch: _Batch, call: UOp, bufs: Sequence[UOp]) -> None:
     batch.queue.timestamp(end)
     batch.keep.extend(runtime)
     batch.timings.append((start, end))
-    est = spec.estimates.at(values) if values else spec.estimates
+    ops, mem = kernel.work(values)
     GlobalCounters.kernel_count += 1
-    GlobalCounters.global_ops += int(est.ops)
-    GlobalCounters.global_mem += int(est.mem)
+    GlobalCounters.global_ops += ops
+    GlobalCounters.global_mem += mem
 
 
 def _host_bytes(buf: Buffer, nbytes: int) -> memoryview | None:
@@ -198,5 +208,5 @@ def synchronize(devices: Sequence[str] | None = None) -> None:
     with _STATE.lock:
         names = list(_STATE.timelines) if devices is None else list(devices)
         for name in names:
-            Device[name].synchronize()
+            _device(name).synchronize()
         _settle()

@@ -16,15 +16,30 @@ from fusegrad.uop import UOp
 
 @dataclass(frozen=True, slots=True)
 class Kernel:
-    """A loaded kernel: its ProgramSpec, the device Program, and the names of its Variables
-    (in the order the launch takes their values)."""
+    """A loaded kernel: its ProgramSpec, the device Program, the names of its Variables (in
+    the order the launch takes their values), and — for kernels without Variables — the
+    launch sizes and work estimates, worked out once."""
 
     spec: ProgramSpec
     program: Program
     var_names: tuple[str, ...]
+    fixed: tuple[tuple[int, ...], tuple[int, ...] | None, int, int] | None
+
+    def launch(self, values: dict[str, int]) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+        """(global size, local size) for these Variable values."""
+        if self.fixed is not None:
+            return self.fixed[0], self.fixed[1]
+        return self.spec.launch_dims(values)
+
+    def work(self, values: dict[str, int]) -> tuple[int, int]:
+        """(ALU ops, bytes of memory touched) of one launch with these Variable values."""
+        if self.fixed is not None:
+            return self.fixed[2], self.fixed[3]
+        est = self.spec.estimates.at(values)
+        return int(est.ops), int(est.mem)
 
 
-_KERNELS: dict[tuple[UOp, str, str], Kernel] = {}
+_KERNELS: dict[tuple[UOp, Renderer], Kernel] = {}
 
 
 def _takes_name(renderer: Renderer) -> bool:
@@ -46,15 +61,19 @@ def _named(spec: ProgramSpec, renderer: Renderer) -> ProgramSpec:
 
 
 def get_kernel(ast: UOp, device: Compiled) -> Kernel:
-    """The loaded kernel of ``ast`` for ``device`` (compiled on first use)."""
+    """The loaded kernel of ``ast`` for ``device`` (compiled on first use). Keyed on the
+    renderer object: each device has its own, and selecting another compiler makes a new one."""
     renderer = device.renderer
-    key = (ast, device.device, renderer.target_key)
-    hit = _KERNELS.get(key)
+    hit = _KERNELS.get((ast, renderer))
     if hit is not None:
         return hit
     spec = _named(to_program(decompose_kernel(ast), renderer), renderer)
     names = tuple(str(v.arg[0]) for v in spec.variables)
-    kernel = _KERNELS[key] = Kernel(spec, device.load(spec), names)
+    fixed = None
+    if not names:
+        gs, ls = spec.launch_dims({})
+        fixed = (gs, ls, int(spec.estimates.ops), int(spec.estimates.mem))
+    kernel = _KERNELS[(ast, renderer)] = Kernel(spec, device.load(spec), names, fixed)
     return kernel
 
 

@@ -30,18 +30,24 @@ def buffer_of(u: UOp) -> UOp | None:
     return None
 
 
-def _substitute_realized(u: UOp) -> UOp:
+def _prepare(u: UOp) -> tuple[UOp, list[UOp]]:
+    """``u`` with its realized parts replaced by their buffers, and the assigns (AFTERs) it
+    still performs — one walk that stops at buffers and realized nodes."""
     found: dict[UOp, UOp] = {}
+    check = len(REALIZED) > 0
 
     def gate(node: UOp) -> bool:
-        view = REALIZED.get(node)
-        if view is not None and node is not u:
+        if node.op is Ops.BUFFER or (node.op is Ops.RESHAPE and node.src[0].op is Ops.BUFFER):
+            return False
+        view = REALIZED.get(node) if check and node is not u else None
+        if view is not None:
             found[node] = view
             return False
         return True
 
-    u.toposort(gate)
-    return u.substitute(found) if found else u
+    order = u.toposort(gate)
+    afters = [n for n in order if n.op is Ops.AFTER and n not in found and not n.is_bound_var]
+    return (u.substitute(found) if found else u), afters
 
 
 def strip_assigns(u: UOp) -> UOp:
@@ -67,18 +73,14 @@ def realize_uops(uops: Sequence[UOp]) -> tuple[list[UOp], dict[UOp, UOp]]:
     the "becomes" map: each computed UOp -> its buffer view, each performed assign (AFTER) ->
     the buffer view under it. Callers replace these in the graphs they keep."""
     pending: dict[UOp, UOp] = {}
+    assigns: dict[UOp, UOp] = {}
     for u in uops:
         if buffer_of(u) is None and u not in REALIZED and u not in pending:
-            pending[u] = _substitute_realized(u)
+            pending[u], afters = _prepare(u)
+            assigns.update((n, strip_assigns(n)) for n in afters)
     becomes: dict[UOp, UOp] = {}
     if pending:
         views = get_executor().realize(list(pending.values()))
-        assigns = {
-            n: strip_assigns(n)
-            for g in pending.values()
-            for n in g.toposort(_not_buffer)
-            if n.op is Ops.AFTER and not n.is_bound_var
-        }
         if assigns:
             REALIZED.clear()  # buffers changed: remembered values may be stale
         becomes.update(assigns)
