@@ -34,9 +34,8 @@ CASES = H.CORPUS.build()
 EMULATED_SEQUENCES = 3  # per case and target
 CPU_SEQUENCES = 3  # per case
 
-# TODO(#6): lowering bug, devectorize mixes a masked-out lane (address -1) with the lane at
-# address 0 (UPCAST 8 x UNROLL 3 on conv1d_padded), see the report of issue 7
-KNOWN_LOWERING_BUGS = {"conv1d_padded"}
+# lowering bugs the fuzz finds, marked xfail until fixed (empty: none known)
+KNOWN_LOWERING_BUGS: set[str] = set()
 
 
 def _rng(*key: str) -> random.Random:
@@ -94,3 +93,18 @@ def test_random_opts_match_unoptimized_on_cpu_device(c: Any) -> None:
 def test_fuzz_covers_enough_kernels_and_sequences() -> None:
     assert len(CASES) >= 30
     assert len(CASES) * (2 * EMULATED_SEQUENCES + CPU_SEQUENCES) >= 500
+
+
+def test_masked_lanes_do_not_stand_in_for_address_zero() -> None:
+    # regression: UPCAST 8 of the output axis with UNROLL 3 of the reduce on a padded conv1d
+    # made devectorize reuse a masked-out lane's value for the real lane at address 0
+    from fusegrad.codegen.opt import Opt, OptOps, kernel_axes
+
+    c = next(c for c in CASES if c.name == "conv1d_padded")
+    renderer = H.TARGETS.RENDERERS["cpu"]
+    axes = kernel_axes(c.ast)
+    out_axis = next(i for i, r in enumerate(axes) if not r.arg[1].is_reduce)
+    red_axis = next(i for i, r in enumerate(axes) if r.arg[1].is_reduce)
+    opts = [Opt(OptOps.UPCAST, out_axis, 8), Opt(OptOps.UNROLL, red_axis, 3)]
+    want = H.run_emulated(c, H.with_opts(c.ast, []), renderer)
+    _same(c, H.run_emulated(c, H.with_opts(c.ast, opts), renderer), want)

@@ -116,7 +116,10 @@ def _devectorize_load(ctx: LowerContext, ld: UOp) -> UOp | None:
         piece = _address(idx.src[0], exprs[first]).load(dtype=ld.dtype.scalar().vec(len(run)))
         for pos, k in enumerate(run):
             where[k] = gep(piece, (pos,))
-    by_address = {_key(x, x.offset): where[k] for k, x in enumerate(lanes) if k in where}
+    # masked-out lanes read nothing: their key must not stand in for a real lane's address
+    by_address = {
+        _key(x, x.offset): where[k] for k, x in enumerate(lanes) if k in where and not x.masked_out
+    }
     return vectorize(
         [where[k] if k in where else by_address[_key(x, x.offset)] for k, x in enumerate(lanes)]
     )
