@@ -14,7 +14,19 @@ __path__ = extend_path(__path__, __name__)
 __version__ = "0.1.0"
 
 from fusegrad.engine import GlobalCounters
+from fusegrad.jit import TinyJit, function
 from fusegrad.tensor import Tensor
 from fusegrad.uop import Context, DType, UOp, Variable, dtypes, getenv
 
-__all__ = ["Context", "DType", "GlobalCounters", "Tensor", "UOp", "Variable", "dtypes", "getenv"]
+__all__ = [
+    "Context",
+    "DType",
+    "GlobalCounters",
+    "Tensor",
+    "TinyJit",
+    "UOp",
+    "Variable",
+    "dtypes",
+    "function",
+    "getenv",
+]

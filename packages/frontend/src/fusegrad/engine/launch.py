@@ -202,6 +202,25 @@ def run_graph(kg: KernelGraph) -> None:
             _submit(batch)
 
 
+def submit_commands(
+    name: str,
+    commands: Sequence[Any],
+    keep: Sequence[Buffer] = (),
+    timings: Sequence[tuple[Signal, Signal]] = (),
+) -> None:
+    """Submit prebuilt queue ``commands`` (a TinyJit replay) to device ``name`` as one queue
+    in the engine's order: after the work already submitted to other devices, tracked by
+    ``synchronize``, ``keep`` held alive until it is done, ``timings`` added to
+    ``GlobalCounters.time_sum_s``."""
+    with _STATE.lock:
+        _settle()
+        batch = _open(name)
+        batch.queue.commands.extend(commands)
+        batch.keep.extend(keep)
+        batch.timings.extend(timings)
+        _submit(batch)
+
+
 def synchronize(devices: Sequence[str] | None = None) -> None:
     """Wait until the work submitted to ``devices`` (None: every device) is done; raises
     the first error a kernel hit."""
