@@ -3,8 +3,8 @@
 ``fusegrad.uop.sym`` is still growing (its owner is strengthening it); the rules here are the
 ones lowering cannot do without, kept local so the pipeline does not depend on its progress:
 
-* ``pm_lanes``: vector lane algebra — ``GEP`` through ALU, of ``VECTORIZE``/``VCONST``,
-  ``VECTORIZE`` of consecutive ``GEP``s back to the vector;
+* ``pm_lanes``: vector lane algebra — ``GEP`` through index-math ALU, of
+  ``VECTORIZE``/``VCONST``, ``VECTORIZE`` of consecutive ``GEP``s back to the vector;
 * ``pm_index_algebra``: constant re-association, floor division/modulo of sums whose
   remainder part is provably in range, comparisons decided by value ranges.
 
@@ -62,9 +62,21 @@ def _gep_of_const(g: UOp, c: UOp) -> UOp:
     return UOp.const(g.dtype, vals[0] if len(vals) == 1 else vals)
 
 
+def _operand_scalar(a: UOp) -> object:
+    if a.op in GroupOp.Comparison:
+        return a.src[0].dtype.scalar()
+    if a.op is Ops.WHERE:
+        return a.src[1].dtype.scalar()
+    if a.op in (Ops.CAST, Ops.BITCAST):
+        return a.src[0].dtype.scalar()
+    return a.dtype.scalar()
+
+
 def _gep_through(g: UOp, a: UOp) -> UOp | None:
-    """GEP(op(a, b), l) -> op(GEP(a, l), GEP(b, l)) for lane-wise ops."""
-    if a.dtype.count == 1:
+    """GEP(op(a, b), l) -> op(GEP(a, l), GEP(b, l)) for lane-wise ops on index math (weakint
+    operands). A value op (float, fixed-width int) keeps its vector: GEPs of it are lane
+    extracts, and pushing them through would turn a native vector op into scalar ops."""
+    if a.dtype.count == 1 or _operand_scalar(a) is not dtypes.weakint:
         return None
     srcs = tuple(gep(s, g.arg) if s.dtype.count > 1 else s for s in a.src)
     count = len(g.arg)
