@@ -13,7 +13,7 @@ import pytest
 from fusegrad.codegen import DiskCache, KernelInfo, ProgramSpec, to_program
 from fusegrad.codegen.opt import BEAM, Opt, OptOps, beam_search, register_beam_timer
 from fusegrad.codegen.opt import search as search_module
-from fusegrad.uop import AxisType, Context, Ops, UOp, dtypes, getenv
+from fusegrad.uop import AxisType, Context, Ops, UOp, dtypes
 
 
 def load_helpers() -> Any:
@@ -84,16 +84,11 @@ def test_ignore_beam_cache_searches_again() -> None:
     assert timer.calls > 0
 
 
-def test_cachelevel_0_turns_the_cache_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CACHELEVEL", "0")  # DiskCache reads it through the cached getenv
-    getenv.cache_clear()
-    try:
+def test_cachelevel_0_turns_the_cache_off() -> None:
+    with Context(CACHELEVEL=0):
         beam_search(matmul(), CPU, 2, CountingTimer())
         timer = CountingTimer()
         beam_search(matmul(), CPU, 2, timer)
-    finally:
-        monkeypatch.delenv("CACHELEVEL")
-        getenv.cache_clear()
     assert timer.calls > 0
 
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from fusegrad.uop import DType, Ops, PatternMatcher, UOp, dtypes, getenv, prod, sym_infer
+from fusegrad.codegen.flags import CACHELEVEL, FUSEGRAD_CACHE_DIR, XDG_CACHE_HOME
+from fusegrad.uop import DType, Ops, PatternMatcher, UOp, dtypes, prod, sym_infer
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,10 +212,9 @@ def _source_excerpt(source: str, lines: Sequence[int], context: int = 2) -> str:
 def cache_dir() -> Path:
     """Where fusegrad keeps its on-disk caches (``FUSEGRAD_CACHE_DIR`` overrides; else the
     user cache folder)."""
-    override = getenv("FUSEGRAD_CACHE_DIR", "")
-    if override:
-        return Path(override)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    if FUSEGRAD_CACHE_DIR.value:
+        return Path(FUSEGRAD_CACHE_DIR.value)
+    base = XDG_CACHE_HOME.value or str(Path.home() / ".cache")
     return Path(base) / "fusegrad"
 
 
@@ -243,14 +243,14 @@ class DiskCache:
 
     def get(self, key: str) -> bytes | None:
         """The stored value, or None."""
-        if getenv("CACHELEVEL", 2) < 1 or (db := self._db()) is None:
+        if CACHELEVEL.value < 1 or (db := self._db()) is None:
             return None
         row = db.execute(f"SELECT val FROM {self.table} WHERE key = ?", (key,)).fetchone()
         return None if row is None else bytes(row[0])
 
     def put(self, key: str, val: bytes) -> None:
         """Store a value (silently skipped when caching is off or impossible)."""
-        if getenv("CACHELEVEL", 2) < 1 or (db := self._db()) is None:
+        if CACHELEVEL.value < 1 or (db := self._db()) is None:
             return
         with db:
             db.execute(f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?)", (key, val))
