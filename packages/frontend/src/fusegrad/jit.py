@@ -223,18 +223,18 @@ def _check_signature(expected: _Signature, got: _Signature) -> None:
             f"called with Tensors at {got.names}"
         )
     for name, want, have in zip(expected.names, expected.tensors, got.tensors, strict=True):
-        if want[0] is not have[0]:
-            raise JitError(
-                f"TinyJit: the shape (or view) of Tensor argument {name!r} changed: captured "
-                f"with {want[0].shape}, called with {have[0].shape} (Variables unbound); use "
-                "a bound Variable for a size that changes, or another TinyJit"
-            )
         for what, w, h in zip(("dtype", "device"), want[1:], have[1:], strict=True):
             if w != h:
                 raise JitError(
                     f"TinyJit: the {what} of Tensor argument {name!r} changed: captured with "
                     f"{w}, called with {h}"
                 )
+        if want[0] is not have[0]:
+            raise JitError(
+                f"TinyJit: the shape (or view) of Tensor argument {name!r} changed: captured "
+                f"with {want[0].shape}, called with {have[0].shape} (Variables unbound); use "
+                "a bound Variable for a size that changes, or another TinyJit"
+            )
     if [k for k, _ in expected.others] != [k for k, _ in got.others]:
         raise JitError("TinyJit: the non-Tensor arguments changed (names or positions)")
     for (k, want), (_, have) in zip(expected.others, got.others, strict=True):
