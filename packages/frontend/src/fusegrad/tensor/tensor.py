@@ -9,11 +9,13 @@ from fusegrad.tensor.core import TensorCore
 from fusegrad.tensor.create import CreateMixin
 from fusegrad.tensor.elementwise import ElementwiseMixin
 from fusegrad.tensor.indexing import IndexingMixin
+from fusegrad.tensor.linalg import LinalgMixin
 from fusegrad.tensor.linear import LinearMixin
 from fusegrad.tensor.movement import MovementMixin
 from fusegrad.tensor.nn import NNMixin
 from fusegrad.tensor.random import RandomMixin
 from fusegrad.tensor.reduce import ReduceMixin
+from fusegrad.tensor.schedule import ScheduleMixin
 from fusegrad.tensor.sort import SortMixin
 
 
@@ -27,7 +29,9 @@ class Tensor(
     MovementMixin,
     IndexingMixin,
     LinearMixin,
+    LinalgMixin,
     NNMixin,
+    ScheduleMixin,
     TensorCore,
 ):
     """A lazy n-d array on a device. Operations build a UOp graph; ``realize()``, ``numpy()``
