@@ -26,6 +26,8 @@ def _whole_buffer(view: UOp, shape: tuple[Any, ...]) -> UOp | None:
     """``BUFFER.reshape(shape)`` when ``view`` is a whole BUFFER under reshapes only."""
     if view.op is Ops.RESHAPE and view.arg == shape and view.src[0].op is Ops.BUFFER:
         return view  # the common case: the scheduler's own output view
+    if view.op is Ops.BUFFER and shape == (view.arg,):
+        return view  # a 1-D output: reshaping the BUFFER to its own shape is the BUFFER
     if not all(isinstance(s, int) for s in shape):
         return None
     base = view
