@@ -3,7 +3,10 @@ schedules of several tensors, buffers and when the host waits."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -237,3 +240,25 @@ def test_symbolic_shapes_compile_once() -> None:
         loaded.append(len(engine_programs._KERNELS))
     assert results == [24.0, 56.0, 96.0]
     assert loaded[0] == loaded[1] == loaded[2], loaded
+
+
+@pytest.mark.parametrize("dev", ["PYTHON", "CPU:C"])
+def test_dev_environment_variable_selects_the_device(dev: str) -> None:
+    code = (
+        "from fusegrad import Tensor, GlobalCounters; from fusegrad.runtime import Device; "
+        "t = (Tensor([[1.0, 2.0], [3.0, 4.0]]) @ Tensor([[1.0], [1.0]])).relu(); "
+        "print(t.device, Device[t.device].renderer.suffix, t.tolist(), GlobalCounters.kernel_count)"
+    )
+    env = dict(os.environ, DEV=dev)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    device, renderer, *rest = out.stdout.split(maxsplit=2)
+    assert (device, renderer) == (("PYTHON", "PY") if dev == "PYTHON" else ("CPU", "C"))
+    assert rest[0].strip() == "[[3.0], [7.0]] 1"

@@ -4,8 +4,6 @@ compilers' disk cache makes the second process skip compiling as well)."""
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 from dataclasses import dataclass
 
 from fusegrad.codegen import ProgramSpec, Renderer, to_program
@@ -42,24 +40,6 @@ class Kernel:
 _KERNELS: dict[tuple[UOp, Renderer], Kernel] = {}
 
 
-def _takes_name(renderer: Renderer) -> bool:
-    try:
-        return "name" in inspect.signature(renderer.render).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def _named(spec: ProgramSpec, renderer: Renderer) -> ProgramSpec:
-    """``spec`` with its source's function called ``spec.name``.
-
-    Works around ``to_program`` rendering without passing the kernel's name (the renderer then
-    names the function ``kernel`` and loading ``spec.name`` fails)."""
-    src = spec.src
-    if not isinstance(src, str) or spec.name in src or not _takes_name(renderer):
-        return spec
-    return dataclasses.replace(spec, src=renderer.render(list(spec.uops), name=spec.name))
-
-
 def get_kernel(ast: UOp, device: Compiled) -> Kernel:
     """The loaded kernel of ``ast`` for ``device`` (compiled on first use). Keyed on the
     renderer object: each device has its own, and selecting another compiler makes a new one."""
@@ -67,7 +47,7 @@ def get_kernel(ast: UOp, device: Compiled) -> Kernel:
     hit = _KERNELS.get((ast, renderer))
     if hit is not None:
         return hit
-    spec = _named(to_program(decompose_kernel(ast), renderer), renderer)
+    spec = to_program(decompose_kernel(ast), renderer)
     names = tuple(str(v.arg[0]) for v in spec.variables)
     fixed = None
     if not names:
