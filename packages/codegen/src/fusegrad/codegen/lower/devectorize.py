@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusegrad.codegen.lower.context import LowerContext
-from fusegrad.codegen.lower.simplify import gep, lane, pm_index_algebra, pm_lanes, vectorize
+from fusegrad.codegen.lower.simplify import gep, lanes, pm_index_algebra, pm_lanes, vectorize
 from fusegrad.uop import (
     DType,
     GroupOp,
@@ -100,8 +100,10 @@ def _address(ptr: UOp, lane_expr: UOp) -> UOp:
 
 
 def _lane_addresses(idx: UOp) -> list[UOp]:
+    """Every lane of the vector index as a simplified scalar expression (one rewrite of all
+    lanes together, so the parts they share are simplified once)."""
     vidx = idx.src[1]
-    return [lane(vidx, k) for k in range(vidx.dtype.count)]
+    return list(lanes(vidx))
 
 
 def _devectorize_load(ctx: LowerContext, ld: UOp) -> UOp | None:

@@ -26,6 +26,7 @@ class _Loops:
 
     end_of: dict[UOp, UOp]
     enclosing: dict[UOp, frozenset[UOp]] = field(default_factory=dict)
+    parents: dict[UOp, Block] = field(default_factory=dict)
 
     def around(self, rng: UOp) -> frozenset[UOp]:
         """Every loop enclosing ``rng``'s loop."""
@@ -47,7 +48,9 @@ class _Loops:
         return max(ranges, key=lambda r: len(self.around(r)))
 
     def parent(self, rng: UOp) -> Block:
-        return self.innermost(self.around(rng))
+        if rng not in self.parents:
+            self.parents[rng] = self.innermost(self.around(rng))
+        return self.parents[rng]
 
     def block_of(self, u: UOp) -> Block:
         if u.op is Ops.RANGE:
@@ -75,7 +78,7 @@ class _Linearizer:
         self.pos = {u: i for i, u in enumerate(self.order)}
         self.loops = _Loops({u.src[1]: u for u in self.order if u.op is Ops.END})
         self.block = {u: self.loops.block_of(u) for u in self.order}
-        self.chain: dict[UOp, list[Block]] = {}
+        self.chains: dict[Block, list[Block]] = {}
         self.members: dict[Block, list[UOp]] = {}
         for u in self.order:
             for b in self._chain(self.block[u]):
@@ -85,11 +88,15 @@ class _Linearizer:
 
     def _chain(self, b: Block) -> list[Block]:
         """``b`` and every loop enclosing it, innermost first, then None."""
+        if (hit := self.chains.get(b)) is not None:
+            return hit
         out: list[Block] = []
-        while b is not None:
-            out.append(b)
-            b = self.loops.parent(b)
-        return [*out, None]
+        cur = b
+        while cur is not None:
+            out.append(cur)
+            cur = self.loops.parent(cur)
+        self.chains[b] = [*out, None]
+        return self.chains[b]
 
     def _item(self, u: UOp, block: Block) -> UOp | None:
         """What stands for ``u`` in ``block``: itself, the child loop holding it, or None

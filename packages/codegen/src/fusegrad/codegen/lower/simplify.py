@@ -265,6 +265,14 @@ def simplify(x: UOp) -> UOp:
     return graph_rewrite(x, pm_simplify, name="lower simplify")
 
 
+def lanes(x: UOp) -> tuple[UOp, ...]:
+    """Every lane of vector ``x`` as a simplified scalar expression (all in one rewrite)."""
+    if x.dtype.count == 1:
+        return (simplify(x),)
+    geps = [gep(x, (i,)) for i in range(x.dtype.count)]
+    return graph_rewrite(UOp(Ops.SINK, src=tuple(geps)), pm_simplify, name="lanes").src
+
+
 def lane(x: UOp, i: int) -> UOp:
     """Lane ``i`` of vector ``x`` as a simplified scalar expression."""
     return simplify(gep(x, (i,)))
