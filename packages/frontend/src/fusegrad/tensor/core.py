@@ -383,9 +383,13 @@ class TensorCore:
         self.uop = self.to(device).uop
         return self  # type: ignore[return-value]
 
-    def clone(self) -> Tensor:
-        """A copy in a new buffer."""
-        return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+    def clone(self, device: str | None = None) -> Tensor:
+        """A copy in a new buffer (on ``device`` when given; ``.grad`` is cloned along)."""
+        src = self if device is None else self.to(device)
+        out = src._wrap(UOp(Ops.CONTIGUOUS, src.dtype, (src.uop,)))
+        if self.grad is not None:
+            out.grad = self.grad.clone(device)
+        return out
 
     def contiguous(self) -> Tensor:
         """Realize here (a fresh buffer in row-major order) when this is part of a graph."""

@@ -70,11 +70,14 @@ class CreateMixin:
         cls: type[Tensor],
         shape: Any,
         fill_value: Any,
-        device: str | None = None,
         dtype: Any = None,
+        device: str | None = None,
+        buffer: bool = True,
         **kwargs: Any,
     ) -> Tensor:
-        """A tensor of ``fill_value`` (dtype inferred from it like PyTorch)."""
+        """A tensor of ``fill_value`` (dtype inferred from it like PyTorch). ``buffer`` is
+        tinygrad's (whether the constant gets a buffer); here constants always fold into the
+        kernels that read them, so it changes nothing."""
         sh = _shape_arg(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
         dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
         uop = UOp.const(dt, fill_value, canonical_device(device), sh)
@@ -104,8 +107,8 @@ class CreateMixin:
         start: Any,
         stop: Any = None,
         step: Any = 1,
-        device: str | None = None,
         dtype: Any = None,
+        device: str | None = None,
         **kwargs: Any,
     ) -> Tensor:
         """start, start+step, ... below stop (ints give the default int, floats the default float)."""
@@ -139,8 +142,8 @@ class CreateMixin:
         start: float,
         stop: float,
         steps: int,
-        device: str | None = None,
         dtype: Any = None,
+        device: str | None = None,
         **kwargs: Any,
     ) -> Tensor:
         """``steps`` evenly spaced values from start to stop inclusive."""
@@ -162,8 +165,8 @@ class CreateMixin:
         cls: type[Tensor],
         n: int,
         m: int | None = None,
-        device: str | None = None,
         dtype: Any = None,
+        device: str | None = None,
         **kwargs: Any,
     ) -> Tensor:
         """The n x m identity matrix."""
@@ -183,8 +186,8 @@ class CreateMixin:
         cls: type[Tensor],
         ptr: int,
         shape: Any,
-        device: str | None = None,
         dtype: Any = None,
+        device: str | None = None,
         **kwargs: Any,
     ) -> Tensor:
         """A tensor over ``prod(shape)`` elements of host memory at address ``ptr`` (no copy)."""

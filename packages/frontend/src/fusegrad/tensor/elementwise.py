@@ -412,17 +412,17 @@ class ElementwiseMixin:  # noqa: PLW1641 (__hash__ comes from TensorCore)
             return -((-a).maximum(-b))
         return ~((~a).maximum(~b))
 
-    def copysign(self: Tensor, x: Any) -> Tensor:
-        """|self| with the sign of x (-0.0 counts as negative)."""
-        a, b = self._promoted(x)
+    def copysign(self: Tensor, other: Any) -> Tensor:
+        """|self| with the sign of ``other`` (-0.0 counts as negative)."""
+        a, b = self._promoted(other)
         a, b = a._to_float(), b._to_float()
         neg = (b < 0) | (b.eq(0) & (b.reciprocal() < 0))
         mag = a.abs()
         return neg.where(-mag, mag)
 
-    def logaddexp(self: Tensor, x: Any) -> Tensor:
-        """log(exp(self) + exp(x)), stably."""
-        a, b = self._promoted(x)
+    def logaddexp(self: Tensor, other: Any) -> Tensor:
+        """log(exp(self) + exp(other)), stably."""
+        a, b = self._promoted(other)
         a, b = a._to_float(), b._to_float()
         m = a.maximum(b)
         safe = m.isinf().where(m._const(0), m)

@@ -11,6 +11,7 @@ NumPy: in place when the advanced indices are adjacent, else first.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -431,19 +432,61 @@ class IndexingMixin:
         ar = type(self).arange(num_classes, device=self.device)
         return self.unsqueeze(-1).eq(ar).where(1, 0)
 
-    def masked_select(self: Tensor, mask: Tensor) -> Tensor:
-        """The elements where ``mask`` is True, as 1-d (data-dependent: realizes the mask)."""
+    def masked_select(
+        self: Tensor, mask: Tensor, size: int | None = None, fill_value: ConstType = 0
+    ) -> Tensor:
+        """The elements where ``mask`` is True, as 1-d. Without ``size`` the length depends on
+        the data (the mask is realized); with ``size`` the result has that length, cut or padded
+        with ``fill_value``, and stays lazy."""
         from fusegrad.tensor.core import broadcast_shape
 
+        if mask.dtype is not dtypes.bool:
+            raise RuntimeError(f"masked_select: expected a bool mask, got {mask.dtype!r}")
         shape = broadcast_shape(self.shape, mask.shape)
         flat = self._broadcast_to(shape).flatten()
-        positions = np.flatnonzero(mask._broadcast_to(shape).numpy())
-        return flat[type(self)(positions.astype(np.int32), device=self.device)]
+        flat_mask = mask._broadcast_to(shape).flatten()
+        if size is None:
+            positions = np.flatnonzero(flat_mask.numpy())
+            return flat[type(self)(positions.astype(np.int32), device=self.device)]
+        return _select_first(flat, flat_mask, size, fill_value)
 
-    def nonzero(self: Tensor) -> Tensor:
-        """(count, ndim) int32 coordinates of the nonzero elements (realizes this tensor)."""
-        coords = np.argwhere(self.numpy()).astype(np.int32)
-        return type(self)(coords.reshape(-1, self.ndim), device=self.device)
+    def nonzero(self: Tensor, size: int | None = None, fill_value: ConstType = 0) -> Tensor:
+        """(count, ndim) int32 coordinates of the nonzero elements. Without ``size`` the count
+        depends on the data (this tensor is realized); with ``size`` the result has ``size``
+        rows, cut or padded with ``fill_value``, and stays lazy."""
+        if size is None:
+            coords = np.argwhere(self.numpy()).astype(np.int32)
+            return type(self)(coords.reshape(-1, self.ndim), device=self.device)
+        mask = self.ne(0).flatten()
+        cols = [
+            type(self)
+            .arange(int(s), device=self.device)
+            .reshape([int(s) if i == d else 1 for i in range(self.ndim)])
+            ._broadcast_to(self.shape)
+            .flatten()
+            for d, s in enumerate(self.shape)
+        ]
+        picked = [_select_first(c, mask, size, fill_value) for c in cols]
+        if not picked:
+            return type(self).full((size, 0), 0, dtype=dtypes.int32, device=self.device)
+        return picked[0].stack(*picked[1:], dim=-1)
+
+
+def _select_first(flat: Tensor, mask: Tensor, size: int, fill_value: ConstType) -> Tensor:
+    """The first ``size`` elements of 1-d ``flat`` where ``mask`` holds, padded with
+    ``fill_value``: output j takes the element whose running count of True is j + 1."""
+    if size < 0:
+        raise RuntimeError(f"size must be non-negative, got {size}")
+    rank = mask.cast(dtypes.int32).cumsum(0) - 1  # the output slot of each selected element
+    slots = type(flat).arange(size, device=flat.device).reshape(size, 1)
+    pick = mask.reshape(1, -1) & rank.reshape(1, -1).eq(slots)  # (size, n): one True per row
+    if flat.dtype is dtypes.bool:
+        got = (pick & flat.reshape(1, -1)).any(-1)
+    else:  # a max over one picked value and the lowest value: exact, -0.0 and NaN included
+        lowest = -math.inf if dtypes.is_float(flat.dtype) else dtypes.min(flat.dtype)
+        got = pick.where(flat.reshape(1, -1), flat._const(lowest, shape=())).max(-1)
+    filled = pick.any(-1).where(got, flat._const(fill_value, shape=()))
+    return filled.cast(flat.dtype)
 
 
 def _after_store(whole: Any, target: Any, value: Any) -> Any:

@@ -214,11 +214,12 @@ class MovementMixin:
         inner = _infer_shape((self.shape[axis],), tuple(sizes))
         return self.reshape((*self.shape[:axis], *inner, *self.shape[axis + 1 :]))
 
-    def pad_to(self: Tensor, shape: Any, *args: Any) -> Tensor:
-        """Zero-pad at the end of each dim up to ``shape`` (None keeps)."""
+    def pad_to(self: Tensor, shape: Any, *args: Any, value: float = 0) -> Tensor:
+        """Pad with ``value`` at the end of each dim up to ``shape`` (None keeps)."""
         new = argfix(shape, *args)
         return self.pad(
-            [(0, 0) if n is None else (0, n - s) for s, n in zip(self.shape, new, strict=True)]
+            [(0, 0) if n is None else (0, n - s) for s, n in zip(self.shape, new, strict=True)],
+            value=value,
         )
 
     def shrink_to(self: Tensor, shape: Any, *args: Any) -> Tensor:
@@ -371,9 +372,9 @@ class MovementMixin:
         x = x.shrink([(0, 1) if i == axis + 1 else None for i in range(x.ndim)])
         return x.reshape((*shape[:axis], count, *shape[axis + 1 :]))
 
-    def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
-        """Sliding windows of ``size`` every ``step`` along ``dimension`` (a new last dim)."""
-        axis = self._axis(dimension)
+    def unfold(self: Tensor, dim: int, size: int, step: int) -> Tensor:
+        """Sliding windows of ``size`` every ``step`` along ``dim`` (a new last dim)."""
+        axis = self._axis(dim)
         n = int(self.shape[axis])
         if size > n or size < 0 or step <= 0:
             raise RuntimeError(

@@ -205,15 +205,19 @@ class ReduceMixin:
         out = self.cast(acc)._cumulative(axis, Ops.MUL, 1)
         return out.cast(self.dtype) if dtypes.is_float(self.dtype) else out
 
-    def cummax(self: Tensor, axis: int = 0) -> Tensor:
-        """Running maximum along ``axis``."""
-        return self._cumulative(axis, Ops.MAX, _lowest(self.dtype))
+    def cummax(self: Tensor, axis: int = 0) -> tuple[Tensor, Tensor]:
+        """(running maximum along ``axis``, int32 index where it was last reached), like
+        ``torch.cummax``."""
+        values = self._cumulative(axis, Ops.MAX, _lowest(self.dtype))
+        return values, _running_index(self, values, axis)
 
-    def cummin(self: Tensor, axis: int = 0) -> Tensor:
-        """Running minimum along ``axis``."""
-        if dtypes.is_float(self.dtype):
-            return -((-self).cummax(axis))
-        return ~((~self).cummax(axis))
+    def cummin(self: Tensor, axis: int = 0) -> tuple[Tensor, Tensor]:
+        """(running minimum along ``axis``, int32 index where it was last reached), like
+        ``torch.cummin``."""
+        flipped = -self if dtypes.is_float(self.dtype) else ~self
+        top = flipped._cumulative(axis, Ops.MAX, _lowest(self.dtype))
+        values = -top if dtypes.is_float(self.dtype) else ~top
+        return values, _running_index(self, values, axis)
 
     def logcumsumexp(self: Tensor, axis: int = 0) -> Tensor:
         """log(cumsum(exp(x))) computed stably."""
@@ -223,6 +227,22 @@ class ReduceMixin:
         m = x.max(axis, keepdim=True)
         m = m.isinf().where(m._const(0), m)
         return (x - m).exp().cumsum(axis).log() + m
+
+
+def _running_index(x: Tensor, values: Tensor, axis: int) -> Tensor:
+    """For each position i along ``axis``: the last j <= i with x[j] equal to values[i] (NaN
+    matching NaN), the index PyTorch's cummax/cummin report."""
+    if x.ndim == 0:
+        return x._const(0, dtypes.int32, ())
+    ax = x._axis(axis)
+    xt, vt = x.transpose(ax, -1), values.transpose(ax, -1)
+    n = xt.shape[-1]
+    pos = type(x).arange(n, device=x.device)
+    seen = xt.unsqueeze(-2)  # [..., i, j] = x[j]
+    best = vt.unsqueeze(-1)  # [..., i, j] = values[i]
+    same = seen.eq(best) | (seen.ne(seen) & best.ne(best))  # x != x only for NaN
+    match = same & (pos.reshape(1, n) <= pos.reshape(n, 1))
+    return match.where(pos, -1).max(-1).cast(dtypes.int32).transpose(ax, -1)
 
 
 def _lowest(dt: DType) -> Any:
