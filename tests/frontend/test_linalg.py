@@ -171,12 +171,16 @@ def test_svd_rank_deficient_singular_values() -> None:
     want = np.linalg.svd(a, compute_uv=False)
     np.testing.assert_allclose(s, want, atol=2e-5, rtol=1e-5)
     np.testing.assert_allclose(u @ diag_matrix(s, 5, 4) @ v, a, atol=5e-5)
+    np.testing.assert_allclose(u @ u.T, np.eye(5), atol=3e-5)  # completed where s == 0
+    np.testing.assert_allclose(v @ v.T, np.eye(4), atol=3e-5)
 
 
 def test_svd_of_zeros() -> None:
     u, s, v = (t.numpy() for t in Tensor.zeros(3, 2).svd())
     np.testing.assert_array_equal(s, np.zeros(2, np.float32))
     np.testing.assert_allclose(u @ diag_matrix(s, 3, 2) @ v, np.zeros((3, 2)), atol=0)
+    np.testing.assert_allclose(u @ u.T, np.eye(3), atol=1e-6)
+    np.testing.assert_allclose(v @ v.T, np.eye(2), atol=1e-6)
 
 
 def test_svd_moderately_sized_matrix_converges() -> None:

@@ -131,6 +131,16 @@ def _jacobi(a: Tensor) -> tuple[Tensor, Tensor]:
     return state[..., :k, :k], state[..., k:, :k]
 
 
+def _orthonormal_columns(w: Tensor) -> Tensor:
+    """The columns of ``w`` (mutually orthogonal, some maybe zero) normalized: the Q of its QR
+    with R's diagonal made positive. Zero columns (zero singular values) get an orthonormal
+    completion instead of staying zero, so U is orthogonal for rank-deficient input too."""
+    q, r = w.qr()
+    k = int(w.shape[-1])
+    diag = (r * _batch_eye(r, k)).sum(-1)
+    return q * (diag >= 0).where(1.0, -1.0).unsqueeze(-2)
+
+
 class LinalgMixin:
     """qr and svd (mixed into Tensor)."""
 
@@ -175,7 +185,7 @@ class LinalgMixin:
         w, v = _jacobi(r[..., :k, :])
         s, order = w.square().sum(-2).sqrt().sort(dim=-1, descending=True)
         cols = order.unsqueeze(-2).expand(w.shape)
-        u_small = w.gather(-1, cols) / s.ne(0).where(s, 1.0).unsqueeze(-2)
+        u_small = _orthonormal_columns(w.gather(-1, cols))
         v = v.gather(-1, cols)
         u = q[..., :k] @ u_small
         if full_matrices and q.shape[-1] > k:
