@@ -1,0 +1,169 @@
+"""Train a small CNN on scikit-learn's 8x8 handwritten digits with Adam.
+
+    python -m fusegrad.examples.train_digits [--epochs 15] [--batch-size 32] [--lr 0.003]
+
+The data set (1,797 images, 10 classes) ships inside scikit-learn (``load_digits``), an
+optional dependency of this example. A fixed split (seeded) keeps 20% for testing. The
+training step (forward, loss, backward, Adam update) runs under ``TinyJit``: captured on
+its second call, replayed after. Prints a tqdm progress bar (when tqdm is installed) and
+per-epoch training loss, test accuracy and time; reaches about 98% test accuracy. The
+learning rate decays linearly to a tenth over the epochs (written into ``opt.lr``'s buffer,
+which the replayed step reads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fusegrad import Tensor, TinyJit, nn
+from fusegrad.nn.optim import Adam, Optimizer
+from fusegrad.nn.state import get_parameters
+
+
+def load_data(seed: int = 0, test_fraction: float = 0.2) -> tuple[np.ndarray[Any, Any], ...]:
+    """(x_train, y_train, x_test, y_test): images as float32 (N, 1, 8, 8) scaled to [0, 1],
+    labels int32. Raises SystemExit with a message when scikit-learn is missing."""
+    try:
+        load_digits = importlib.import_module("sklearn.datasets").load_digits
+    except ImportError:
+        raise SystemExit(
+            "train_digits needs scikit-learn for its data set (load_digits): "
+            "pip install scikit-learn"
+        ) from None
+    digits = load_digits()
+    x = (np.asarray(digits.images, dtype=np.float32) / 16.0).reshape(-1, 1, 8, 8)
+    y = np.asarray(digits.target, dtype=np.int32)
+    order = np.random.default_rng(seed).permutation(len(x))
+    n_test = int(len(x) * test_fraction)
+    test, train = order[:n_test], order[n_test:]
+    return x[train], y[train], x[test], y[test]
+
+
+class DigitsNet:
+    """conv 3x3 (16) -> ReLU -> max-pool 2 -> conv 3x3 (32) -> ReLU -> linear (10)."""
+
+    def __init__(self) -> None:
+        self.c1 = nn.Conv2d(1, 16, 3, padding=1)
+        self.c2 = nn.Conv2d(16, 32, 3, padding=1)
+        self.fc = nn.Linear(32 * 4 * 4, 10)
+
+    def __call__(self, x: Tensor) -> Tensor:
+        h = self.c1(x).relu().max_pool2d(kernel_size=(2, 2))
+        h = self.c2(h).relu()
+        return self.fc(h.flatten(1))
+
+
+@dataclass
+class History:
+    """What training produced: per-epoch mean loss, test accuracy and seconds."""
+
+    losses: list[float] = field(default_factory=list)
+    accuracies: list[float] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    step_losses: list[float] = field(default_factory=list)
+
+
+def _progress(steps: Iterable[int], total: int, desc: str, quiet: bool) -> Any:
+    if quiet:
+        return steps
+    try:
+        tqdm = importlib.import_module("tqdm").tqdm
+    except ImportError:
+        return steps
+    return tqdm(steps, total=total, desc=desc, leave=False, dynamic_ncols=True)
+
+
+def make_step(net: DigitsNet, opt: Optimizer, jit: bool) -> Callable[[Tensor, Tensor], Tensor]:
+    """The training step: loss of a batch, its gradients, one Adam update."""
+
+    def step(x: Tensor, y: Tensor) -> Tensor:
+        Tensor.training = True
+        try:
+            opt.zero_grad()
+            loss = net(x).sparse_categorical_crossentropy(y)
+            loss.backward()
+            Tensor.realize(loss, *opt.schedule_step())
+        finally:
+            Tensor.training = False
+        return loss
+
+    return TinyJit(step) if jit else step
+
+
+def accuracy(net: DigitsNet, x: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> float:
+    """Fraction of ``x`` classified as ``y``."""
+    pred = net(Tensor(x)).argmax(axis=1).numpy()
+    return float((pred == y).mean())
+
+
+def train(
+    epochs: int = 15,
+    batch_size: int = 32,
+    lr: float = 0.003,
+    seed: int = 0,
+    jit: bool = True,
+    max_steps: int | None = None,
+    quiet: bool = False,
+) -> History:
+    """Train and evaluate; ``max_steps`` caps the steps of each epoch (for quick runs)."""
+    x_train, y_train, x_test, y_test = load_data(seed)
+    Tensor.manual_seed(seed)
+    net = DigitsNet()
+    opt = Adam(get_parameters(net), lr=lr)
+    step = make_step(net, opt, jit)
+    rng = np.random.default_rng(seed + 1)
+    steps = len(x_train) // batch_size
+    if max_steps is not None:
+        steps = min(steps, max_steps)
+    history = History()
+    for epoch in range(1, epochs + 1):
+        start = time.perf_counter()
+        # linear decay to a tenth; the step reads opt.lr's buffer, so TinyJit replays see it
+        opt.lr.assign(Tensor([lr * (1 - 0.9 * (epoch - 1) / max(epochs - 1, 1))])).realize()
+        order = rng.permutation(len(x_train))
+        losses = []
+        bar = _progress(range(steps), steps, f"epoch {epoch}/{epochs}", quiet)
+        for i in bar:
+            idx = order[i * batch_size : (i + 1) * batch_size]
+            loss = float(step(Tensor(x_train[idx]), Tensor(y_train[idx])).item())
+            losses.append(loss)
+            if hasattr(bar, "set_postfix"):
+                bar.set_postfix(loss=f"{loss:.4f}")
+        history.step_losses.extend(losses)
+        history.losses.append(float(np.mean(losses)))
+        history.accuracies.append(accuracy(net, x_test, y_test))
+        history.seconds.append(time.perf_counter() - start)
+        if not quiet:
+            print(
+                f"epoch {epoch:3d}  loss {history.losses[-1]:.5f}  "
+                f"test accuracy {100 * history.accuracies[-1]:.2f}%  "
+                f"{history.seconds[-1]:.2f} s"
+            )
+    return history
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry: train, print the per-epoch lines and the final accuracy."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=15)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=0.003)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=None, help="cap on steps per epoch")
+    parser.add_argument("--no-jit", action="store_true", help="run the step eagerly")
+    args = parser.parse_args(argv)
+    history = train(args.epochs, args.batch_size, args.lr, args.seed, not args.no_jit, args.steps)
+    print(f"final test accuracy {100 * history.accuracies[-1]:.2f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
