@@ -146,3 +146,65 @@ def dispatch_overhead_note() -> str:
 
 if __name__ == "__main__":
     main()
+
+
+# -- TinyJit replay overhead (issue 11; appended by the TinyJit owner) ----------------------------
+
+JIT_KERNELS = (8, 64)
+
+
+def _jit_replay_us(kernels: int, repeats: int, steps: int) -> tuple[float, float]:
+    """(host us per replay call, wall us per replay minus the kernels' device time, with a
+    wait after every replay) for a capture of ``kernels`` dependent 1-element kernels."""
+    import numpy as np
+    from fusegrad import GlobalCounters, Tensor, TinyJit
+    from fusegrad.engine import synchronize
+
+    def chain(x: Tensor) -> Tensor:
+        for _ in range(kernels):
+            x = (x + 1).contiguous()
+        return x.realize()
+
+    jit = TinyJit(chain)
+    x = Tensor(np.zeros(1, np.float32)).realize()
+    for _ in range(3):
+        jit(x)
+    synchronize()
+    assert jit.kernel_count == kernels, jit.kernel_count
+    host, wall = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(steps):
+            jit(x)
+        host.append((time.perf_counter() - start) / steps * 1e6)
+        synchronize()
+        GlobalCounters.reset()
+        start = time.perf_counter()
+        for _ in range(steps):
+            jit(x)
+            synchronize()
+        elapsed = time.perf_counter() - start - GlobalCounters.time_sum_s
+        wall.append(elapsed / steps * 1e6)
+    return statistics.median(host), statistics.median(wall)
+
+
+def jit_replay_overhead(repeats: int, steps: int = 200) -> dict[str, float]:
+    """TinyJit replay cost split into a per-kernel part (the slope between captures of 8 and
+    64 kernels) and a per-call part (argument checks, output buffers, the one submission),
+    in us; the wall numbers wait after every replay and leave out the kernels' device time."""
+    (h_lo, w_lo), (h_hi, w_hi) = (_jit_replay_us(k, repeats, steps) for k in JIT_KERNELS)
+    span = JIT_KERNELS[1] - JIT_KERNELS[0]
+    per_kernel_host, per_kernel_wall = (h_hi - h_lo) / span, (w_hi - w_lo) / span
+    return {
+        "per kernel, host (call returns)": per_kernel_host,
+        "per kernel, wall minus device time": per_kernel_wall,
+        "per call, host": h_lo - JIT_KERNELS[0] * per_kernel_host,
+        "per call, wall minus device time": w_lo - JIT_KERNELS[0] * per_kernel_wall,
+        "per kernel at 32 kernels/call, wall": per_kernel_wall + (w_lo - 8 * per_kernel_wall) / 32,
+    }
+
+
+if __name__ == "__main__":
+    print("TinyJit replay of dependent 1-element kernels (median):")
+    for _label, _us in jit_replay_overhead(5).items():
+        print(f"  {_label:<40s} {_us:9.2f} us")

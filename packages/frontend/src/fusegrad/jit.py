@@ -35,6 +35,7 @@ tensors (nothing realized: composable with other work and differentiable).
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -144,15 +145,25 @@ def _base_buffer(u: UOp) -> UOp | None:
     return u if u.op is Ops.BUFFER else None
 
 
+_INPUTS: weakref.WeakKeyDictionary[UOp, tuple[UOp, tuple[Any, ...], dict[str, int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _input(t: Tensor, name: Key) -> tuple[UOp, tuple[Any, ...], dict[str, int]]:
-    """(buffer, view signature, Variable values) of Tensor argument ``t`` (realized)."""
+    """(buffer, view signature, Variable values) of Tensor argument ``t`` (realized);
+    remembered per view (a tensor passed again costs a lookup)."""
     view = REALIZED.get(t.uop, t.uop)
+    hit = _INPUTS.get(view)
+    if hit is not None:
+        return hit
     base = _base_buffer(view)
     if base is None:
         raise JitError(f"TinyJit: Tensor argument {name!r} did not realize into a buffer")
     holder = UOp(Ops.BUFFER, base.dtype, (UOp(Ops.UNIQUE, arg="jit input"), base.src[1]), base.arg)
     shaped, values = _unbind_all(_substitute_args(view, {base: holder}))
-    return base, (shaped, t.dtype, t.device), values
+    out = _INPUTS[view] = (base, (shaped, t.dtype, t.device), values)
+    return out
 
 
 @dataclass
@@ -608,9 +619,19 @@ class TinyJit(Generic[ReturnType]):
             _replay_calls(plan, mapping, values)
         for var, val in call.values.items():
             mapping.update(_rebind(plan.views, var, val))
-        tensors = [Tensor(_substitute_args(v, mapping)) for v in plan.views]
+        tensors = [Tensor(_rebase(v, mapping)) for v in plan.views]
         out: ReturnType = _rebuild(self.ret, tensors)
         return out
+
+
+def _rebase(view: UOp, mapping: dict[UOp, UOp]) -> UOp:
+    """``view`` over the buffers ``mapping`` gives (the common whole-buffer views directly)."""
+    if view.op is Ops.BUFFER:
+        return mapping.get(view, view)
+    if view.op is Ops.RESHAPE and view.src[0].op is Ops.BUFFER and not _arg_uops(view.arg):
+        base = mapping.get(view.src[0], view.src[0])
+        return view if base is view.src[0] else view.replace(src=(base,))
+    return _substitute_args(view, mapping)
 
 
 def _rebind(views: list[UOp], name: str, value: int) -> dict[UOp, UOp]:
