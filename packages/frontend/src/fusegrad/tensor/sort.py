@@ -48,6 +48,8 @@ def _join(lo: Tensor, hi: Tensor) -> Tensor:
 def _exchange(
     vals: Tensor, idx: Tensor, d: int, mirror: bool, n: int, desc: bool
 ) -> tuple[Tensor, Tensor]:
+    """One compare-exchange step, realized: every step reads each input element twice, so
+    inlining the network into one kernel would grow the expression 2x per step."""
     a, b = _halves(vals, d)
     ia, ib = _halves(idx, d)
     if mirror:
@@ -57,7 +59,7 @@ def _exchange(
     ilo, ihi = swap.where(ib, ia), swap.where(ia, ib)
     if mirror:
         hi, ihi = hi.flip(-1), ihi.flip(-1)
-    return _join(lo, hi), _join(ilo, ihi)
+    return _join(lo, hi).contiguous(), _join(ilo, ihi).contiguous()
 
 
 class SortMixin:
