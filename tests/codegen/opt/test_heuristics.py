@@ -57,8 +57,10 @@ def conv3x3(cin: int = 4, cout: int = 8, hw: int = 16) -> UOp:
 
 def test_cpu_matmul_is_vectorized_along_n_and_threaded() -> None:
     assert hand_coded_optimizations(matmul(), CPU) == [
-        Opt(OptOps.UPCAST, 1, 8),
-        Opt(OptOps.THREAD, 0, 4),
+        Opt(OptOps.UPCAST, 0, 4),  # a 4 x 16 register block: M by 4
+        Opt(OptOps.UPCAST, 1, 16),  # N by two vectors, the innermost lanes
+        Opt(OptOps.SWAP, 0, 1),  # loop over N blocks outside M blocks: B's panel is reused
+        Opt(OptOps.THREAD, 1, 4),  # M (now axis 1) split across the cores
     ]
 
 
@@ -72,7 +74,8 @@ def test_cpu_matmul_register_blocking(monkeypatch: pytest.MonkeyPatch) -> None:
     upcast_axes = {o.axis for o in opts if o.op is OptOps.UPCAST}
     assert upcast_axes == {0, 1}  # both output axes: a block of registers
     assert opts[0] == Opt(OptOps.UNROLL, 2, 4)
-    assert opts[-2] == Opt(OptOps.UPCAST, 1, 16)  # N last: the innermost, contiguous lanes
+    upcasts = [o for o in opts if o.op is OptOps.UPCAST]
+    assert upcasts[-1] == Opt(OptOps.UPCAST, 1, 16)  # N last: the innermost, contiguous lanes
 
 
 def test_cpu_elementwise_vectorizes_the_contiguous_axis() -> None:
