@@ -262,3 +262,13 @@ def test_dev_environment_variable_selects_the_device(dev: str) -> None:
     device, renderer, *rest = out.stdout.split(maxsplit=2)
     assert (device, renderer) == (("PYTHON", "PY") if dev == "PYTHON" else ("CPU", "C"))
     assert rest[0].strip() == "[[3.0], [7.0]] 1"
+
+
+def test_copy_of_host_data_reads_the_host_array() -> None:
+    x = np.arange(12, dtype=np.int32)
+    cpu = Tensor(x, device="CPU")
+    buf = buffer_of(cpu.uop)
+    py = cpu.to("PYTHON").realize()
+    assert py.device == "PYTHON"
+    assert_close(py * 2, x * 2)
+    assert buf is not None and HOST.get(buf) is not None  # never uploaded to the CPU device

@@ -14,6 +14,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+import numpy as np
+
 from fusegrad.engine.counters import GlobalCounters
 from fusegrad.engine.host import HOST
 from fusegrad.runtime import Buffer
@@ -40,7 +42,7 @@ def _new_base(buf: UOp) -> Buffer:
     out = Buffer(buffer_device(buf), int(buf.arg), buf.dtype)
     host = HOST.get(buf)
     if host is not None:
-        out.copyin(host.data)
+        out.copyin(np.ascontiguousarray(host).data)
         HOST.arrays.pop(buf, None)  # the device copy is the value from now on
     else:
         out.ensure_allocated()

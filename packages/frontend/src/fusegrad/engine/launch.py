@@ -18,9 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from fusegrad.codegen import KernelGraph
-from fusegrad.engine.buffers import buffer_device, runtime_buffer
+from fusegrad.engine.buffers import buffer_device, known_buffer, runtime_buffer
 from fusegrad.engine.counters import GlobalCounters
+from fusegrad.engine.host import HOST
 from fusegrad.engine.programs import get_kernel
 from fusegrad.runtime import Buffer, Compiled, Device, HWQueue, Signal
 from fusegrad.uop import DEBUG, Ops, UOp
@@ -35,7 +38,7 @@ class _Flight:
 
     signal: Signal
     value: int
-    keep: list[Buffer]
+    keep: list[Any]
     timings: list[tuple[Signal, Signal]]
 
 
@@ -67,7 +70,7 @@ class _Batch:
     name: str
     device: Compiled
     queue: HWQueue
-    keep: list[Buffer] = field(default_factory=list)
+    keep: list[Any] = field(default_factory=list)  # Buffers and host arrays in use
     timings: list[tuple[Signal, Signal]] = field(default_factory=list)
 
 
@@ -155,17 +158,32 @@ def _host_bytes(buf: Buffer, nbytes: int) -> memoryview | None:
     return None if view is None else memoryview(view).cast("B")[:nbytes]
 
 
+def _source_bytes(buf: UOp, nbytes: int, keep: list[Any]) -> memoryview | None:
+    """The bytes a copy reads: the host array of a BUFFER the engine hasn't moved to its
+    device yet (user data, a DISK file window: copied from where it is, once), else the
+    device buffer's host-visible memory."""
+    host = HOST.get(buf) if known_buffer(buf) is None else None
+    if host is not None:
+        flat = np.ascontiguousarray(host)
+        keep.append(flat)
+        return memoryview(flat.data).cast("B")[:nbytes]
+    runtime = runtime_buffer(buf)
+    keep.append(runtime)
+    return _host_bytes(runtime, nbytes)
+
+
 def _encode_copy(batch: _Batch, call: UOp, bufs: Sequence[UOp]) -> _Batch:
     nbytes = int(call.src[0].arg)
-    dst, src = runtime_buffer(bufs[0]), runtime_buffer(bufs[1])
-    dst_bytes, src_bytes = _host_bytes(dst, nbytes), _host_bytes(src, nbytes)
-    batch.keep.extend((dst, src))
+    dst = runtime_buffer(bufs[0])
+    batch.keep.append(dst)
+    dst_bytes, src_bytes = _host_bytes(dst, nbytes), _source_bytes(bufs[1], nbytes, batch.keep)
     if dst_bytes is not None and src_bytes is not None:
         batch.queue.copy(dst_bytes, src_bytes)
         return batch
     # device memory the host can't see: finish everything, then copy through the host
     _submit(batch)
     synchronize()
+    src = runtime_buffer(bufs[1])
     staged = src.copyout(bytearray(src.nbytes))
     dst.copyin(staged) if nbytes == dst.nbytes == src.nbytes else _partial_copy(dst, staged)
     return _open(batch.name)
