@@ -78,28 +78,37 @@ class CPUTimer:
         return min(times)
 
 
-def run_kernel(spec: ProgramSpec, arrays: list[np.ndarray], repeats: int) -> float:
-    """Best seconds of ``repeats`` runs of ``spec`` over ``arrays`` (outputs written)."""
+def run_kernel(spec: ProgramSpec, arrays: list[np.ndarray], repeats: int) -> list[float]:
+    """Seconds of each of ``repeats`` runs of ``spec`` over ``arrays`` (outputs written)."""
     timer = CPUTimer(runs=1)
     prg = timer.load(spec)
     bufs = [HostBuffer(a) for a in arrays]
     gs, ls = spec.launch_dims({})
-    best = float("inf")
+    times = []
     for _ in range(repeats):
         start = time.perf_counter()
         timer.dev.exec(prg, bufs, [], gs, ls, wait=True)
-        best = min(best, time.perf_counter() - start)
-    return best
+        times.append(time.perf_counter() - start)
+    return times
 
 
-def best_of(fn: Callable[[], object], repeats: int) -> float:
-    """Best seconds of ``repeats`` calls of ``fn``."""
-    best = float("inf")
+def timings(fn: Callable[[], object], repeats: int) -> list[float]:
+    """Seconds of each of ``repeats`` calls of ``fn``."""
+    times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load averages (the machine is shared: read numbers next to it)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "?"
 
 
 def with_opts(ast: UOp, opts: list[Opt]) -> UOp:
@@ -118,27 +127,35 @@ def bench(
     beam: int,
     repeats: int,
 ) -> None:
-    """Print GFLOP/s of NumPy, the heuristics and (``beam`` > 0) BEAM for one kernel, checking
-    the kernel's output against NumPy's."""
+    """Print GFLOP/s (median of ``repeats`` runs, best in parentheses) of NumPy, the
+    heuristics and (``beam`` > 0) BEAM for one kernel, as a ratio of NumPy's median, checking
+    the kernel's output against NumPy's; the load average before and after."""
     renderer = Device["CPU"].renderer
+    print(f"{label}: load average {load_average()}")
     want = reference()
-    np_s = best_of(reference, repeats)
-    rows = [("numpy", np_s, "")]
+    rows = [("numpy", timings(reference, repeats), "")]
     variants = {"heuristics": hand_coded_optimizations(ast, renderer)}
     if beam > 0:
         start = time.perf_counter()
         variants[f"BEAM={beam}"] = beam_search(ast, renderer, beam, CPUTimer())
         search_s = time.perf_counter() - start
     for name, opts in variants.items():
+        start = time.perf_counter()
         spec = to_program(with_opts(ast, opts), renderer)
+        lower_s = time.perf_counter() - start
         arrays[0][:] = 0
         secs = run_kernel(spec, arrays, repeats)
         err = float(np.abs(arrays[0].reshape(want.shape) - want).max())
-        note = f"max err {err:.1e}  opts {opts}"
+        note = f"max err {err:.1e}  lower {lower_s:.2f}s  opts {opts}"
         if name.startswith("BEAM"):
             note = f"search {search_s:.0f}s  " + note
         rows.append((name, secs, note))
+    np_gflops = flops / float(np.median(rows[0][1])) / 1e9
     for name, secs, note in rows:
-        gflops = flops / secs / 1e9
-        ratio = gflops / (flops / np_s / 1e9)
-        print(f"{label:18s} {name:11s} {gflops:8.1f} GFLOP/s  {ratio:6.1%} of numpy  {note}")
+        gflops = flops / float(np.median(secs)) / 1e9
+        best = flops / min(secs) / 1e9
+        print(
+            f"{label:18s} {name:11s} {gflops:8.1f} GFLOP/s ({best:6.1f} best) "
+            f"{gflops / np_gflops:6.1%} of numpy  {note}"
+        )
+    print(f"{label}: load average {load_average()}")

@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--beam-max", type=int, default=1024)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
     k = _kernels()
     for n in args.sizes:
