@@ -473,3 +473,10 @@ def test_nodes_are_immutable_by_convention_but_slots_only() -> None:
     x = UOp.variable("x", 0, 10)
     assert "op" not in x.__dict__  # fields live in slots
     assert not hasattr(x, "_key")
+
+
+def test_a_copy_lives_on_the_device_it_copies_to() -> None:
+    src = UOp.new_buffer("CPU", 4, dtypes.float32)
+    copied = UOp(Ops.COPY, dtypes.float32, (src, UOp(Ops.DEVICE, arg="PYTHON")))
+    assert src.device == "CPU"
+    assert copied.device == "PYTHON"

@@ -820,6 +820,8 @@ class UOp(metaclass=UOpMetaClass):
     def _device(self) -> Any:
         if self.op is Ops.DEVICE:
             return self.arg
+        if self.op is Ops.COPY:
+            return self.src[1]._device  # COPY(value, DEVICE): lives where it is copied to
         for s in self.src:
             if (d := s._device) is not None:
                 return d
