@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 
 
 def _devices(args: argparse.Namespace) -> int:
-    from fusegrad.runtime.__main__ import main as list_devices
+    from fusegrad.runtime import device_report
 
-    list_devices()
+    print("\n".join(device_report()))
     return 0
 
 

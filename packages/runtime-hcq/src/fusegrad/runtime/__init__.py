@@ -36,6 +36,7 @@ from fusegrad.runtime.device_python import (
 )
 from fusegrad.runtime.emulator import Memory, bitcast_value, run_linear
 from fusegrad.runtime.hcq import HWQueue, Ring, RingClosed, Signal, WorkerPool
+from fusegrad.runtime.listing import device_report
 from fusegrad.runtime.memory import (
     Allocator,
     BufferSpec,
@@ -77,6 +78,7 @@ __all__ = [
     "WorkerPool",
     "bitcast_value",
     "canonicalize",
+    "device_report",
     "launch_line",
     "load_code",
     "load_shared_object",

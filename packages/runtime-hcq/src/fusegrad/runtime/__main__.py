@@ -3,30 +3,12 @@ is not."""
 
 from __future__ import annotations
 
-from fusegrad.runtime.device import Device
-
-
-def _describe(kind: str) -> list[str]:
-    if kind == "DISK":
-        return [f"{kind:<8s} available   files as buffers: DISK:/path/to/file"]
-    try:
-        dev = Device[kind]
-    except Exception as e:
-        return [f"{kind:<8s} unavailable: {type(e).__name__}: {e}"]
-    status = dev.compiler_status()
-    if not status:
-        return [f"{kind:<8s} available   (runs no programs)"]
-    ok = any(s == "ok" for _, s in status)
-    lines = [f"{kind:<8s} {'available  ' if ok else 'unavailable'} {type(dev).__name__}"]
-    lines += [f"    renderer {name:<6s} {s}" for name, s in status]
-    return lines
+from fusegrad.runtime.listing import device_report
 
 
 def main() -> None:
     """Print every device kind with its renderers."""
-    for kind in Device.kinds():
-        print("\n".join(_describe(kind)))
-    print(f"default: {Device.DEFAULT}")
+    print("\n".join(device_report()))
 
 
 if __name__ == "__main__":
