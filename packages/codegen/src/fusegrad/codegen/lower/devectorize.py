@@ -13,7 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusegrad.codegen.lower.context import LowerContext
-from fusegrad.codegen.lower.simplify import gep, lanes, pm_index_algebra, pm_lanes, vectorize
+from fusegrad.codegen.lower.simplify import (
+    gep,
+    lanes,
+    pm_index_algebra,
+    pm_lanes,
+    simplify,
+    vectorize,
+)
 from fusegrad.uop import (
     DType,
     GroupOp,
@@ -22,6 +29,8 @@ from fusegrad.uop import (
     PatternMatcher,
     UOp,
     UPat,
+    dtypes,
+    graph_rewrite,
     symbolic_simple,
 )
 
@@ -99,11 +108,76 @@ def _address(ptr: UOp, lane_expr: UOp) -> UOp:
     return ptr.index(lane_expr)
 
 
-def _lane_addresses(idx: UOp) -> list[UOp]:
-    """Every lane of the vector index as a simplified scalar expression (one rewrite of all
-    lanes together, so the parts they share are simplified once)."""
+Affine = tuple[UOp | None, tuple[int, ...]]
+
+
+def _affine(x: UOp, memo: dict[UOp, Affine | None]) -> Affine | None:
+    """Vector index ``x`` as one scalar base (None: 0) plus a constant offset per lane, when
+    it is built from broadcasts, lane constants, GEPs, sums and products by constants; None
+    otherwise (masks, divisions...)."""
+    if x in memo:
+        return memo[x]
+    n = x.dtype.count
+    out: Affine | None = None
+    if x.op is Ops.VCONST and all(isinstance(v, int) for v in x.arg):
+        out = (None, tuple(x.arg))
+    elif x.op is Ops.CONST and isinstance(x.arg, int):
+        out = (None, (x.arg,) * n)
+    elif n == 1 and x.dtype.scalar() is dtypes.weakint and not _has_invalid(x):
+        out = (x, (0,))
+    elif x.op is Ops.VECTORIZE and all(s is x.src[0] for s in x.src):
+        out = _affine(x.src[0], memo) if x.src[0].dtype.count == 1 else None
+        out = None if out is None else (out[0], out[1] * n)
+    elif x.op is Ops.GEP and (inner := _affine(x.src[0], memo)) is not None:
+        out = (inner[0], tuple(inner[1][i] for i in x.arg))
+    elif x.op in (Ops.ADD, Ops.MUL) and x.dtype.scalar() is dtypes.weakint:
+        out = _affine_binary(x.op, *(_affine(s, memo) for s in x.src))
+    memo[x] = out
+    return out
+
+
+def _has_invalid(x: UOp) -> bool:
+    return any(u.op is Ops.CONST and u.arg is Invalid for u in x.toposort())
+
+
+def _affine_binary(op: Ops, a: Affine | None, b: Affine | None) -> Affine | None:
+    if a is None or b is None:
+        return None
+    if op is Ops.ADD:
+        base = b[0] if a[0] is None else a[0] if b[0] is None else a[0] + b[0]
+        return base, tuple(p + q for p, q in zip(a[1], b[1], strict=True))
+    if b[0] is not None:
+        a, b = b, a
+    if b[0] is not None or len(set(b[1])) != 1:
+        return None  # a product of two varying terms, or lanes scaled differently
+    c = b[1][0]
+    return (None if a[0] is None else a[0] * c), tuple(p * c for p in a[1])
+
+
+def _constant_out(base: UOp, offsets: tuple[int, ...]) -> Affine:
+    """A simplified base's constant term moved into the offsets."""
+    tail = base.src[1] if base.op is Ops.ADD else None
+    if tail is not None and tail.op is Ops.CONST and isinstance(tail.arg, int):
+        return base.src[0], tuple(o + tail.arg for o in offsets)
+    if base.op is Ops.CONST and isinstance(base.arg, int):
+        return None, tuple(o + base.arg for o in offsets)
+    return base, offsets
+
+
+def _lane_addresses(idx: UOp) -> tuple[list[UOp], list[_Lane]]:
+    """Every lane's address as a scalar expression, and split into base + offset: affine
+    indices directly (one base for all lanes), others lane by lane (one rewrite for all)."""
     vidx = idx.src[1]
-    return list(lanes(vidx))
+    affine = _affine(vidx, {})
+    if affine is None:
+        exprs = list(lanes(vidx))
+        return exprs, [_split_lane(x) for x in exprs]
+    base, offsets = affine if affine[0] is None else _constant_out(simplify(affine[0]), affine[1])
+    valid = UOp.const(dtypes.bool, True)
+    exprs = [
+        UOp.const(dtypes.weakint, o) if base is None else base + o if o else base for o in offsets
+    ]
+    return exprs, [_Lane(valid, base, o, False) for o in offsets]
 
 
 def _devectorize_load(ctx: LowerContext, ld: UOp) -> UOp | None:
@@ -111,8 +185,7 @@ def _devectorize_load(ctx: LowerContext, ld: UOp) -> UOp | None:
     idx = ld.src[0]
     if idx.op is not Ops.INDEX or idx.src[1].dtype.count == 1:
         return None
-    exprs = _lane_addresses(idx)
-    lanes = [_split_lane(x) for x in exprs]
+    exprs, lanes = _lane_addresses(idx)
     where: dict[int, UOp] = {}
     for first, run in _runs(ctx, ld.dtype, lanes):
         piece = _address(idx.src[0], exprs[first]).load(dtype=ld.dtype.scalar().vec(len(run)))
@@ -132,8 +205,7 @@ def _devectorize_store(ctx: LowerContext, st: UOp) -> UOp | None:
     idx, value = st.src
     if idx.op is not Ops.INDEX or idx.src[1].dtype.count == 1:
         return None
-    exprs = _lane_addresses(idx)
-    lanes = [_split_lane(x) for x in exprs]
+    exprs, lanes = _lane_addresses(idx)
     stores = [
         _address(idx.src[0], exprs[first]).store(gep(value, run))
         for first, run in _runs(ctx, value.dtype, lanes)
@@ -177,6 +249,18 @@ def _vector_const(c: UOp) -> UOp | None:
     return UOp(Ops.VCONST, c.dtype, (), (c.arg,) * c.dtype.count)
 
 
+pm_devectorize_memory = (
+    PatternMatcher(
+        [
+            (UPat(Ops.LOAD, name="ld"), _devectorize_load),  # gather -> vector/scalar loads
+            (UPat(Ops.STORE, name="st"), _devectorize_store),  # scatter -> vector/scalar stores
+        ]
+    )
+    + pm_lanes
+)
+"""Loads and stores, applied bottom-up: an access is split before its vector index is
+visited, so index math only ever becomes the per-lane addresses ``lanes`` computes."""
+
 pm_devectorize = (
     PatternMatcher(
         [
@@ -193,3 +277,9 @@ pm_devectorize = (
     + symbolic_simple
     + pm_index_algebra
 )
+
+
+def devectorize(sink: UOp, ctx: LowerContext) -> UOp:
+    """The stage: memory accesses first (bottom-up), then ALU, constants and lanes."""
+    sink = graph_rewrite(sink, pm_devectorize_memory, ctx=ctx, bottom_up=True, name="devec mem")
+    return graph_rewrite(sink, pm_devectorize, ctx=ctx, name="devectorize")

@@ -15,7 +15,7 @@ from fusegrad.codegen.lower.accumulators import add_local_buffers, pm_lower_redu
 from fusegrad.codegen.lower.context import LowerContext
 from fusegrad.codegen.lower.control_flow import add_control_flow
 from fusegrad.codegen.lower.decompose import pm_decompose
-from fusegrad.codegen.lower.devectorize import pm_devectorize
+from fusegrad.codegen.lower.devectorize import devectorize
 from fusegrad.codegen.lower.dtype_emulation import emulate_dtypes
 from fusegrad.codegen.lower.estimates import estimate
 from fusegrad.codegen.lower.expander import pm_expand
@@ -86,7 +86,7 @@ STAGES: tuple[Stage, ...] = (
     rewrite("lower reduces", pm_lower_reduce),
     Stage("add local buffers", add_local_buffers),
     Stage("map hardware ids", map_hardware_ids),
-    rewrite("devectorize", pm_devectorize, bottom_up=False),
+    Stage("devectorize", devectorize),
     rewrite("index validity", pm_validity),
     Stage("lower index dtype", lower_index_dtype),
     Stage("emulate dtypes", emulate_dtypes),

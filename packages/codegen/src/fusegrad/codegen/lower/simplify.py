@@ -13,6 +13,8 @@ ones lowering cannot do without, kept local so the pipeline does not depend on i
 
 from __future__ import annotations
 
+import functools
+
 from fusegrad.uop import (
     GroupOp,
     Invalid,
@@ -265,10 +267,16 @@ def simplify(x: UOp) -> UOp:
     return graph_rewrite(x, pm_simplify, name="lower simplify")
 
 
+@functools.lru_cache(maxsize=4096)
 def lanes(x: UOp) -> tuple[UOp, ...]:
-    """Every lane of vector ``x`` as a simplified scalar expression (all in one rewrite)."""
+    """Every lane of vector ``x`` as a simplified scalar expression (all in one rewrite;
+    constant lanes directly)."""
     if x.dtype.count == 1:
         return (simplify(x),)
+    if x.op is Ops.VCONST:
+        return tuple(UOp.const(x.dtype.scalar(), v) for v in x.arg)
+    if x.op is Ops.CONST and x.arg is not Invalid:
+        return (UOp.const(x.dtype.scalar(), x.arg),) * x.dtype.count
     geps = [gep(x, (i,)) for i in range(x.dtype.count)]
     return graph_rewrite(UOp(Ops.SINK, src=tuple(geps)), pm_simplify, name="lanes").src
 
