@@ -77,11 +77,11 @@ def test_opts_hook_is_called_and_recorded() -> None:
         seen.append(ast.arg)
         return ast, ("UPCAST 1 4",)
 
-    register_opts_applier(applier)
+    previous = register_opts_applier(applier)
     try:
         spec = to_program(_matmul(name="hooked"), CPU)
     finally:
-        register_opts_applier(None)
+        register_opts_applier(previous)  # the optimizer's hook stays for later tests
     assert spec.applied_opts == ("UPCAST 1 4",) and seen == [KernelInfo("hooked")]
     assert spec.name == "hooked"
 

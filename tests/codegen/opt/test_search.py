@@ -158,3 +158,10 @@ def test_beam_with_the_real_cpu_device() -> None:
 
     opts = beam_search(matmul(16), dev.renderer, 1, timer, max_rounds=1)
     assert calls and isinstance(opts, list)
+
+
+def test_cache_key_changes_with_the_codegen_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    # opts chosen by an older lowering pipeline must not be reused after it changes
+    key = search_module.cache_key(matmul(), CPU, 2)
+    monkeypatch.setattr(search_module, "codegen_fingerprint", lambda: "another-lowering")
+    assert search_module.cache_key(matmul(), CPU, 2) != key

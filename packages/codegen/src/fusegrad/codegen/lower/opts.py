@@ -26,11 +26,14 @@ OptsApplier = Callable[[UOp, Renderer], tuple[UOp, tuple[Any, ...]]]
 _applier: list[OptsApplier] = []
 
 
-def register_opts_applier(fn: OptsApplier | None) -> None:
-    """Make ``fn`` the function the ``apply opts`` stage calls (None: back to identity)."""
+def register_opts_applier(fn: OptsApplier | None) -> OptsApplier | None:
+    """Make ``fn`` the function the ``apply opts`` stage calls (None: back to identity);
+    returns the one it replaces, so a caller can put it back."""
+    previous = _applier[0] if _applier else None
     _applier.clear()
     if fn is not None:
         _applier.append(fn)
+    return previous
 
 
 def apply_opts(ast: UOp, renderer: Renderer) -> tuple[UOp, tuple[Any, ...]]:

@@ -19,6 +19,7 @@ Codegen never imports the runtime: the runtime (or a benchmark) supplies the ``T
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -27,6 +28,7 @@ import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from fusegrad.codegen.lower import to_program
@@ -111,14 +113,28 @@ def ast_key(ast: UOp) -> str:
     return "\n".join(lines)
 
 
+@functools.cache
+def codegen_fingerprint() -> str:
+    """A hash of fusegrad.codegen's own source: opts chosen by an older lowering pipeline or
+    optimizer are not reused after either changes."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def cache_key(ast: UOp, renderer: Renderer, width: int) -> str:
-    """The BEAM cache key: AST, renderer identity and capabilities, host arch, width."""
+    """The BEAM cache key: AST, renderer identity and capabilities, host arch, width, and the
+    codegen source it was searched with."""
     caps = (
         sorted((d.name, w) for d, w in renderer.vector_widths.items()),
         renderer.has_local, renderer.has_shared, renderer.has_threads, renderer.max_threads,
         renderer.local_max, renderer.shared_max, renderer.tensor_cores,
     )  # fmt: skip
     text = f"{ast_key(ast)}\0{renderer.target_key}\0{caps!r}\0{platform.machine()}\0{width}"
+    text += f"\0{codegen_fingerprint()}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 
