@@ -198,3 +198,12 @@ def test_int_pow(target: str) -> None:
     assert_close(
         Tensor(u) ** Tensor(np.array([3, 3, 2, 9], np.uint8)), u ** np.array([3, 3, 2, 9], np.uint8)
     )
+
+
+def test_bitcast_changing_the_element_size(target: str) -> None:
+    x = np.arange(16, dtype=np.uint8)
+    assert_close(Tensor(x).bitcast(dtypes.float16), x.view(np.float16))
+    assert_close(Tensor(x)[4:12].bitcast(dtypes.uint32) + 1, x[4:12].view(np.uint32) + 1)
+    assert_close((Tensor(x) * 3).bitcast(dtypes.int16), (x * 3).view(np.int16))
+    f = np.array([1.5, -2.0, 3.25], np.float32)
+    assert_close(Tensor(f).bitcast(dtypes.uint8), f.view(np.uint8))

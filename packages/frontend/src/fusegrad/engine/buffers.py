@@ -69,6 +69,11 @@ def runtime_buffer(buf: UOp) -> Buffer:
     return out
 
 
+def adopt(buf: UOp, memory: Buffer) -> None:
+    """Back BUFFER ``buf`` with existing runtime memory (an alias: a view of another buffer)."""
+    _DEVICE_BUFFERS[buf] = memory
+
+
 def known_buffer(buf: UOp) -> Buffer | None:
     """The runtime Buffer of ``buf`` if the engine has created it (no allocation)."""
     return _DEVICE_BUFFERS.get(buf)
