@@ -157,12 +157,6 @@ def test_copy_between_cpu_and_python() -> None:
     assert_close(back, (x * 2).sum(0), atol=1e-5)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="uop-core: UOp.device of COPY(x, DEVICE) is x's device, not the destination "
-    "(_device takes the first source's), so a lazy .to('PYTHON') tensor reports CPU and "
-    "constants combined with it are made on CPU",
-)
 def test_lazy_copy_reports_its_destination_device() -> None:
     x = np.arange(6, dtype=np.float32)
     py = Tensor(x, device="CPU").to("PYTHON") + 1
