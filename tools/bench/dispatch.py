@@ -6,8 +6,9 @@ and how much a large elementwise kernel gains from the CPU device's cores.
    single wait at the end (``x.item()``). Also timed apart: graph build alone (``x + 1``),
    ``get_kernel_graph`` alone (a schedule-cache hit), and the same loop with a wait after every
    step. Target: <= 300 us per step.
-2. **Multi-core speed-up**: ``a * b + c`` over 2^24 float32 elements (already realized), timed
-   in child processes with ``CPU_THREADS=1`` and with every core, wall time including the wait.
+2. **Multi-core speed-up**: a memory-bound (``a * b + c``) and a compute-bound elementwise
+   kernel over 2^24 float32 elements (inputs already realized), timed in child processes with
+   ``CPU_THREADS=1`` and with every core, wall time including the wait.
    The kernel is the same in both (the optimizer's THREAD split depends on the renderer's
    core count, not on ``CPU_THREADS``), so the ratio is the runtime's parallel speed-up.
 
@@ -79,8 +80,15 @@ def dispatch_overhead(repeats: int) -> dict[str, float]:
     }
 
 
-def elementwise_time(size: int, repeats: int) -> dict[str, float]:
-    """Median wall and device time (ms) of one ``a * b + c`` kernel over ``size`` floats."""
+WORKLOADS = {
+    "a*b+c (memory-bound)": "a * b + c",
+    "(a.sin()*b.exp()+c).sqrt() (compute-bound)": "(a.sin() * b.exp() + c).sqrt()",
+}
+
+
+def elementwise_time(size: int, repeats: int, expr: str = "a * b + c") -> dict[str, float]:
+    """Median wall and device time (ms) of one elementwise kernel ``expr`` (over tensors
+    ``a``, ``b``, ``c`` of ``size`` floats)."""
     import numpy as np
     from fusegrad import GlobalCounters, Tensor
     from fusegrad.engine import synchronize
@@ -88,13 +96,14 @@ def elementwise_time(size: int, repeats: int) -> dict[str, float]:
 
     rng = np.random.default_rng(0)
     a, b, c = (Tensor(rng.random(size, dtype=np.float32)).realize() for _ in range(3))
-    (a * b + c).realize()  # compile
+    run = eval(f"lambda a, b, c: ({expr}).realize()")  # the workload is this module's constant
+    run(a, b, c)  # compile
     synchronize()
     walls, device = [], []
     for _ in range(repeats):
         GlobalCounters.reset()
         start = time.perf_counter()
-        (a * b + c).realize()
+        run(a, b, c)
         synchronize()
         walls.append((time.perf_counter() - start) * 1e3)
         device.append(GlobalCounters.time_sum_s * 1e3)
@@ -103,11 +112,11 @@ def elementwise_time(size: int, repeats: int) -> dict[str, float]:
             "threads": threads}  # fmt: skip
 
 
-def _child(threads: int, size: int, repeats: int) -> dict[str, float]:
+def _child(threads: int, size: int, repeats: int, expr: str) -> dict[str, float]:
     env = dict(os.environ, CPU_THREADS=str(threads), DEBUG="0")
     code = (
         "import json, sys; sys.path.insert(0, 'tools/bench'); import dispatch; "
-        f"print(json.dumps(dispatch.elementwise_time({size}, {repeats})))"
+        f"print(json.dumps(dispatch.elementwise_time({size}, {repeats}, {expr!r})))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
@@ -130,13 +139,15 @@ def main() -> None:
     if launch:
         print(launch)
 
-    print(f"elementwise a*b+c over {args.size:,} float32 (median of {args.repeats}):")
-    one = _child(1, args.size, args.repeats)
-    many = _child(0, args.size, args.repeats)
-    for label, r in (("1 core", one), (f"{int(many['threads'])} cores", many)):
-        print(f"  {label:<10s} wall {r['wall_ms']:8.2f} ms   device {r['device_ms']:8.2f} ms")
-    print(f"  multi-core speed-up (wall)   {one['wall_ms'] / many['wall_ms']:5.2f}x")
-    print(f"  multi-core speed-up (device) {one['device_ms'] / max(many['device_ms'], 1e-9):5.2f}x")
+    for label, expr in WORKLOADS.items():
+        print(f"elementwise {label} over {args.size:,} float32 (median of {args.repeats}):")
+        one = _child(1, args.size, args.repeats, expr)
+        many = _child(0, args.size, args.repeats, expr)
+        for cores, r in (("1 core", one), (f"{int(many['threads'])} cores", many)):
+            print(f"  {cores:<10s} wall {r['wall_ms']:8.2f} ms   device {r['device_ms']:8.2f} ms")
+        print(f"  multi-core speed-up (wall)   {one['wall_ms'] / many['wall_ms']:5.2f}x")
+        dev = one["device_ms"] / max(many["device_ms"], 1e-9)
+        print(f"  multi-core speed-up (device) {dev:5.2f}x")
 
 
 def dispatch_overhead_note() -> str:
