@@ -409,7 +409,8 @@ def run_on_emulator(ast: UOp, bufs: list[np.ndarray], var_vals: dict[UOp, int]) 
     runtime = pytest.importorskip("fusegrad.runtime")
     spec = to_program(ast, runtime.PythonRenderer())
     values = {v.arg[0]: val for v, val in var_vals.items()}
-    runtime.run_linear(spec.uops, bufs, values, spec.global_size, spec.local_size)
+    global_size, local_size = spec.launch_dims(values)
+    runtime.run_linear(spec.uops, bufs, values, global_size, local_size)
 
 
 def run_graph(

@@ -1,11 +1,15 @@
 """Index arithmetic for rangeify: movement ops as maps from output indices to input indices.
 
 Every function takes the indices of a view (one ``weakint`` UOp per dim) and returns the
-indices into its source, so a movement op never copies: it only rewrites index math.
+indices into its source, so a movement op never copies: it only rewrites index math. The
+expressions are built without the trivial terms (``+0``, ``*1``) but not simplified: a long
+chain of views would re-simplify the growing expression at every step (cubic time). The
+kernel's indices are simplified once, all together, when the kernel is built
+(``simplify_indices``).
 
 >>> from fusegrad.uop import UOp
 >>> r0, r1 = UOp.range(2, 0), UOp.range(3, 1)
->>> [i.render() for i in reshape_index((r0, r1), (2, 3), (6,))]
+>>> [i.render(simplify=False) for i in reshape_index((r0, r1), (2, 3), (6,))]
 ['r0*3+r1']
 """
 
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fusegrad.uop import UOp, dtypes, sint, sint_to_uop
+from fusegrad.uop import Ops, UOp, dedup, dtypes, sint, sint_to_uop
 
 Index = tuple[UOp, ...]
 TRUE = UOp.const(dtypes.bool, True)
@@ -76,7 +80,7 @@ def linearize(idx: Sequence[UOp], shape: Sequence[sint]) -> UOp:
         if is_zero(term):
             continue
         flat = term if is_zero(flat) else flat + term
-    return flat.simplify()
+    return flat
 
 
 def delinearize(flat: UOp, shape: Sequence[sint]) -> list[UOp]:
@@ -87,7 +91,7 @@ def delinearize(flat: UOp, shape: Sequence[sint]) -> list[UOp]:
             out.append(ZERO)
             continue
         v = flat if is_one(stride) else flat // sint_to_uop(stride)
-        out.append((v if d == 0 else v % sint_to_uop(shape[d])).simplify())
+        out.append(v if d == 0 else v % sint_to_uop(shape[d]))
     return out
 
 
@@ -169,14 +173,14 @@ def expand_index(idx: Index, old: Sequence[sint]) -> Index:
 
 def shrink_index(idx: Index, bounds: Sequence[tuple[sint, sint]]) -> Index:
     """Indices into the source of a SHRINK: offset by each window's start."""
-    return tuple(add(i, start).simplify() for i, (start, _) in zip(idx, bounds, strict=True))
+    return tuple(add(i, start) for i, (start, _) in zip(idx, bounds, strict=True))
 
 
 def flip_index(idx: Index, flags: Sequence[bool], shape: Sequence[sint]) -> Index:
     """Indices into the source of a FLIP: ``size-1-i`` on flipped dims."""
     out = []
     for i, flip, size in zip(idx, flags, shape, strict=True):
-        out.append((sint_to_uop(size) - 1 - i).simplify() if flip else i)
+        out.append(add(-i, size - 1) if flip else i)
     return tuple(out)
 
 
@@ -193,6 +197,18 @@ def pad_index(
         if not is_zero(before):
             cond = logical_and(cond, (i < sint_to_uop(before)).logical_not())
         if not is_zero(after):
-            cond = logical_and(cond, i < (sint_to_uop(before) + size).simplify())
-        out.append(i if is_zero(before) else (i - before).simplify())
+            cond = logical_and(cond, i < sint_to_uop(before + size))
+        out.append(add(i, -before))
     return tuple(out), cond
+
+
+def simplify_indices(ast: UOp) -> UOp:
+    """``ast`` with every INDEX's index expression simplified (one ``sym`` rewrite over all
+    of them at once, so shared subexpressions are simplified once)."""
+    indexes = [u for u in ast.toposort() if u.op is Ops.INDEX and len(u.src) > 1]
+    exprs = dedup(u.src[1] for u in indexes)
+    if not exprs:
+        return ast
+    simplified = dict(zip(exprs, UOp.sink(*exprs).simplify().src, strict=True))
+    mapping = {u: u.replace(src=(u.src[0], simplified[u.src[1]], *u.src[2:])) for u in indexes}
+    return ast.substitute({k: v for k, v in mapping.items() if v is not k})

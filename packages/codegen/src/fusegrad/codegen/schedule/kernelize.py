@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fusegrad.codegen.schedule.indexing import ZERO, Index, is_one
+from fusegrad.codegen.schedule.indexing import ZERO, Index, is_one, simplify_indices
 from fusegrad.codegen.schedule.rangeify import (
     STORE_TAG,
     VIEW_TAG,
@@ -200,6 +200,7 @@ class Kernelizer:
             store = at(target, idx).store(at(value, idx))
             effects.append(store.end(*ranges) if ranges else store)
         sink = graph_rewrite(UOp.sink(*effects), pm_rangeify, ctx, bottom_up=True, name="rangeify")
+        sink = simplify_indices(sink)
         return sink.replace(arg=KernelInfo(kernel_name(sink))), ctx
 
     def make_call(self, ast: UOp, ctx: KernelContext, roots: list[UOp], kind: Kind) -> Call:
