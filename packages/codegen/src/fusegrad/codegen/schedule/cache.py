@@ -22,6 +22,7 @@ CACHE_SIZE = 256
 
 
 _PLAIN = (int, float, str, bool, type(None))
+_MISSING = object()
 
 
 class StructureKey:
@@ -67,12 +68,18 @@ class _KeyWalk:
         """The node keys of ``root``'s graph in topological order (one walk)."""
         order = root.toposort(gate=_descend)
         pos = {u: i for i, u in enumerate(order)}
+        args: dict[Any, Any] = {}  # arg -> its key (shapes repeat: computed once per walk)
         keys: list[Hashable] = []
         for u in order:
-            if u.op is Ops.BUFFER or u.op is Ops.AFTER or type(u.arg) not in _PLAIN:
+            if u.op is Ops.BUFFER or u.op is Ops.AFTER:
                 keys.append(self.node_key(u, pos))
-            else:  # the common case, inlined
-                keys.append((u.op, u.dtype, u.arg, tuple([pos[s] for s in u.src]), u.tag))
+                continue
+            arg = u.arg
+            if type(arg) not in _PLAIN:
+                if (hit := args.get(arg, _MISSING)) is _MISSING:
+                    hit = args[arg] = map_arg(arg, self.sub_key)
+                arg = hit
+            keys.append((u.op, u.dtype, arg, tuple([pos[s] for s in u.src]), u.tag))
         return tuple(keys)
 
 

@@ -199,7 +199,9 @@ class Kernelizer:
                 raise ScheduleError(f"assign: {value.dtype!r} value into {target.dtype!r} target")
             store = at(target, idx).store(at(value, idx))
             effects.append(store.end(*ranges) if ranges else store)
-        sink = graph_rewrite(UOp.sink(*effects), pm_rangeify, ctx, bottom_up=True, name="rangeify")
+        sink = graph_rewrite(
+            UOp.sink(*effects), pm_rangeify, ctx, bottom_up=True, name="schedule: rangeify"
+        )
         sink = simplify_indices(sink)
         return sink.replace(arg=KernelInfo(kernel_name(sink))), ctx
 
