@@ -32,7 +32,7 @@ def _has_c_compiler() -> bool:
     return True
 
 
-def _use_default(name: str) -> None:
+def _use_default(name: str | None) -> None:
     Device.DEFAULT = name
     default_device.cache_clear()  # the frontend caches the default device
 
@@ -55,7 +55,7 @@ def target(request: pytest.FixtureRequest) -> Iterator[str]:
     device = "PYTHON" if kind == "PYTHON" else "CPU"
     cpu = Device["CPU"]
     before_renderer = cpu.renderer.suffix
-    before_default = Device.DEFAULT
+    before_default = Device.default_override  # None: restore "follow DEV", don't pin it
     if kind == "C":
         if not _has_c_compiler():
             pytest.skip("no C compiler on this machine")

@@ -350,8 +350,14 @@ class DeviceRegistry:
         return "PYTHON"
 
     @DEFAULT.setter
-    def DEFAULT(self, name: str) -> None:
-        self._default = canonicalize(name)
+    def DEFAULT(self, name: str | None) -> None:
+        # None removes the override: the default follows DEV again
+        self._default = None if name is None else canonicalize(name)
+
+    @property
+    def default_override(self) -> str | None:
+        """The device set with ``Device.DEFAULT = name`` (None: the default follows DEV)."""
+        return self._default
 
     def opened(self) -> list[Compiled]:
         """The devices opened so far."""
