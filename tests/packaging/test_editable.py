@@ -12,8 +12,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
-import pytest
-
 
 def test_package_imports_from_checkout(package, dev_venv) -> None:
     code = f"import {package.module} as m; print(m.__file__)"
@@ -22,8 +20,6 @@ def test_package_imports_from_checkout(package, dev_venv) -> None:
     assert Path(where).resolve().is_relative_to(package.src.resolve()), where
 
 
-# TODO(#2): drop this mark once fusegrad/uop/ops.py stops warning on import.
-@pytest.mark.xfail(reason="fusegrad.uop.ops: enum.auto() after aliases warns", strict=False)
 def test_package_imports_without_warnings(package, dev_venv) -> None:
     done = dev_venv.run(f"import warnings; warnings.simplefilter('error'); import {package.module}")
     assert done.returncode == 0, f"import {package.module} warned or failed:\n{done.stderr}"
