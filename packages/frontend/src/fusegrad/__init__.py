@@ -14,19 +14,23 @@ __path__ = extend_path(__path__, __name__)
 __version__ = "0.1.0"
 
 from fusegrad.engine import GlobalCounters
+from fusegrad.fetch import fetch
 from fusegrad.jit import TinyJit, function
+from fusegrad.runtime import Device
 from fusegrad.tensor import Tensor
 from fusegrad.uop import Context, DType, UOp, Variable, dtypes, getenv
 
 __all__ = [
     "Context",
     "DType",
+    "Device",
     "GlobalCounters",
     "Tensor",
     "TinyJit",
     "UOp",
     "Variable",
     "dtypes",
+    "fetch",
     "function",
     "getenv",
 ]
