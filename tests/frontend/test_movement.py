@@ -255,8 +255,6 @@ def test_triu_tril_diagonal_diag(k: int) -> None:
      ("b c h w -> b 1 (c h w)", {}), ("(a b) c h w -> a b c (h w)", {"a": 1})],
 )  # fmt: skip
 def test_rearrange(formula: str, sizes: dict) -> None:
-    einops = pytest.importorskip("einops") if False else None
-    del einops
     x = (
         rand_np((2, 3, 4, 2))
         if "(h w)" not in formula.split("->", maxsplit=1)[0]

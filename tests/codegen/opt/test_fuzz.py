@@ -52,7 +52,7 @@ def _same(c: Any, got: list[np.ndarray], want: list[np.ndarray]) -> None:
 
 def _xfail_known(c: Any) -> None:
     if c.name in KNOWN_LOWERING_BUGS:
-        pytest.xfail("lowering bug in devectorize (masked lanes), reported in issue 7's note")
+        pytest.xfail(f"known lowering bug for {c.name} (see KNOWN_LOWERING_BUGS)")
 
 
 @pytest.mark.parametrize("target", ["cpu", "gpu"])
