@@ -3,38 +3,61 @@ the heuristics' register blocking and the TC opt)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 from fusegrad.codegen.opt.kernel import (
     KernelOptError,
     Opt,
     const_size,
     kernel_axes,
+    nodes_of,
     split_axis,
 )
 from fusegrad.codegen.renderer import Renderer
-from fusegrad.uop import AxisType, Ops, UOp, dtypes
+from fusegrad.uop import AxisType, GroupOp, Ops, UOp, dtypes, exec_alu
 
 
+def _values_at(expr: UOp, rng: UOp) -> tuple[int, int] | None:
+    """``expr`` evaluated with every range at 0, and with ``rng`` at 1 (others at 0); None when
+    it reads anything but ranges and constants (a Variable, a load) or an op fails."""
+    values: dict[UOp, tuple[Any, Any]] = {}
+    for u in expr.toposort():
+        if u.op is Ops.CONST:
+            values[u] = (u.arg, u.arg)
+        elif u.op is Ops.RANGE:
+            values[u] = (0, 1 if u is rng else 0)
+        elif u.op in GroupOp.ALU or u.op is Ops.CAST:
+            args = [values[s] for s in u.src]
+            try:
+                values[u] = tuple(exec_alu(u.op, u.dtype, [a[i] for a in args]) for i in (0, 1))
+            except (ArithmeticError, TypeError, ValueError, NotImplementedError):
+                return None
+        else:
+            return None
+    at0, at1 = values[expr]
+    if not isinstance(at0, int) or not isinstance(at1, int):
+        return None
+    return at0, at1
+
+
+@functools.lru_cache(maxsize=1 << 14)
 def stride(idx: UOp, rng: UOp) -> int | None:
     """How far ``idx`` moves when ``rng`` goes up by one (others at 0); None when that is not a
-    constant (the index is not affine in ``rng``)."""
+    constant (the index reads a Variable or memory). Evaluated numerically (no simplifying:
+    the heuristics ask this for every access and axis of every kernel) and memoized."""
     base = idx.get_idx()
     if rng not in base.ranges:
         return 0
-    zeros = {r: UOp.const(dtypes.weakint, 0) for r in base.ranges}
-    at0 = base.substitute(zeros).simplify()
-    at1 = base.substitute({**zeros, rng: UOp.const(dtypes.weakint, 1)}).simplify()
-    if at0.op is not Ops.CONST or at1.op is not Ops.CONST:
-        return None
-    return int(at1.arg) - int(at0.arg)
+    found = _values_at(base, rng)
+    return None if found is None else found[1] - found[0]
 
 
 def accesses(ast: UOp) -> list[UOp]:
     """The INDEX nodes of the kernel's loads and stores (stores first)."""
-    nodes = ast.toposort()
-    stores = [u.src[0] for u in nodes if u.op is Ops.STORE]
-    loads = [u.src[0] for u in nodes if u.op is Ops.LOAD]
+    stores = [u.src[0] for u in nodes_of(ast, Ops.STORE)]
+    loads = [u.src[0] for u in nodes_of(ast, Ops.LOAD)]
     return stores + loads
 
 
@@ -81,7 +104,7 @@ def matmul_shape(ast: UOp) -> MatmulShape | None:
     """The kernel's matmul structure, when it is one ADD-reduce of a product of two loads
     with an output axis only the first uses (M), one only the second uses (N), and a reduce
     axis both use (K); None otherwise."""
-    reduces = [u for u in ast.toposort() if u.op is Ops.REDUCE]
+    reduces = nodes_of(ast, Ops.REDUCE)
     if len(reduces) != 1 or reduces[0].arg is not Ops.ADD:
         return None
     red = reduces[0]

@@ -36,6 +36,7 @@ from fusegrad.codegen.opt.kernel import (
     const_size,
     kernel_axes,
     lane_count,
+    nodes_of,
 )
 from fusegrad.codegen.renderer import Renderer
 from fusegrad.uop import AxisType, DType, Ops, UOp, dtypes, prod
@@ -83,7 +84,7 @@ class _Plan:
 
 
 def _value_dtype(ast: UOp) -> DType:
-    stores = [u for u in ast.toposort() if u.op is Ops.STORE]
+    stores = nodes_of(ast, Ops.STORE)
     return stores[0].src[1].dtype.scalar() if stores else dtypes.float32
 
 

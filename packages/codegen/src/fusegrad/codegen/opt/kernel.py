@@ -25,8 +25,10 @@ wrong. ``apply_opts`` is a pure function of (AST, opts, renderer capabilities).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from fusegrad.codegen.renderer import Renderer
 from fusegrad.codegen.spec import KernelInfo
@@ -111,10 +113,30 @@ MAX_UPCAST = 32
 # -- looking at a kernel ---------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
+def nodes_by_op(ast: UOp) -> Mapping[Ops, tuple[UOp, ...]]:
+    """The nodes of ``ast`` grouped by op, each group in toposort order. Memoized: heuristics
+    and BEAM look at the same (hash-consed, immutable) ASTs many times, and a MiniLM kernel
+    has thousands of nodes."""
+    out: dict[Ops, list[UOp]] = {}
+    for u in ast.toposort():
+        out.setdefault(u.op, []).append(u)
+    return MappingProxyType({op: tuple(us) for op, us in out.items()})
+
+
+def nodes_of(ast: UOp, op: Ops) -> tuple[UOp, ...]:
+    """The nodes of ``ast`` with op ``op``, in toposort order (memoized, see ``nodes_by_op``)."""
+    return nodes_by_op(ast).get(op, ())
+
+
+@functools.lru_cache(maxsize=256)
+def _sorted_axes(ast: UOp) -> tuple[UOp, ...]:
+    return tuple(sorted(nodes_of(ast, Ops.RANGE), key=lambda r: (r.arg[0], r.arg[1].value)))
+
+
 def kernel_axes(ast: UOp) -> list[UOp]:
     """Every RANGE of ``ast`` sorted by axis id: what ``Opt.axis`` indexes."""
-    found = {u for u in ast.toposort() if u.op is Ops.RANGE}
-    return sorted(found, key=lambda r: (r.arg[0], r.arg[1].value))
+    return list(_sorted_axes(ast))
 
 
 def kernel_info(ast: UOp) -> KernelInfo:
@@ -279,7 +301,7 @@ def _local(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
 
 
 def _reduce_dtype(ast: UOp, rng: UOp) -> DType | None:
-    red = next((u for u in ast.toposort() if u.op is Ops.REDUCE and rng in u.src[1:]), None)
+    red = next((u for u in nodes_of(ast, Ops.REDUCE) if rng in u.src[1:]), None)
     return None if red is None else red.dtype
 
 
