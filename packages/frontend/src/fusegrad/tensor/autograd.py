@@ -235,7 +235,7 @@ class AutogradMixin:
         from fusegrad.tensor.core import ALL_TENSORS
 
         seed = self._seed_grad(gradient)
-        reached = set(self.uop.toposort())
+        reached = set(self.uop.toposort(lambda u: u.op is not Ops.DETACH))
         leaves = [
             t
             for t in list(ALL_TENSORS.values())

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from fusegrad.engine import HOST, encode_floats, from_numpy_dtype, has_numpy_type, storage_dtype
+from fusegrad.tensor.flags import DEV
 from fusegrad.uop import ConstType, DType, Ops, UOp, dtypes
 
 DEFAULT_DEVICE = "CPU"
@@ -26,13 +27,27 @@ def canonical_device(device: str | None) -> str:
     return name[:-2] if name.endswith(":0") else name
 
 
-@functools.cache
 def default_device() -> str:
-    """The runtime's ``Device.DEFAULT`` (CPU when the runtime can't be imported)."""
+    """The runtime's ``Device.DEFAULT``, read at each call: a ``Device.DEFAULT = name``
+    override, else ``DEV`` (so ``Context(DEV=...)`` works), else the device the runtime
+    probes for (that probe is slow, so only it is cached). CPU when the runtime can't be
+    imported."""
     try:
-        from fusegrad.runtime import Device
+        from fusegrad.runtime import Device, parse_dev
     except Exception:  # the runtime is optional for building graphs
         return DEFAULT_DEVICE
+    override = Device.default_override
+    if override is not None:
+        return str(override)
+    if DEV.value:
+        return str(parse_dev(str(DEV.value))[0])
+    return _probed_default()
+
+
+@functools.cache
+def _probed_default() -> str:
+    from fusegrad.runtime import Device
+
     return str(Device.DEFAULT)
 
 

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from fusegrad.engine import REALIZED, buffer_of, has_assign, realize_uops, to_numpy
-from fusegrad.tensor.convert import canonical_device, data_to_uop
+from fusegrad.tensor.convert import array_to_uop, canonical_device, data_to_uop
 from fusegrad.uop import (
     ConstType,
     DType,
+    GroupOp,
     Ops,
     UOp,
     commit_weak,
@@ -63,9 +64,9 @@ class TensorCore:
     __array_priority__ = 1000.0  # NumPy defers ``ndarray op Tensor`` to the Tensor
 
     uop: UOp
-    requires_grad: bool | None
     grad: Tensor | None
     _leaf: bool
+    _requires_grad: bool | None
 
     def __init__(
         self,
@@ -88,9 +89,10 @@ class TensorCore:
             else:
                 uop = data_to_uop(data, canonical_device(device), dt)
         self.uop = uop
-        self.requires_grad = requires_grad
-        self.grad = None
+        self._requires_grad = None
         self._leaf = True
+        self.grad = None
+        self.requires_grad = requires_grad
         ALL_TENSORS[id(self)] = self
 
     def __hash__(self) -> int:
@@ -102,9 +104,9 @@ class TensorCore:
         out = TensorCore.__new__(type(self))
         out.uop = uop
         needs = not TensorCore.no_grad and any(p.requires_grad for p in (self, *parents))
-        out.requires_grad = True if needs else None
-        out.grad = None
         out._leaf = False
+        out._requires_grad = True if needs else None
+        out.grad = None
         ALL_TENSORS[id(out)] = out
         return out  # type: ignore[return-value]
 
@@ -123,8 +125,44 @@ class TensorCore:
 
     def _wrap_const(self, uop: UOp) -> Tensor:
         out = self._wrap(uop)
-        out.requires_grad = None
+        out._requires_grad = None
         return out
+
+    # -- autograd leaves -------------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool | None:
+        """Whether gradients flow to this tensor (None: not decided, like tinygrad)."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool | None) -> None:
+        if value and self._leaf and not self._requires_grad:
+            self._own_buffer()
+        self._requires_grad = value
+
+    def _own_buffer(self) -> None:
+        """Give a leaf that starts requiring grad a buffer of its own when its graph is made of
+        constants only. Hash-consing makes equal constant graphs one UOp, and autograd tells
+        leaves apart by UOp: two ``Tensor.zeros(3, requires_grad=True)`` (or a leaf and an
+        equal constant used elsewhere) would share one gradient. Constants are written into a
+        host buffer; other constant graphs (arange, rand after ``manual_seed``) are computed
+        into a fresh buffer now, the way PyTorch creates them eagerly."""
+        u = self.uop
+        if any(isinstance(s, UOp) for s in u.shape) or self.device.startswith("DISK"):
+            return
+        if any(n.op is Ops.BUFFER for n in u.toposort()):
+            return
+        base = u
+        while base.op in (Ops.RESHAPE, Ops.EXPAND):
+            base = base.src[0]
+        shape = tuple(int(s) for s in self.shape)
+        if base.op is Ops.CONST and not isinstance(base.arg, UOp):
+            values = np.full(shape, base.arg)
+            self.uop = array_to_uop(values, self.dtype, self.device)
+            return
+        fresh = UOp.new_buffer(self.device, int(prod(shape)), self.dtype).reshape(shape)
+        (view,), _ = realize_uops([UOp(Ops.AFTER, self.dtype, (fresh, fresh.store(u)))])
+        self.uop = view
 
     # -- properties ------------------------------------------------------------------------------
     @property
@@ -404,7 +442,8 @@ class TensorCore:
     def detach(self) -> Tensor:
         """The same values, cut off from autograd."""
         out = self._wrap(UOp(Ops.DETACH, self.dtype, (self.uop,)))
-        out.requires_grad = False
+        out._leaf = True  # like PyTorch: ``x.detach().requires_grad_()`` is a new leaf
+        out._requires_grad = False
         return out
 
     def replace(self, x: TensorCore) -> Tensor:
@@ -415,14 +454,25 @@ class TensorCore:
         return self  # type: ignore[return-value]
 
     def assign(self, x: Any) -> Tensor:
-        """Write ``x`` into this tensor's buffer (lazily; broadcast and cast to it)."""
+        """Write ``x`` into this tensor's buffer (lazily; broadcast and cast to it).
+
+        On a view of a realized buffer (``a[1:3]``, ``a.T``, ``a[::-1]``...) the write goes
+        through to the buffer, like PyTorch's in-place ops on views, once the assign is
+        realized: ``a[1:3].assign(x).realize()`` changes ``a``. A view the buffer can't take
+        writes through (an expanded or padded one, e.g. ``a[::2]`` of odd length) raises
+        RuntimeError. A tensor without a buffer just computes ``x`` from then on."""
         value = self._operand(x)
         if value.shape != self.shape:
             value = value._broadcast_to(self.shape)
         value = value.cast(self.dtype)
         if self.device != value.device:
             value = value.to(self.device)
-        if buffer_of(_base_view(self.uop)) is None or self.requires_grad:
+        if not _writable_view(self.uop) or self.requires_grad:
+            if not self.requires_grad and _over_buffer(self.uop):
+                raise RuntimeError(
+                    f"assign: this {self.shape} view of a buffer is expanded or padded, so "
+                    "the buffer can't take the write; assign into the base tensor with setitem"
+                )
             self.uop = value.uop
             return self  # type: ignore[return-value]
         self.uop = UOp(Ops.AFTER, self.dtype, (self.uop, self.uop.store(value.uop)))
@@ -449,6 +499,27 @@ def _apply_becomes(becomes: dict[UOp, UOp]) -> None:
         found = {n: becomes[n] for n in u.toposort(lambda n: buffer_of(n) is None) if n in becomes}
         if found:
             t.uop = u.substitute(found)
+
+
+_WRITABLE_MOVEMENT = (Ops.RESHAPE, Ops.SHRINK, Ops.PERMUTE, Ops.FLIP)
+"""Movement ops that map each element of a view to one element of the buffer below: an assign
+through a chain of them writes into that buffer (PAD and EXPAND do not: padding has no
+storage, an expanded element many)."""
+
+
+def _writable_view(u: UOp) -> bool:
+    """True when ``u`` is a BUFFER seen through writable movement ops (earlier assigns
+    included): ``assign`` then writes through to the buffer, like a PyTorch view."""
+    while u.op is Ops.AFTER or u.op in _WRITABLE_MOVEMENT:
+        u = u.src[0]
+    return u.op is Ops.BUFFER
+
+
+def _over_buffer(u: UOp) -> bool:
+    """True when ``u`` is a BUFFER seen through movement ops of any kind."""
+    while u.op is Ops.AFTER or u.op in GroupOp.Movement:
+        u = u.src[0]
+    return u.op is Ops.BUFFER
 
 
 def _base_view(u: UOp) -> UOp:

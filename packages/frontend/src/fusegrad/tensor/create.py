@@ -48,6 +48,14 @@ def index_uop(n: int, dtype: DType, device: str) -> UOp:
     return total.reshape((2**bits,)).shrink(((0, n),))
 
 
+def as_leaf(t: Tensor, requires_grad: bool | None) -> Tensor:
+    """``t`` (the result of a creation method) made a leaf with ``requires_grad``."""
+    t._leaf = True
+    t._requires_grad = None
+    t.requires_grad = requires_grad
+    return t
+
+
 class CreateMixin:
     """Creation classmethods and *_like methods (mixed into Tensor)."""
 
@@ -125,16 +133,17 @@ class CreateMixin:
         n = max(0, math.ceil((stop - start) / step))
         dev = canonical_device(device)
         idx_dt = dtypes.int32 if n < 2**31 else dtypes.int64
+        requires_grad = kwargs.pop("requires_grad", None)
         idx = cls(index_uop(n, idx_dt, dev), **kwargs)
         if start == 0 and step == 1:
-            return idx.cast(dt)
+            return as_leaf(idx.cast(dt), requires_grad)
         compute = (
             dtypes.float64
             if dtypes.is_float(dt) and dt is dtypes.float64
             else (dtypes.default_float if dtypes.is_float(dt) or is_float else idx_dt)
         )
         out: Tensor = (idx.cast(compute) * step + start).cast(dt)
-        return out
+        return as_leaf(out, requires_grad)
 
     @classmethod
     def linspace(
@@ -153,12 +162,13 @@ class CreateMixin:
         if steps <= 1:
             return cls.full((steps,), start, device=device, dtype=dt, **kwargs)
         delta = (stop - start) / (steps - 1)
+        requires_grad = kwargs.pop("requires_grad", None)
         i = cls.arange(steps, device=device, **kwargs).cast(
             dtypes.float32 if dt is not dtypes.float64 else dt
         )
         front = i * delta + start
         back = stop - (steps - 1 - i) * delta
-        return (i < steps // 2).where(front, back).cast(dt)
+        return as_leaf((i < steps // 2).where(front, back).cast(dt), requires_grad)
 
     @classmethod
     def eye(
@@ -177,9 +187,7 @@ class CreateMixin:
         rows_t = cls.arange(n, device=device).reshape(n, 1)
         cols_t = cls.arange(cols, device=device).reshape(1, cols)
         out = rows_t.eq(cols_t).cast(dt)
-        if kwargs.get("requires_grad"):
-            out.requires_grad = True
-        return out
+        return as_leaf(out, kwargs.get("requires_grad"))
 
     @classmethod
     def from_blob(

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from fusegrad.tensor.convert import canonical_device
-from fusegrad.tensor.create import _shape_arg, index_uop
+from fusegrad.tensor.create import _shape_arg, as_leaf, index_uop
 from fusegrad.uop import Ops, UOp, argfix, dtypes, prod, to_dtype
 
 if TYPE_CHECKING:
@@ -200,7 +200,4 @@ class RandomMixin:
 
 
 def _finish(t: Tensor, kwargs: dict[str, Any]) -> Tensor:
-    if kwargs.get("requires_grad"):
-        t.requires_grad = True
-        t._leaf = True
-    return t
+    return as_leaf(t, kwargs.get("requires_grad"))

@@ -1,0 +1,18 @@
+"""The Tensor's knobs (``ContextVar``s, settable with ``Context(NAME=value)``).
+
+``DEV`` is the runtime's knob, declared again here by name (a ContextVar declared twice is
+one object): the frontend reads it for every tensor created without a device, so a
+``Context(DEV=...)`` scope or a ``Device.DEFAULT = ...`` assignment takes effect at once.
+"""
+
+from __future__ import annotations
+
+from fusegrad.uop import ContextVar
+
+DEV = ContextVar("DEV", "")
+"""The default device (``CPU``, ``PYTHON``, ``CPU:LLVM``...); empty: the runtime probes."""
+
+CHECK_INDEX = ContextVar("CHECK_INDEX", 1)
+"""1: out-of-range Tensor indices (advanced indexing, gather, scatter, one_hot) raise
+IndexError when the result is realized; 0: no check (an out-of-range index selects nothing:
+zeros, and scatter writes nowhere)."""
