@@ -86,6 +86,14 @@ def _expand_reduce(m: Memory) -> list[T]:
     return [x.sum(0, keepdim=True).expand((3, 4)) * x]
 
 
+def _layernorm_matmul(m: Memory) -> list[T]:
+    return [m.rand(6, 8).layernorm() @ m.rand(8, 40)]
+
+
+def _softmax_matmul(m: Memory) -> list[T]:
+    return [m.rand(6, 8).softmax() @ m.rand(8, 40)]
+
+
 PROGRAMS = [
     Program("add", lambda m: [m.rand(4, 4) + m.rand(4, 4)], 1),
     Program("add_mul_relu", lambda m: [((m.rand(4) + m.rand(4)) * m.rand(4)).relu()], 1),
@@ -147,6 +155,10 @@ PROGRAMS = [
     Program("sum_of_pad", lambda m: [m.rand(3, 3).pad(((1, 1), (1, 1))).sum(1)], 1),
     Program("flip_reshape", lambda m: [m.rand(2, 6).flip(1).reshape((3, 4)) * 3.0], 1),
     Program("expand_reduce_expand", _expand_reduce, 2),
+    # the recompute cost model: the normalized rows get a buffer instead of being recomputed
+    # inside the matmul's loop (once per output column)
+    Program("layernorm_then_matmul", _layernorm_matmul, 4),
+    Program("softmax_then_matmul", _softmax_matmul, 4),
 ]
 
 

@@ -7,8 +7,9 @@ sources, decides:
 * ``CONTIGUOUS``, ``COPY``, custom kernels and assigns (``AFTER(target, STORE(target,
   value))``); ``pm_prepare`` has already wrapped a COPY's or CUSTOM_KERNEL's source that is
   not a whole buffer in a CONTIGUOUS;
-* a ``REDUCE_AXIS`` whose result is broadcast (EXPAND) before it is used: fused, each
-  broadcast copy would recompute the whole reduction (softmax's max, layernorm's mean).
+* computed intermediates that would otherwise be evaluated more than once per element —
+  broadcast into a loop (softmax's max, layernorm's mean and output before a matmul) or read
+  at several indices (a reduction read by two kernels): the cost model in ``recompute.py``.
 
 The write-after-read hazards of assign and the per-target buffer cap are decided later,
 while kernels are built (``kernelize.py``), because they depend on the lowered indices.
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from fusegrad.codegen.schedule.indexing import is_one, same_size
+from fusegrad.codegen.schedule.recompute import decide, usage
 from fusegrad.uop import GroupOp, Ops, PatternMatcher, UOp, UPat
 
 
@@ -67,13 +68,6 @@ def holds_buffer(u: UOp) -> bool:
     return contiguous_buffer(u) is not None
 
 
-def _broadcasts(u: UOp) -> bool:
-    if u.op is not Ops.EXPAND:
-        return False
-    old = u.src[0].shape
-    return any(is_one(o) and not same_size(o, n) for o, n in zip(old, u.arg, strict=True))
-
-
 def _kind(u: UOp, outputs: set[UOp]) -> Kind | None:
     if is_assign(u):
         return Kind.ASSIGN
@@ -86,19 +80,23 @@ def _kind(u: UOp, outputs: set[UOp]) -> Kind | None:
     return None
 
 
+def _boundary_key(u: UOp, kind: Kind, outputs: set[UOp]) -> object:
+    # outputs of one shape share their loops (``order.merge_outputs``): one access key
+    if kind is Kind.COMPUTE and u in outputs:
+        return ("output", u.device, u.shape)
+    return u
+
+
 def find_realizes(outputs: Sequence[UOp], order: Sequence[UOp]) -> dict[UOp, Kind]:
     """The nodes to realize and how, in topological order (``order``: the graph's toposort)."""
     out_set = set(outputs)
-    expanded: set[UOp] = set()
     realized: dict[UOp, Kind] = {}
-    for u in reversed(order):
-        kind = _kind(u, out_set)
-        if kind is None and u.op is Ops.REDUCE_AXIS and u in expanded:
-            kind = Kind.COMPUTE
-        if kind is not None:
+    for u in order:
+        if (kind := _kind(u, out_set)) is not None:
             realized[u] = kind
-        if _broadcasts(u) or (kind is None and u in expanded):
-            expanded.update(u.src)
+    keys = {u: _boundary_key(u, k, out_set) for u, k in realized.items()}
+    for u in decide(order, realized, usage(order, keys)):
+        realized[u] = Kind.COMPUTE
     return {u: realized[u] for u in order if u in realized}
 
 

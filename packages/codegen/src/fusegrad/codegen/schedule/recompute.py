@@ -1,0 +1,173 @@
+"""The recompute cost model: which computed intermediates get a buffer so they aren't recomputed.
+
+Fusing a node into its consumer is free when the consumer evaluates it once per element. It
+is not when the node would be evaluated more than once per element of its own:
+
+* **repeated**: it is broadcast (a size-1 dim EXPANDed) on the way to its consumer — inside a
+  matmul's reduce loop every broadcast copy recomputes it (layernorm's output feeding the
+  next matmul, softmax's max, a GELU before a matmul);
+* **reused**: it is read at more than one index — by two kernels, or at two places of one
+  kernel through different views (a value and its flip in a sorting network).
+
+Two walks decide it. **Usage** (users first, ``usage``): for every node, the largest
+broadcast factor on a path from a realized consumer, and up to two distinct *access keys*
+(which kernel, through which chain of views and reductions). A computed node that is repeated
+or reused is a *candidate*; candidates cut the walk like realized nodes do. **Cost**
+(sources first, ``decide``): a candidate's cost is the ALU work of evaluating one element of
+it with every kept source read from memory — a region holding a reduction costs
+``REDUCE_COST`` (always too much to recompute). A candidate is kept when
+
+* repeated, with ``cost >= BROADCAST_MIN_COST`` and ``cost * (factor - 1) >= BROADCAST_WORK``;
+* or reused, with ``cost >= REUSE_MIN_COST``.
+
+A region that reads no memory (an ``arange``, index math over constants) costs nothing and
+is never kept: inlined, the kernel optimizer folds it (a one-hot compare against an arange
+becomes a gather, which a buffer in between would prevent).
+
+A dropped candidate is inlined; its cost (which includes every inlined source) is part of
+each consumer's cost, so recomputing it is accounted for by the consumers' decisions. Cheap
+elementwise producers (a scale, a relu, a cast before a matmul; a padded input of a conv)
+still fuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+from fusegrad.codegen.schedule.indexing import is_one, same_size
+from fusegrad.uop import GroupOp, Ops, UOp, sint, sint_to_uop
+
+REDUCE_COST = 1 << 30  # a reduction in the region: never recompute it
+BROADCAST_MIN_COST = 2  # ALU ops a broadcast node needs before it is worth a buffer
+BROADCAST_WORK = 64  # ... and the extra ALU ops per element recomputing it would cost
+REUSE_MIN_COST = 8  # ALU ops a node read at two indices needs before it is worth a buffer
+MAX_KEYS = 2  # access keys kept per node: two already means "read at more than one index"
+MAX_FACTOR = 1 << 20
+
+# ALU ops that take several instructions (approximated transcendentals, divisions).
+ALU_COST: dict[Ops, int] = {
+    Ops.EXP2: 4,
+    Ops.LOG2: 4,
+    Ops.SIN: 4,
+    Ops.SQRT: 2,
+    Ops.RECIPROCAL: 2,
+    Ops.FDIV: 2,
+    Ops.POW: 8,
+    Ops.THREEFRY: 8,
+}
+
+# The nodes a buffer may be inserted after (the rest are views, leaves or realized anyway).
+CANDIDATE_OPS = GroupOp.ALU | {Ops.CAST, Ops.REDUCE_AXIS}
+
+
+def broadcast_factor(u: UOp) -> int:
+    """How many times an EXPAND repeats each element of its source (1: not a broadcast)."""
+    if u.op is not Ops.EXPAND:
+        return 1
+    factor = 1
+    for old, new in zip(u.src[0].shape, u.arg, strict=True):
+        if is_one(old) and not same_size(old, new):
+            factor *= _size_max(new)
+    return min(factor, MAX_FACTOR)
+
+
+def _size_max(n: sint) -> int:
+    return n if isinstance(n, int) else max(2, int(sint_to_uop(n).vmax))
+
+
+@dataclass
+class Usage:
+    """How a node is evaluated by its consumers (see the module docstring)."""
+
+    factor: int = 1  # largest broadcast factor on a path from a realized consumer
+    keys: tuple[int, ...] = ()  # distinct access keys (at most MAX_KEYS)
+
+    def add(self, factor: int, keys: Sequence[int]) -> None:
+        """Merge one consumer's evaluation into this usage."""
+        self.factor = max(self.factor, factor)
+        for k in keys:
+            if k not in self.keys and len(self.keys) < MAX_KEYS:
+                self.keys = (*self.keys, k)
+
+    @property
+    def recomputed(self) -> bool:
+        """True when the node would be evaluated more than once per element."""
+        return self.factor > 1 or len(self.keys) > 1
+
+
+@dataclass
+class UsageWalk:
+    """State of the users-first walk."""
+
+    boundary_key: dict[UOp, object]  # realized node -> the key its kernel reads sources with
+    usage: dict[UOp, Usage] = field(default_factory=dict)
+    key_ids: dict[object, int] = field(default_factory=dict)
+    candidates: list[UOp] = field(default_factory=list)
+
+    def key(self, k: object) -> int:
+        """A small int for an access key (nested keys stay small)."""
+        return self.key_ids.setdefault(k, len(self.key_ids))
+
+    def visit(self, u: UOp) -> None:
+        """Decide whether ``u`` is a candidate, then pass its usage to its sources."""
+        use = self.usage.get(u, Usage())
+        root = self.boundary_key.get(u)
+        if root is None and u.op in CANDIDATE_OPS and use.recomputed:
+            self.candidates.append(u)
+            root = u
+        keys: tuple[int, ...]
+        if root is not None:
+            factor, keys = 1, (self.key(root),)
+        elif u.op in GroupOp.Elementwise:
+            factor, keys = use.factor, use.keys
+        else:  # a view or a reduction reads its source at other indices
+            factor = min(use.factor * broadcast_factor(u), MAX_FACTOR)
+            keys = tuple(self.key((u, k)) for k in use.keys)
+        for s in dict.fromkeys(u.src):
+            self.usage.setdefault(s, Usage()).add(factor, keys)
+
+
+def usage(order: Sequence[UOp], boundary_key: dict[UOp, object]) -> UsageWalk:
+    """The users-first walk over ``order`` (a toposort) from the realized nodes."""
+    walk = UsageWalk(boundary_key)
+    for u in reversed(order):
+        walk.visit(u)
+    return walk
+
+
+def _own_cost(u: UOp) -> int:
+    if u.op is Ops.REDUCE_AXIS:
+        return REDUCE_COST
+    if u.op in GroupOp.ALU:
+        return ALU_COST.get(u.op, 1)
+    return 0
+
+
+def _keep(cost: int, use: Usage) -> bool:
+    if use.factor > 1 and cost >= BROADCAST_MIN_COST and cost * (use.factor - 1) >= BROADCAST_WORK:
+        return True
+    return len(use.keys) > 1 and cost >= REUSE_MIN_COST
+
+
+def decide(order: Sequence[UOp], realized: Collection[UOp], walk: UsageWalk) -> set[UOp]:
+    """The candidates of ``walk`` worth a buffer: one sources-first walk of region costs."""
+    candidates = set(walk.candidates)
+    kept: set[UOp] = set()
+    cost: dict[UOp, int] = {}
+    loads: set[UOp] = set()  # nodes whose region reads memory
+    for u in order:
+        c = _own_cost(u)
+        for s in dict.fromkeys(u.src):
+            if s in kept or s in realized or s.op is Ops.BUFFER:
+                loads.add(u)
+                continue
+            if s in loads:  # index math over constants folds away: it costs nothing
+                c = min(REDUCE_COST, c + cost[s])
+                loads.add(u)
+        if u.op is Ops.REDUCE_AXIS:  # a reduction is never free, even over constants
+            loads.add(u)
+        cost[u] = c
+        if u in candidates and u in loads and _keep(c, walk.usage[u]):
+            kept.add(u)
+    return kept
