@@ -276,7 +276,7 @@ def build() -> list[Case]:
     if not CASES:
         for part in (
             _elementwise, _unary_math, _broadcasts, _reductions, _matmul, _dtype_cases, _pads,
-            _gathers, _convolution, _symbolic, _multi, _composites,
+            _gathers, _one_hot_gathers, _convolution, _symbolic, _multi, _composites,
         ):  # fmt: skip
             part()
     return CASES
@@ -498,6 +498,91 @@ def _gathers() -> None:
     case(
         "one_hot", ast, [zeros(n * v), ids], {0: np.eye(v)[ids]}, opts={"cpu": up(1, 2)}, exact=True
     )
+
+
+def arange_bits(r: UOp, n: int, dt: Any = dtypes.int32) -> UOp:
+    """``arange(n)[r]`` the way the frontend builds it: a sum of padded bit constants,
+    ``where(!((r // 2^j) % 2 < 1), 2^j, 0)`` (the top bit without the ``% 2``)."""
+    bits = max(1, int(np.ceil(np.log2(n))))
+    total: UOp | None = None
+    for j in range(bits):
+        digit = r // 2**j if j == bits - 1 else (r // 2**j) % 2
+        term = (digit < 1).logical_not().where(UOp.const(dt, 2**j), UOp.const(dt, 0))
+        total = term if total is None else total + term
+    assert total is not None
+    return total
+
+
+def wrap_negative(e: UOp, n: int) -> UOp:
+    """``e + n`` where ``e < 0`` (how Tensor indexing wraps negative indices)."""
+    return (e < 0).where(e + n, e)
+
+
+def gathered(table: np.ndarray, ids: np.ndarray, axis: int = 0) -> np.ndarray:
+    """``table`` indexed by ``ids`` along ``axis`` (negatives wrapped once), 0 out of range."""
+    n = table.shape[axis]
+    w = np.where(ids < 0, ids + n, ids)
+    ok = (w >= 0) & (w < n)
+    picked = np.take(table, np.clip(w, 0, n - 1), axis=axis)
+    shape = [1] * picked.ndim
+    shape[axis] = ids.size
+    return np.where(ok.reshape(shape), picked, 0).astype(table.dtype)
+
+
+def _one_hot_gathers() -> None:
+    """Gathers the way the frontend writes them: a sum over the indexed axis of a one-hot
+    select (the lowering collapses them to one gated read)."""
+    n, v, d = 6, 10, 4
+    ids = _rs.integers(-v - 2, v + 2, n).astype(np.int32)
+    table = rand(v, d)
+    out, t, ix = (
+        buf(0, dtypes.float32, n * d),
+        buf(1, dtypes.float32, v * d),
+        buf(2, dtypes.int32, n),
+    )
+    i, j, r = rng(n, 0), rng(d, 1), rng(v, 2, R)
+    hot = arange_bits(r, v).eq(wrap_negative(ld(ix, i), v))
+    val = hot.where(ld(t, r * d + j), 0.0).reduce(r, arg=ADD)
+    ast = kernel(st(out, i * d + j, val).end(i, j))
+    case(
+        "gather_one_hot_sum",
+        ast,
+        [zeros(n * d), table, ids],
+        {0: gathered(table.T, ids, 1).T},
+        opts={"cpu": up(1, 4), "gpu": chain(typ(0, G), typ(1, LO))},
+        exact=True,
+    )
+    # cast(r == e) * x[r]: the multiply form, the compare on a cast of the range
+    out, t1 = buf(0, dtypes.float32, n), buf(1, dtypes.float32, v)
+    i, r = rng(n, 0), rng(v, 1, R)
+    hot = r.cast(dtypes.int32).eq(ld(ix, i))
+    val = (hot.cast(dtypes.float32) * ld(t1, r)).reduce(r, arg=ADD)
+    ids_pos = np.where(ids < 0, v + 5, ids).astype(np.int32)
+    want = np.where(ids_pos < v, table[:, 0][np.clip(ids_pos, 0, v - 1)], 0)
+    ast = kernel(st(out, i, val).end(i))
+    inputs = [zeros(n), table[:, 0], ids_pos]
+    case("gather_one_hot_mul", ast, inputs, {0: want}, opts={"cpu": up(0, 2)}, exact=True)
+    # x[a, b + 1] with a mask on the second axis, int values, two reduce ranges
+    h, w, n = 5, 7, 24
+    grid = rand(h, w, dt=np.int32)
+    keep = rand(w, dt=np.int32)
+    a_ids = _rs.integers(-1, h + 1, n).astype(np.int32)
+    b_ids = _rs.integers(0, w + 2, n).astype(np.int32)
+    out = buf(0, dtypes.int32, n)
+    g, k = buf(1, dtypes.int32, h * w), buf(2, dtypes.int32, w)
+    ia, ib = buf(3, dtypes.int32, n), buf(4, dtypes.int32, n)
+    i, r1, r2 = rng(n, 0), rng(h, 1, R), rng(w, 2, R)
+    cond = r1.cast(dtypes.int32).eq(ld(ia, i)) & (ld(k, r2) > 0)
+    cond = cond & (r2 + 1).cast(dtypes.int32).eq(ld(ib, i))
+    one = cond.where(UOp.const(dtypes.int32, 1), UOp.const(dtypes.int32, 0))
+    val = (one * ld(g, r1 * w + r2)).reduce(r1, r2, arg=ADD)
+    col = b_ids - 1
+    ok = (a_ids >= 0) & (a_ids < h) & (col >= 0) & (col < w)
+    ca, cb = np.clip(a_ids, 0, h - 1), np.clip(col, 0, w - 1)
+    want = np.where(ok & (keep[cb] > 0), grid[ca, cb], 0).astype(np.int32)
+    ast = kernel(st(out, i, val).end(i))
+    inputs = [zeros(n, np.int32), grid, keep, a_ids, b_ids]
+    case("gather_two_axes", ast, inputs, {0: want}, opts={"gpu": typ(0, G)}, exact=True)
 
 
 def _convolution() -> None:

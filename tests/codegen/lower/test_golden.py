@@ -44,6 +44,8 @@ SELECTED = [
     ("matmul", "gpu", "opt"),
     ("pad_1d", "cpu", "opt"),
     ("gather_masked", "cpu", "plain"),
+    ("gather_one_hot_sum", "cpu", "opt"),
+    ("gather_two_axes", "gpu", "plain"),
     ("conv2d", "gpu", "opt"),
     ("dtype_bf16_scale", "scalar", "plain"),
     ("int_floordiv_const", "gpu", "plain"),

@@ -46,7 +46,8 @@ def _matmul(n: int = 4, k_: int = 6, m: int = 8, name: str | None = None) -> UOp
 
 def test_stage_names_in_order() -> None:
     assert [s.name for s in STAGES] == [
-        "apply opts", "number axes", "simplify ranges", "expand upcasts", "lower reduces",
+        "collapse gathers", "apply opts", "number axes", "simplify ranges", "expand upcasts",
+        "lower reduces",
         "add local buffers", "map hardware ids", "devectorize", "index validity",
         "lower index dtype", "emulate dtypes", "transcendentals", "decompose ops", "target rules",
         "control flow", "linearize",

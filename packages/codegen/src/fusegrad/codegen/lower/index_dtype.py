@@ -65,10 +65,12 @@ def _lower_one(u: UOp, srcs: list[UOp], ctx: LowerContext) -> UOp:
         return UOp.const(dt.vec(u.dtype.count), u.arg)
     if u.op is Ops.VCONST:
         return UOp.const(dt.vec(u.dtype.count), u.arg)
+    out_dt = dt.vec(u.dtype.count) if weak_out else u.dtype
+    if u.op is Ops.CAST and srcs[0].dtype is out_dt:
+        return srcs[0]  # a fixed-width int read as index math: already of the chosen width
     cast = [
         _as(n, dt.vec(n.dtype.count)) if _weak(o) else n for o, n in zip(u.src, srcs, strict=True)
     ]
-    out_dt = dt.vec(u.dtype.count) if weak_out else u.dtype
     return u.replace(dtype=out_dt, src=tuple(cast))
 
 

@@ -25,14 +25,20 @@ def _never(buf: UOp) -> UOp:
     return buf.index(UOp.const(dtypes.weakint, 0), gate=UOp.const(dtypes.bool, False))
 
 
+def _zero(x: UOp) -> UOp:
+    """0 of ``x``'s dtype (a VCONST for a vector: a CONST is one scalar)."""
+    count = x.dtype.count
+    return UOp.const(x.dtype, (0,) * count if count > 1 else 0)
+
+
 def _gated_load(ld: UOp) -> UOp | None:
     idx = ld.src[0]
     if len(ld.src) != 1 or idx.op is not Ops.INDEX or len(idx.src) != 3:
         return None
     gate = idx.src[2]
     if gate.op is Ops.CONST:
-        return ld.const_like(0) if not gate.arg else ld.replace(src=(idx.replace(src=idx.src[:2]),))
-    return ld.replace(src=(idx, ld.const_like(0)))
+        return _zero(ld) if not gate.arg else ld.replace(src=(idx.replace(src=idx.src[:2]),))
+    return ld.replace(src=(idx, _zero(ld)))
 
 
 def _gated_store(st: UOp) -> UOp | None:
