@@ -95,7 +95,9 @@ class _Net:
         return self.l2(self.l1(x.flatten(1)).relu())
 
 
-def _train(use_jit: bool, steps: int = 5) -> tuple[list[float], list[np.ndarray[Any, Any]]]:
+def _train(
+    use_jit: bool, steps: int = 5, optimize: bool = False
+) -> tuple[list[float], list[np.ndarray[Any, Any]]]:
     Tensor.manual_seed(3)
     net = _Net()
     opt = Adam(get_parameters(net), lr=0.01)
@@ -112,7 +114,7 @@ def _train(use_jit: bool, steps: int = 5) -> tuple[list[float], list[np.ndarray[
             Tensor.training = False
         return loss
 
-    run = TinyJit(step) if use_jit else step
+    run = TinyJit(step, optimize=optimize) if use_jit else step
     losses = []
     for _ in range(steps):
         x = Tensor(rng.normal(size=(8, 3, 4)).astype(np.float32))
@@ -128,6 +130,14 @@ def test_training_step_matches_eager() -> None:
     for mine, ref in zip(jit_params, eager_params, strict=True):
         np.testing.assert_allclose(mine, ref, rtol=1e-5, atol=1e-6)
     assert eager_losses[-1] != eager_losses[0]
+
+
+def test_optimized_training_step_matches_eager() -> None:
+    eager_losses, eager_params = _train(use_jit=False)
+    jit_losses, jit_params = _train(use_jit=True, optimize=True)
+    np.testing.assert_allclose(jit_losses, eager_losses, rtol=1e-6, atol=1e-6)
+    for mine, ref in zip(jit_params, eager_params, strict=True):
+        np.testing.assert_allclose(mine, ref, rtol=1e-5, atol=1e-6)
 
 
 def _accumulate(use_jit: bool, micro: int = 3, steps: int = 4) -> np.ndarray[Any, Any]:
@@ -311,3 +321,53 @@ def test_function_traces_once_and_is_lazy_and_differentiable() -> None:
     fn(a, Tensor(np.array([[3.0, 3.0]], np.float32))).sum().backward()
     assert a.grad is not None
     np.testing.assert_allclose(a.grad.numpy(), [[3.0, 0.0]])
+
+
+# -- optimize: memory planning of the capture ---------------------------------------------------
+
+_KEPT: dict[str, Tensor] = {}
+
+
+def _chain(x: Tensor) -> Tensor:
+    """Five realized intermediates; one of them escapes into ``_KEPT``."""
+    a = (x + 1).contiguous().realize()
+    b = (a * 2).exp().contiguous().realize()
+    _KEPT["b"] = b
+    c = ((b + a).contiguous() * 3).realize()
+    d = (c.sqrt() + a).contiguous().realize()
+    return ((d * d - 1).contiguous().sum(0) + 1).realize()
+
+
+def _chain_reference(x: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], ...]:
+    a = x + 1
+    b = np.exp(a * 2)
+    d = np.sqrt((b + a) * 3) + a
+    return (d * d - 1).sum(0) + 1, b
+
+
+def test_optimize_shares_memory_between_dead_intermediates() -> None:
+    jit = TinyJit(_chain, optimize=True)
+    plain = TinyJit(_chain)
+    for i in range(5):
+        x = np.abs(_arr(32, 64))
+        want, want_b = _chain_reference(x)
+        np.testing.assert_allclose(plain(Tensor(x)).numpy(), want, rtol=1e-5)
+        got = jit(Tensor(x)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=f"call {i}")
+        # the escaped intermediate kept its own memory: the other intermediates didn't clobber it
+        np.testing.assert_allclose(_KEPT["b"].numpy(), want_b, rtol=1e-5, err_msg=f"call {i}")
+    planned, arena = jit.memory_plan
+    assert planned >= 4 * 32 * 64 * 4  # a, b + a, c, d * d - 1 (b escaped: not planned)
+    assert 0 < arena < planned
+    assert plain.memory_plan == (0, 0)
+    assert jit.kernel_count == plain.kernel_count
+
+
+def test_optimize_never_plans_inputs_or_outputs() -> None:
+    jit = TinyJit(lambda x: ((x * 2).contiguous() + 1).realize(), optimize=True)
+    outs = []
+    for i in range(4):
+        outs.append(jit(Tensor(np.full((16,), float(i), np.float32))))
+    for i, out in enumerate(outs):  # every result is still its own buffer
+        np.testing.assert_array_equal(out.numpy(), np.full((16,), 2.0 * i + 1))
+    assert 0 < jit.memory_plan[1] <= jit.memory_plan[0]

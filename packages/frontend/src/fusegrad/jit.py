@@ -25,16 +25,20 @@ in containers; a function that realized nothing. ``JIT=0`` calls the function ev
 
 ``prune=True`` drops launches whose results can't change between calls (they don't depend
 on the inputs, the Variables, or state the function updates): they ran once at capture.
-``optimize`` is accepted for tinygrad compatibility (the replay is always the prebuilt one).
+``optimize=True`` memory-plans the capture: buffers the captured kernels created for
+intermediates (not inputs or outputs, and referenced by no live tensor once the capture
+returns) are placed into one arena per device by lifetime, so intermediates that are never
+alive at the same time share memory (``memory_plan`` reports the bytes before and after).
 
-``function(fxn)``: traces ``fxn`` once per input signature into a tensor graph over
-placeholder inputs; later calls substitute their inputs into that graph and return lazy
-tensors (nothing realized: composable with other work and differentiable).
+``function`` (defined in ``fusegrad.traced``, exported here too) traces ``fxn`` once per
+input signature into a lazy tensor graph.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
+import itertools
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +47,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from fusegrad.codegen import KernelGraph, get_kernel_graph
+from fusegrad.codegen.schedule import plan_memory
 from fusegrad.engine import (
     REALIZED,
     Executor,
@@ -56,6 +61,7 @@ from fusegrad.engine.launch import run_graph, submit_commands
 from fusegrad.engine.programs import Kernel, get_kernel
 from fusegrad.runtime import Buffer, Device, HWQueue, Signal
 from fusegrad.tensor import Tensor
+from fusegrad.traced import flatten_tensors, function, rebuild_tensors
 from fusegrad.uop import ContextVar, GroupOp, Ops, UOp, dtypes, prod
 
 JIT = ContextVar("JIT", 1)
@@ -260,28 +266,6 @@ def _check_signature(expected: _Signature, got: _Signature) -> None:
 # -- outputs ----------------------------------------------------------------------------------
 
 
-def _flatten(ret: Any) -> list[Tensor]:
-    if isinstance(ret, Tensor):
-        return [ret]
-    if isinstance(ret, (list, tuple)):
-        return [t for x in ret for t in _flatten(x)]
-    if isinstance(ret, dict):
-        return [t for x in ret.values() for t in _flatten(x)]
-    return []
-
-
-def _rebuild(ret: Any, tensors: list[Tensor]) -> Any:
-    """``ret`` with its Tensors replaced, in order, by ``tensors`` (consumed from the front)."""
-    if isinstance(ret, Tensor):
-        return tensors.pop(0)
-    if isinstance(ret, (list, tuple)):
-        items = [_rebuild(x, tensors) for x in ret]
-        return items if isinstance(ret, list) else tuple(items)
-    if isinstance(ret, dict):
-        return {k: _rebuild(v, tensors) for k, v in ret.items()}
-    return ret
-
-
 def _output_view(t: Tensor) -> UOp:
     view = REALIZED.get(t.uop, t.uop)
     if _base_buffer(view) is None:
@@ -386,6 +370,72 @@ def _prune(calls: list[UOp], kernels: list[Kernel | None], dynamic: set[UOp],
         grown = {i for i, (reads, _) in enumerate(access) if reads & dyn} | keep
         changed, keep = grown != keep, grown
     return sorted(keep)
+
+
+_ARENAS = itertools.count()
+
+
+def _kernel_of(call: UOp) -> Kernel | None:
+    """The loaded kernel of a captured call (None for a copy)."""
+    if call.src[0].op is Ops.COPY:
+        return None
+    return get_kernel(call.src[0], Device[str(_root(_buffers(call)[0]).src[1].arg)])
+
+
+def _swap_buffers(call: UOp, mapping: dict[UOp, UOp]) -> UOp:
+    """``call`` with its buffers (and the roots of its buffer views) replaced per ``mapping``."""
+
+    def swap(b: UOp) -> UOp:
+        if b.op is Ops.BUFFER_VIEW:
+            return b.replace(src=(swap(b.src[0]),))
+        return mapping.get(b, b)
+
+    return call.replace(src=(call.src[0], *(swap(s) for s in call.src[1:])))
+
+
+def _candidates(recorder: _Recorder, keep: set[UOp]) -> list[UOp]:
+    """Buffers the capture created whose first use in the calls is a write (no value flows
+    into a replay through them), except ``keep``."""
+    seen: set[UOp] = set()
+    out: list[UOp] = []
+    for c in recorder.calls:
+        reads, writes = _access(c, _kernel_of(c))
+        fresh = writes - seen - keep
+        out.extend(b for b in fresh if b in recorder.allocated and b not in reads)
+        seen |= reads | writes
+    return out
+
+
+def _fresh_arenas(views: dict[UOp, UOp]) -> dict[UOp, UOp]:
+    """``views`` over arenas of their own (the planner's arena names are reused by every
+    schedule; a capture's arena must not be another graph's)."""
+    arenas: dict[UOp, UOp] = {}
+    for v in views.values():
+        a = v.src[0]
+        if a not in arenas:
+            unique = UOp(Ops.UNIQUE, arg=("jit arena", next(_ARENAS)))
+            arenas[a] = UOp(Ops.BUFFER, a.dtype, (unique, a.src[1]), a.arg)
+    return {h: v.replace(src=(arenas[v.src[0]],)) for h, v in views.items()}
+
+
+def _memory_plan(recorder: _Recorder, keep: set[UOp]) -> tuple[int, int]:
+    """Place the capture's dead intermediates into arenas (rewrites the recorded calls);
+    returns (their bytes unshared, the arenas' bytes)."""
+    cands = _candidates(recorder, keep)
+    holders = {b: UOp.new_buffer(b.src[1].arg, int(b.arg), b.dtype) for b in cands}
+    pairs = [(weakref.ref(b), h) for b, h in holders.items()]
+    recorder.calls = [_swap_buffers(c, holders) for c in recorder.calls]
+    recorder.allocated -= holders.keys()
+    del cands, holders
+    gc.collect()  # only buffers a live tensor (or other live state) holds survive this
+    back = {h: b for ref, h in pairs if (b := ref()) is not None}
+    planned = {h for _, h in pairs if h not in back}
+    uses = [{_root(b) for b in _buffers(c)} for c in recorder.calls]
+    plan = plan_memory(uses, planned)
+    mapping = {**back, **_fresh_arenas(plan.views)}
+    recorder.calls = [_swap_buffers(c, mapping) for c in recorder.calls]
+    recorder.allocated |= set(back.values()) | {_root(v) for v in mapping.values()}
+    return plan.planned_bytes, plan.arena_bytes
 
 
 @dataclass
@@ -541,6 +591,9 @@ class TinyJit(Generic[ReturnType]):
         self.plan: _Plan | None = None
         self.signature: _Signature | None = None
         self.ret: Any = None
+        self.memory_plan: tuple[int, int] = (0, 0)
+        """With ``optimize``: (bytes of the planned intermediates unshared, bytes of their
+        arenas) of the capture."""
         if fxn is not None:
             functools.update_wrapper(self, fxn)
 
@@ -574,7 +627,7 @@ class TinyJit(Generic[ReturnType]):
         if self.cnt == 0:
             self.cnt = 1
             ret = self.fxn(*args, **kwargs)
-            if outs := _flatten(ret):
+            if outs := flatten_tensors(ret):
                 Tensor.realize(*outs)
             return ret
         return self._capture(args, kwargs, call)
@@ -585,7 +638,7 @@ class TinyJit(Generic[ReturnType]):
         previous = set_executor(recorder)
         try:
             ret = self.fxn(*args, **kwargs)
-            if outs := _flatten(ret):
+            if outs := flatten_tensors(ret):
                 Tensor.realize(*outs)
         finally:
             set_executor(previous)
@@ -595,6 +648,9 @@ class TinyJit(Generic[ReturnType]):
                 "return the tensors it computes, or realize them inside it"
             )
         views = [_output_view(t) for t in outs]
+        if self.optimize:
+            keep = {*call.buffers, *(b for v in views if (b := _base_buffer(v)) is not None)}
+            self.memory_plan = _memory_plan(recorder, keep)
         self.plan = _make_plan(recorder, call.buffers, views, call.values, self.prune)
         self.signature, self.ret, self.cnt = call.signature, ret, 2
         return ret
@@ -620,7 +676,7 @@ class TinyJit(Generic[ReturnType]):
         for var, val in call.values.items():
             mapping.update(_rebind(plan.views, var, val))
         tensors = [Tensor(_rebase(v, mapping)) for v in plan.views]
-        out: ReturnType = _rebuild(self.ret, tensors)
+        out: ReturnType = rebuild_tensors(self.ret, tensors)
         return out
 
 
@@ -645,86 +701,6 @@ def _rebind(views: list[UOp], name: str, value: int) -> dict[UOp, UOp]:
                     if b.is_bound_var and str(b.unbind()[0].arg[0]) == name:
                         out[b] = b.unbind()[0].bind(value)
     return out
-
-
-# -- function ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _Trace:
-    holders: list[UOp]
-    ret: Any
-    outs: list[UOp]
-    grads: list[bool | None]
-
-
-class function(Generic[ReturnType]):
-    """Trace ``fxn`` once per input signature into a graph over placeholder inputs; later
-    calls substitute their inputs into it and return lazy tensors (the Python in ``fxn``
-    runs once per signature; it must not realize or read its inputs).
-
-    >>> from fusegrad import Tensor, function
-    >>> @function
-    ... def axpy(a: Tensor, x: Tensor, y: Tensor) -> Tensor:
-    ...     return a * x + y
-    >>> axpy(Tensor([2.0]), Tensor([3.0]), Tensor([1.0])).item()
-    7.0
-    """
-
-    def __init__(self, fxn: Callable[..., ReturnType]) -> None:
-        self.fxn = fxn
-        self.traces: dict[Any, _Trace] = {}
-        functools.update_wrapper(self, fxn)
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else functools.partial(self.__call__, obj)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> ReturnType:
-        named: list[tuple[Key, Any]] = [*enumerate(args), *sorted(kwargs.items())]
-        tensors = [(k, v) for k, v in named if isinstance(v, Tensor)]
-        key = (
-            tuple((k, tuple(t.shape), t.dtype, t.device, bool(t.requires_grad))
-                  for k, t in tensors),
-            tuple((k, _hashable(v)) for k, v in named if not isinstance(v, Tensor)),
-        )  # fmt: skip
-        trace = self.traces.get(key)
-        if trace is None:
-            trace = self.traces[key] = self._trace(args, kwargs, tensors)
-        mapping = {h: t.uop for h, (_, t) in zip(trace.holders, tensors, strict=True)}
-        outs = [Tensor(u.substitute(mapping)) for u in trace.outs]
-        needs = any(t.requires_grad for _, t in tensors)
-        for o, g in zip(outs, trace.grads, strict=True):
-            o.requires_grad = True if g and needs else g
-            o._leaf = False
-        out: ReturnType = _rebuild(trace.ret, outs)
-        return out
-
-    def _trace(
-        self, args: Sequence[Any], kwargs: dict[str, Any], tensors: list[tuple[Key, Tensor]]
-    ) -> _Trace:
-        holders = []
-        swap: dict[Key, Tensor] = {}
-        for k, t in tensors:
-            buf = UOp.new_buffer(t.device, 1, t.dtype)
-            shape = tuple(t.shape)
-            holder = UOp(Ops.CONTIGUOUS, t.dtype, (buf.reshape((1,) * len(shape)).expand(shape),))
-            h = Tensor(holder)
-            h.requires_grad = t.requires_grad
-            holders.append(holder)
-            swap[k] = h
-        new_args = [swap.get(i, a) for i, a in enumerate(args)]
-        new_kwargs = {k: swap.get(k, v) for k, v in kwargs.items()}
-        ret = self.fxn(*new_args, **new_kwargs)
-        outs = _flatten(ret)
-        return _Trace(holders, ret, [t.uop for t in outs], [t.requires_grad for t in outs])
-
-
-def _hashable(v: Any) -> Any:
-    try:
-        hash(v)
-    except TypeError:
-        return ("id", id(v))
-    return v
 
 
 __all__ = ["JIT", "JitError", "TinyJit", "function"]
