@@ -25,10 +25,25 @@ class HostBuffer:
 
 def matmul_ast(n: int) -> UOp:
     """C[n, n] = A[n, n] @ B[n, n] in float32."""
-    c, a, b = (UOp.param(s, dtypes.float32.ptr(n * n)) for s in range(3))
-    i, j, k = UOp.range(n, 0), UOp.range(n, 1), UOp.range(n, 2, AxisType.REDUCE)
-    val = (a.index(i * n + k).load() * b.index(k * n + j).load()).reduce(k, arg=Ops.ADD)
-    return UOp.sink(c.index(i * n + j).store(val).end(i, j), arg=KernelInfo(f"matmul{n}"))
+    return batched_matmul_ast(1, n, n, n, name=f"matmul{n}")
+
+
+def batched_matmul_ast(
+    batch: int, m: int, k: int, n: int, b_transposed: bool = False, name: str = ""
+) -> UOp:
+    """C[batch, m, n] = A[batch, m, k] @ B[batch, k, n] in float32, row-major; with
+    ``b_transposed`` B is stored as [batch, n, k] (``x @ W.T`` of a Linear layer, ``q @ k.T``
+    of attention)."""
+    c = UOp.param(0, dtypes.float32.ptr(batch * m * n))
+    a = UOp.param(1, dtypes.float32.ptr(batch * m * k))
+    b = UOp.param(2, dtypes.float32.ptr(batch * k * n))
+    h, i, j = UOp.range(batch, 0), UOp.range(m, 1), UOp.range(n, 2)
+    r = UOp.range(k, 3, AxisType.REDUCE)
+    b_at = (h * n + j) * k + r if b_transposed else (h * k + r) * n + j
+    prod = a.index((h * m + i) * k + r).load() * b.index(b_at).load()
+    label = name or f"bmm{batch}_{m}_{k}_{n}{'t' if b_transposed else ''}"
+    out = c.index((h * m + i) * n + j).store(prod.reduce(r, arg=Ops.ADD))
+    return UOp.sink(out.end(h, i, j), arg=KernelInfo(label))
 
 
 def conv_ast(batch: int, cin: int, cout: int, hw: int) -> UOp:
@@ -111,6 +126,18 @@ def load_average() -> str:
         return "?"
 
 
+def _numpy_one_thread(reference: Callable[[], object], repeats: int) -> list[float] | None:
+    """``timings`` of ``reference`` with BLAS limited to one thread (None without
+    threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    with threadpool_limits(limits=1):
+        reference()
+        return timings(reference, repeats)
+
+
 def with_opts(ast: UOp, opts: list[Opt]) -> UOp:
     """``ast`` asking the pipeline for exactly ``opts``."""
     info = ast.arg
@@ -134,6 +161,9 @@ def bench(
     print(f"{label}: load average {load_average()}")
     want = reference()
     rows = [("numpy", timings(reference, repeats), "")]
+    single = _numpy_one_thread(reference, repeats)
+    if single is not None:
+        rows.append(("numpy 1T", single, "(one BLAS thread: context on a loaded machine)"))
     variants = {"heuristics": hand_coded_optimizations(ast, renderer)}
     if beam > 0:
         start = time.perf_counter()

@@ -55,13 +55,24 @@ def conv3x3(cin: int = 4, cout: int = 8, hw: int = 16) -> UOp:
     )
 
 
-def test_cpu_matmul_is_vectorized_along_n_and_threaded() -> None:
+def test_cpu_matmul_is_vectorized_along_n_tiled_along_k_and_threaded() -> None:
     assert hand_coded_optimizations(matmul(), CPU) == [
         Opt(OptOps.UPCAST, 0, 4),  # a 4 x 16 register block: M by 4
         Opt(OptOps.UPCAST, 1, 16),  # N by two vectors, the innermost lanes
-        Opt(OptOps.SWAP, 0, 1),  # loop over N blocks outside M blocks: B's panel is reused
-        Opt(OptOps.THREAD, 1, 4),  # M (now axis 1) split across the cores
+        Opt(
+            OptOps.TILE, 2, 32
+        ),  # K in tiles of 32 around the output loops: B's tile stays in cache
+        Opt(OptOps.THREAD, 0, 4),  # M split across the cores
     ]
+
+
+def test_cpu_matmul_with_a_short_reduce_swaps_instead_of_tiling() -> None:
+    c, a, b = (UOp.param(s, dtypes.float32.ptr(64 * 64)) for s in range(3))
+    i, j, k = UOp.range(64, 0), UOp.range(64, 1), UOp.range(32, 2, AxisType.REDUCE)
+    val = (a.index(i * 32 + k).load() * b.index(k * 64 + j).load()).reduce(k, arg=Ops.ADD)
+    ast = UOp.sink(c.index(i * 64 + j).store(val).end(i, j), arg=KernelInfo("mm"))
+    opts = hand_coded_optimizations(ast, CPU)
+    assert Opt(OptOps.SWAP, 0, 1) in opts and all(o.op is not OptOps.TILE for o in opts)
 
 
 def test_cpu_matmul_register_blocking(monkeypatch: pytest.MonkeyPatch) -> None:

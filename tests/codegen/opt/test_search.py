@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 from fusegrad.codegen import DiskCache, KernelInfo, ProgramSpec, to_program
-from fusegrad.codegen.opt import BEAM, Opt, OptOps, beam_search, register_beam_timer
+from fusegrad.codegen.opt import (
+    BEAM,
+    Opt,
+    OptOps,
+    beam_search,
+    hand_coded_optimizations,
+    register_beam_timer,
+)
 from fusegrad.codegen.opt import search as search_module
 from fusegrad.uop import AxisType, Context, Ops, UOp, dtypes
 
@@ -112,7 +119,21 @@ def test_a_round_not_faster_by_the_margin_stops() -> None:
             self.calls += 1
             return 1.0 if spec.applied_opts else 1.001
 
-    assert beam_search(matmul(), CPU, 2, Flat()) == []
+    # the first beam's best (the heuristics' opts) is kept: no round improves on it
+    assert beam_search(matmul(), CPU, 2, Flat()) == hand_coded_optimizations(matmul(), CPU)
+
+
+def test_the_heuristics_seed_the_first_beam() -> None:
+    seen: list[tuple[Opt, ...]] = []
+
+    class Recording(CountingTimer):
+        def __call__(self, spec: ProgramSpec) -> float:
+            seen.append(tuple(spec.applied_opts))
+            return 1.0 if tuple(spec.applied_opts) == tuple(heuristic) else 2.0
+
+    heuristic = hand_coded_optimizations(matmul(), CPU)
+    assert heuristic and seen == [] and beam_search(matmul(), CPU, 2, Recording()) == heuristic
+    assert seen[:2] == [(), tuple(heuristic)]
 
 
 def test_a_kernel_that_never_runs_is_an_error() -> None:

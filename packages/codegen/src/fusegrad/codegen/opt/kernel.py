@@ -48,6 +48,7 @@ class OptOps(enum.Enum):
     SWAP = enum.auto()
     NOLOCALS = enum.auto()
     TC = enum.auto()
+    TILE = enum.auto()
 
     def __repr__(self) -> str:
         return f"OptOps.{self.name}"
@@ -69,7 +70,10 @@ class Opt:
     * ``SWAP(axis, other)``: exchange the loop order of two output axes;
     * ``NOLOCALS``: the kernel uses no workgroup threads at all;
     * ``TC(axis)``: tile a matmul-shaped reduction to the renderer's tensor core number
-      ``axis`` (default 0).
+      ``axis`` (default 0);
+    * ``TILE(axis, n)``: split a reduce axis into tiles of ``n``, the loop over tiles around
+      the output loops, partial sums kept in the output buffer (CPU cache blocking, see
+      ``tiling.py``).
     """
 
     op: OptOps
@@ -406,6 +410,12 @@ def _tensor_core(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     return apply_tensor_core(ast, opt, renderer)
 
 
+def _tile(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
+    from fusegrad.codegen.opt.tiling import tile_reduce
+
+    return tile_reduce(ast, opt, renderer)
+
+
 OptFn = Callable[[UOp, Opt, Renderer], UOp]
 
 OPT_FUNCTIONS: dict[OptOps, OptFn] = {
@@ -419,6 +429,7 @@ OPT_FUNCTIONS: dict[OptOps, OptFn] = {
     OptOps.SWAP: _swap,
     OptOps.NOLOCALS: _nolocals,
     OptOps.TC: _tensor_core,
+    OptOps.TILE: _tile,
 }
 """What each OptOps does: (AST, opt, renderer) -> AST, raising KernelOptError."""
 

@@ -1,9 +1,10 @@
 """BEAM search over opt sequences, timed by a callback, with a persistent cache.
 
-``beam_search(ast, renderer, width, timer)`` starts from the kernel without opts and, round
-by round, extends every sequence in the beam by every action that applies (``actions``),
-lowers the new candidates (in worker threads, with the timer's optional ``compile`` step
-there too), times them one after another through ``timer`` and keeps the ``width`` fastest.
+``beam_search(ast, renderer, width, timer)`` starts from the kernel without opts and the
+kernel with the heuristics' opts and, round by round, extends every sequence in the beam
+by every action that applies (``actions``, TILE included on CPUs), lowers the new
+candidates (in worker threads, with the timer's optional ``compile`` step there too),
+times them one after another through ``timer`` and keeps the ``width`` fastest.
 It stops when a round is not faster than the best so far by ``BEAM_MARGIN``. Candidates that
 fail to lower or compile, exceed ``BEAM_UPCAST_MAX`` lanes or ``BEAM_MAX_UOPS`` uops, or
 that the timer rejects (raises, returns inf) are skipped.
@@ -66,6 +67,7 @@ _UNROLLS = (0, 2, 4, 8)
 _LOCALS = (2, 4, 8, 16, 32)
 _GROUPS = (4, 8, 16, 32)
 _PADS = (8, 16, 32)
+_TILES = (4, 16, 32, 64)  # 4: small kernels (the fuzz corpus) get tiled too
 
 
 def _axis_actions(pos: int, kind: AxisType, renderer: Renderer) -> list[Opt]:
@@ -79,6 +81,8 @@ def _axis_actions(pos: int, kind: AxisType, renderer: Renderer) -> list[Opt]:
         return opts
     if kind is AxisType.REDUCE:
         opts = [Opt(OptOps.UNROLL, pos, a) for a in _UNROLLS]
+        if not renderer.has_local:
+            opts += [Opt(OptOps.TILE, pos, a) for a in _TILES]
         if renderer.has_local and renderer.has_shared:
             opts += [Opt(op, pos, a) for op in (OptOps.GROUP, OptOps.GROUPTOP) for a in _GROUPS]
         return opts
@@ -248,6 +252,25 @@ def _unique(cands: list[Candidate], seen: set[UOp]) -> list[Candidate]:
     return out
 
 
+def _starts(ast: UOp, renderer: Renderer) -> list[Candidate]:
+    """The first beam: the kernel without opts, and with the hand-coded heuristics' opts (so
+    the search starts from the heuristics' result: it returns nothing slower, and its rounds
+    refine the heuristics' kernel as well as building up from nothing)."""
+    from fusegrad.codegen.opt.heuristics import hand_coded_optimizations
+
+    out = [Candidate((), ast)]
+    opts = hand_coded_optimizations(ast, renderer)
+    if opts:
+        out.append(Candidate(tuple(opts), _applied(ast, opts, renderer)))
+    return out
+
+
+def _applied(ast: UOp, opts: Sequence[Opt], renderer: Renderer) -> UOp:
+    for opt in opts:
+        ast = apply_opt(ast, opt, renderer)
+    return ast
+
+
 def beam_search(
     ast: UOp, renderer: Renderer, width: int, timer: Timer, max_rounds: int = 8
 ) -> list[Opt]:
@@ -257,7 +280,7 @@ def beam_search(
         raise ValueError(f"beam_search: width must be >= 1, got {width}")
     if (hit := cached_opts(ast, renderer, width)) is not None:
         return hit
-    start = _measure([Candidate((), ast)], renderer, timer, "BEAM base")
+    start = _measure(_starts(ast, renderer), renderer, timer, "BEAM base")
     if not start:
         raise RuntimeError("beam_search: the kernel without opts does not run with this timer")
     best, beam, seen = start[0], start, {ast}

@@ -1,0 +1,107 @@
+"""The TILE opt: a reduction split into tiles, the loop over tiles around the output loops.
+
+``Opt(TILE, axis, n)`` on a reduce axis ``k`` of size ``K`` (a multiple of ``n``) turns::
+
+    for outputs o:                          for t in [0, K/n):          (AxisType.OUTER)
+        out[o] = f(sum_k x(o, k))    ->         for outputs o:
+                                                    acc = (t == 0 ? 0 : out[o]) + sum_{k<n} x(o, t*n+k)
+                                                    out[o] = t == K/n - 1 ? f(acc) : acc
+
+so the inner loops over the outputs reuse one tile of the operands (``n`` rows of a matmul's
+B, ``n`` columns of A) from cache instead of streaming whole rows of K for every block of
+outputs; the partial sums go through the output buffer once per tile. It is the K-blocking
+of a CPU GEMM, for caches (registers are UPCAST/UNROLL's job).
+
+It applies to a kernel with one STORE whose value reaches the tiled ADD-reduce through
+elementwise ops only (``f``: a bias, an activation; computed on the last tile), whose output
+buffer is not read elsewhere in the kernel, with the reduce's dtype stored as is (partial
+sums are kept in the output exactly). Targets with workgroups don't take it (their output
+threads own no loop to put around).
+"""
+
+from __future__ import annotations
+
+from fusegrad.codegen.opt.kernel import (
+    Opt,
+    _amount,
+    _axis,
+    _check,
+    _masked,
+    _next_axis_id,
+    _quotient,
+    axes_of,
+    nodes_of,
+)
+from fusegrad.codegen.renderer import Renderer
+from fusegrad.uop import AxisType, GroupOp, Ops, UOp
+
+#: ops a store's value may apply to the tiled reduce's result (recomputed on every tile)
+_ELEMENTWISE = GroupOp.ALU | {Ops.CAST}
+
+
+def _depends_on(value: UOp, red: UOp) -> list[UOp]:
+    """The nodes of ``value`` that ``red`` feeds (``red`` itself included)."""
+    feeds: set[UOp] = set()
+    for u in value.toposort(gate=lambda x: x is not red):
+        if u is red or any(s in feeds for s in u.src):
+            feeds.add(u)
+    return [u for u in feeds if u is not red]
+
+
+def _the_store(ast: UOp, opt: Opt) -> UOp:
+    stores = nodes_of(ast, Ops.STORE)
+    _check(len(stores) == 1, opt, f"TILE needs a kernel with one STORE, it has {len(stores)}")
+    store = stores[0]
+    buf = store.src[0].src[0]
+    _check(buf.op is Ops.PARAM, opt, "TILE needs a store to a kernel buffer (PARAM)")
+    reads = [ld for ld in nodes_of(ast, Ops.LOAD) if ld.src[0].src[0] is buf]
+    _check(not reads, opt, "TILE: the kernel reads its output buffer")
+    ends = [e for e in ast.src if e.op is Ops.END]
+    _check(len(ends) == len(ast.src) == 1, opt, "TILE needs the kernel's one END around its STORE")
+    return store
+
+
+def _the_reduce(ast: UOp, opt: Opt, rng: UOp, store: UOp) -> UOp:
+    reds = [r for r in nodes_of(ast, Ops.REDUCE) if rng in r.src[1:]]
+    _check(
+        len(reds) == 1 and reds[0].arg is Ops.ADD, opt, "TILE needs one ADD reduce over the axis"
+    )
+    red, value = reds[0], store.src[1]
+    _check(value.dtype is red.dtype, opt, f"TILE: the reduce's {red.dtype!r} is stored as "
+          f"{value.dtype!r} (partial sums must be stored exactly)")  # fmt: skip
+    path = _depends_on(value, red)
+    bad = [u.op.name for u in path if u.op not in _ELEMENTWISE]
+    _check(not bad, opt, f"TILE: the reduce reaches the store through {bad[:3]}")
+    others = [u for u in value.toposort(gate=lambda x: x is not red) if u.op is Ops.REDUCE]
+    _check(others == [red], opt, "TILE: the store's value has another reduce")
+    return red
+
+
+def tile_reduce(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
+    """The TILE opt (see the module docstring)."""
+    rng = _axis(ast, opt)
+    _check(rng.arg[1] is AxisType.REDUCE, opt, f"TILE needs a reduce axis, axis {rng.arg[0]}")
+    _check(not renderer.has_local, opt, f"{renderer!r} has workgroups: TILE is for CPUs")
+    _check(not axes_of(ast, AxisType.GROUP_REDUCE, AxisType.LOCAL), opt, "TILE: LOCAL/GROUP axes")
+    amount = _amount(opt, rng)
+    tiles = _quotient(opt, rng, amount)
+    _check(not (tiles.op is Ops.CONST and tiles.arg == 1), opt, "TILE: the axis is one tile")
+    store = _the_store(ast, opt)
+    red = _the_reduce(ast, opt, rng, store)
+    tile = UOp.range(tiles, _next_axis_id(ast), AxisType.OUTER)
+    inner = UOp.range(amount, rng.arg[0], AxisType.REDUCE)
+    src = red.src[0].substitute({rng: tile * amount + inner})
+    ranges = [inner if r is rng else r for r in red.src[1:]]
+    partial = UOp(Ops.REDUCE, red.dtype, (src, *ranges), Ops.ADD)
+    # the read-back is masked by the tile (not a WHERE around an unmasked load): the mask
+    # makes it depend on the tile loop, so it is never hoisted above the previous tile's store
+    idx = store.src[0]
+    later = idx.replace(src=(idx.src[0], _masked(idx.src[1], tile.ne(0)), *idx.src[2:]))
+    acc = later.load() + partial
+    value = store.src[1]
+    if value is not red:
+        last = tile.eq(tiles - 1)
+        acc = last.where(value.substitute({red: acc}), acc)
+    end = ast.src[0]
+    new_end = UOp(Ops.END, end.dtype, (idx.store(acc), *end.src[1:], tile), end.arg)
+    return ast.replace(src=(new_end,))

@@ -1,0 +1,155 @@
+"""The TILE opt: the loop over reduce tiles goes around the output loops, partial sums are
+kept in the output; results match NumPy through the PYTHON emulator and the CPU device, and
+every precondition raises a KernelOptError that says what is wrong."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fusegrad.codegen.opt import KernelOptError, Opt, OptOps, apply_opt, kernel_axes
+from fusegrad.uop import AxisType, Ops, UOp, dtypes
+
+
+def load_helpers() -> Any:
+    """tests/codegen/opt/helpers.py, loaded by path once."""
+    name = "_fusegrad_tests_opt_helpers"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("helpers.py"))
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+H = load_helpers()
+CPU, GPU = H.TARGETS.RENDERERS["cpu"], H.TARGETS.RENDERERS["gpu"]
+N, K, M = 8, 32, 16
+
+
+class _Case:
+    """What the helpers' runners need: the inputs (one per buffer slot) and no variables."""
+
+    def __init__(self, inputs: list[np.ndarray]) -> None:
+        self.inputs, self.var_vals = inputs, {}
+
+
+def matmul(epilogue: bool = False, out_dt: Any = dtypes.float32) -> UOp:
+    """C[N, M] = A[N, K] @ B[K, M] (+ bias[M], relu with ``epilogue``)."""
+    c = UOp.param(0, out_dt.ptr(N * M))
+    a, b = UOp.param(1, dtypes.float32.ptr(N * K)), UOp.param(2, dtypes.float32.ptr(K * M))
+    bias = UOp.param(3, dtypes.float32.ptr(M))
+    i, j, k = UOp.range(N, 0), UOp.range(M, 1), UOp.range(K, 2, AxisType.REDUCE)
+    val = (a.index(i * K + k).load() * b.index(k * M + j).load()).reduce(k, arg=Ops.ADD)
+    if epilogue:
+        val = (val + bias.index(j).load()).maximum(UOp.const(dtypes.float32, 0.0))
+    if out_dt is not dtypes.float32:
+        val = val.cast(out_dt)
+    return UOp.sink(c.index(i * M + j).store(val).end(i, j))
+
+
+def inputs() -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    rs = np.random.default_rng(0)
+    a = rs.standard_normal((N, K)).astype(np.float32)
+    b = rs.standard_normal((K, M)).astype(np.float32)
+    bias = rs.standard_normal(M).astype(np.float32)
+    return [np.zeros(N * M, np.float32), a.reshape(-1), b.reshape(-1), bias], a @ b, bias
+
+
+def raises(ast: UOp, opt: Opt, renderer: Any, match: str) -> None:
+    with pytest.raises(KernelOptError, match=re.escape(match)):
+        apply_opt(ast, opt, renderer)
+
+
+def test_tile_loop_is_outer_and_the_reduce_covers_one_tile() -> None:
+    ast = apply_opt(matmul(), Opt(OptOps.TILE, 2, 8), CPU)
+    kinds = {(r.arg[0], r.arg[1], r.src[0].arg) for r in kernel_axes(ast)}
+    assert kinds == {(0, AxisType.LOOP, N), (1, AxisType.LOOP, M), (2, AxisType.REDUCE, 8),
+                     (3, AxisType.OUTER, K // 8)}  # fmt: skip
+    loads = [u for u in ast.toposort() if u.op is Ops.LOAD]
+    assert any(ld.src[0].src[0].arg == 0 for ld in loads)  # the partial sums read back
+
+
+@pytest.mark.parametrize("epilogue", [False, True], ids=["plain", "bias_relu"])
+@pytest.mark.parametrize("target", ["emulator", "cpu_device"])
+def test_tiled_matmul_matches_numpy(epilogue: bool, target: str) -> None:
+    arrays, want, bias = inputs()
+    if epilogue:
+        want = np.maximum(want + bias, 0)
+    else:
+        arrays = arrays[:3]  # no bias buffer
+    opts = [Opt(OptOps.UPCAST, 1, 4), Opt(OptOps.TILE, 2, 8), Opt(OptOps.THREAD, 0, 2)]
+    ast = H.with_opts(matmul(epilogue), opts)
+    run = H.run_cpu if target == "cpu_device" else lambda c, a: H.run_emulated(c, a, CPU)
+    got = run(_Case(arrays), ast)
+    np.testing.assert_allclose(got[0].reshape(N, M), want, rtol=1e-5, atol=1e-5)
+
+
+def test_tile_after_upcasts_and_before_thread_in_any_order() -> None:
+    arrays, want, _ = inputs()
+    arrays = arrays[:3]
+    opts = [Opt(OptOps.TILE, 2, 16), Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.UPCAST, 1, 8)]
+    got = H.run_emulated(_Case(arrays), H.with_opts(matmul(), opts), CPU)
+    np.testing.assert_allclose(got[0].reshape(N, M), want, rtol=1e-5, atol=1e-5)
+
+
+def _two_stores() -> UOp:
+    ast = matmul()
+    end = ast.src[0]
+    i, j = end.src[1:]
+    extra = UOp.param(4, dtypes.float32.ptr(N * M)).index(i * M + j).store(end.src[0].src[1])
+    return UOp.sink(end, extra.end(i, j))
+
+
+def _reads_output() -> UOp:
+    ast = matmul()
+    store = ast.src[0].src[0]
+    val = store.src[1] + store.src[0].load()
+    return ast.substitute({store: store.src[0].store(val)})
+
+
+def _max_reduce() -> UOp:
+    ast = matmul()
+    red = next(u for u in ast.toposort() if u.op is Ops.REDUCE)
+    return ast.substitute({red: red.replace(arg=Ops.MAX)})
+
+
+@pytest.mark.parametrize(
+    ("ast", "opt", "renderer", "match"),
+    [
+        (matmul(), Opt(OptOps.TILE, 0, 4), CPU, "TILE needs a reduce axis"),
+        (matmul(), Opt(OptOps.TILE, 2, 8), GPU, "TILE is for CPUs"),
+        (matmul(), Opt(OptOps.TILE, 2, 32), CPU, "the axis is one tile"),
+        (matmul(), Opt(OptOps.TILE, 2, 5), CPU, "5 does not divide"),
+        (_two_stores(), Opt(OptOps.TILE, 2, 8), CPU, "one STORE, it has 2"),
+        (_reads_output(), Opt(OptOps.TILE, 2, 8), CPU, "reads its output buffer"),
+        (_max_reduce(), Opt(OptOps.TILE, 2, 8), CPU, "one ADD reduce over the axis"),
+        (matmul(out_dt=dtypes.float16), Opt(OptOps.TILE, 2, 8), CPU, "stored exactly"),
+    ],
+    ids=[
+        "loop_axis",
+        "gpu",
+        "one_tile",
+        "not_dividing",
+        "two_stores",
+        "reads_output",
+        "max_reduce",
+        "narrower_output",
+    ],
+)
+def test_tile_precondition_raises(ast: UOp, opt: Opt, renderer: Any, match: str) -> None:
+    raises(ast, opt, renderer, match)
+
+
+def test_tile_without_output_loops_reads_back_after_the_previous_tile() -> None:
+    # every output axis upcast: the read-back depends on no output loop, only on the tile
+    arrays, want, _ = inputs()
+    opts = [Opt(OptOps.UPCAST, 0, 0), Opt(OptOps.UPCAST, 1, 8), Opt(OptOps.TILE, 2, 8)]
+    ast = H.with_opts(matmul(), opts)
+    for got in (H.run_emulated(_Case(arrays[:3]), ast, CPU), H.run_cpu(_Case(arrays[:3]), ast)):
+        np.testing.assert_allclose(got[0].reshape(N, M), want, rtol=1e-5, atol=1e-5)
