@@ -148,3 +148,13 @@ def test_fuzz_tar_extract() -> None:
             info.size = len(data)
             t.addfile(info, io.BytesIO(data))
     fuzz(tar_extract, out.getvalue(), 7)
+
+
+def test_fuzz_tar_gz_extract() -> None:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as t:
+        for name, data in (("a.bin", bytes(range(50))), ("b/c.txt", b"x" * 700)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    assert fuzz(tar_extract, out.getvalue(), 8) > 10

@@ -377,3 +377,62 @@ def test_tar_extract(tmp_path: Path) -> None:
     assert bytes(files["sub/y.txt"].numpy()) == b"abc" * 300
     with pytest.raises(ValueError, match="malformed tar"):
         tar_extract(b"\x00" * 100 + b"garbage" * 100)
+
+
+def _tar_bytes(files: dict[str, bytes], mode: str = "w") -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode=mode) as t:  # type: ignore[call-overload]
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def test_tar_gz_extract_from_path_bytes_and_tensor(tmp_path: Path) -> None:
+    files = {"x.bin": bytes(range(256)) * 3, "sub/y.txt": b"abc" * 3000, "empty": b""}
+    raw = _tar_bytes(files, "w:gz")
+    assert raw[:2] == b"\x1f\x8b" and len(raw) < 2000  # really compressed
+    path = tmp_path / "a.tar.gz"
+    path.write_bytes(raw)
+    for src in (path, raw, Tensor(raw)):
+        got = tar_extract(src)
+        assert sorted(got) == sorted(files)
+        for name, data in files.items():
+            assert bytes(got[name].numpy()) == data, name
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/../../evil", "/etc/passwd", "C:/x", "a\\..\\..\\b"])
+def test_archive_member_names_outside_the_folder_raise(name: str) -> None:
+    with pytest.raises(ValueError, match=r"outside|drive letter"):
+        tar_extract(_tar_bytes({"ok.txt": b"1", name: b"2"}))
+    with pytest.raises(ValueError, match=r"outside|drive letter"):
+        tar_extract(_tar_bytes({name: b"2"}, "w:gz"))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr(zipfile.ZipInfo(name), b"2")
+    with pytest.raises(ValueError, match=r"outside|drive letter"):
+        zip_extract(out.getvalue())
+
+
+def test_malformed_tar_gz_raises_value_error() -> None:
+    raw = _tar_bytes({"x.bin": bytes(range(200)) * 5}, "w:gz")
+    bad_crc = raw[:-8] + bytes([raw[-8] ^ 1]) + raw[-7:]
+    for bad in (raw[: len(raw) // 2], bad_crc, raw[:10], b"\x1f\x8b" + b"\x00" * 40):
+        with pytest.raises(ValueError, match="malformed tar"):
+            tar_extract(bad)
+    import gzip
+
+    with pytest.raises(ValueError, match="malformed tar"):  # gzip of something not a tar
+        tar_extract(gzip.compress(b"not a tar archive at all " * 40))
+
+
+def test_gzip_bomb_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fusegrad.nn import archive
+
+    bomb = _tar_bytes({"zeros": bytes(4 << 20)}, "w:gz")  # ~4 KB of gzip for 4 MB
+    with monkeypatch.context() as m:
+        m.setattr(archive, "MAX_RATIO", 10)  # pretend deflate can't do better than 10x
+        with pytest.raises(ValueError, match="inflates past"):
+            tar_extract(bomb)
+    assert tar_extract(bomb)["zeros"].shape == (4 << 20,)

@@ -1,27 +1,45 @@
 """zip_extract / tar_extract: the files of an archive as uint8 tensors.
 
 Stored (uncompressed) members are lazy views of the archive's bytes; deflated zip members are
-inflated when extracted, bounded by their declared sizes. Malformed archives raise ValueError.
+inflated when extracted, bounded by their declared sizes; a gzip-compressed tar (.tar.gz,
+.tgz) is inflated first, bounded by deflate's largest ratio. Malformed archives raise
+ValueError, and so do member names that would leave an extraction folder (absolute paths,
+``..`` components, drive letters): nothing an archive names can point outside it.
 """
 
 from __future__ import annotations
 
+import gzip
 import struct
 import tarfile
 import zipfile
+import zlib
+from pathlib import PurePosixPath
 from typing import Any
 
-from fusegrad.nn.disk import ByteSource, SourceReader, open_source
+from fusegrad.nn.disk import ByteSource, MemoryBytes, SourceReader, open_source
 from fusegrad.tensor import Tensor
 from fusegrad.uop import dtypes
 
 MAX_RATIO = 1100  # deflate expands at most ~1032x: more than that is a lie (a zip bomb)
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 _ARCHIVE_ERRORS = (
     zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, struct.error, OverflowError,
     NotImplementedError, RuntimeError, KeyError, IndexError, UnicodeDecodeError, ValueError,
+    zlib.error,
 )  # fmt: skip
+
+
+def safe_member_name(name: str, archive: str) -> str:
+    """``name`` if it stays inside an extraction folder; ValueError otherwise."""
+    posix = name.replace("\\", "/")
+    if not posix or posix.startswith("/") or ".." in PurePosixPath(posix).parts:
+        raise ValueError(f"{archive}: member name {name!r} points outside the archive")
+    if len(posix) > 1 and posix[1] == ":":
+        raise ValueError(f"{archive}: member name {name!r} has a drive letter")
+    return name
 
 
 def zip_extract(src: Any) -> dict[str, Tensor]:
@@ -30,7 +48,7 @@ def zip_extract(src: Any) -> dict[str, Tensor]:
     try:
         with zipfile.ZipFile(SourceReader(source)) as archive:
             return {
-                info.filename: _zip_member(source, archive, info)
+                safe_member_name(info.filename, "zip"): _zip_member(source, archive, info)
                 for info in archive.infolist()
                 if not info.is_dir()
             }
@@ -66,17 +84,39 @@ def _zip_member(source: ByteSource, archive: zipfile.ZipFile, info: zipfile.ZipI
     return Tensor(data, device=source.device if not source.device.startswith("DISK") else None)
 
 
+def gunzip(source: ByteSource) -> MemoryBytes:
+    """The inflated bytes of a gzip ``source`` (every member, CRCs checked), refusing more
+    than deflate can honestly produce from its size (a gzip bomb)."""
+    limit = source.size * MAX_RATIO + 1024
+    out = bytearray()
+    with gzip.GzipFile(fileobj=SourceReader(source), mode="rb") as f:
+        while chunk := f.read(1 << 20):
+            out += chunk
+            if len(out) > limit:
+                raise ValueError(f"gzip: {source.path} inflates past {limit} bytes")
+    device = None if source.device.startswith("DISK") else source.device
+    return MemoryBytes(bytes(out), device)
+
+
+def _tar_member(source: ByteSource, member: tarfile.TarInfo) -> Tensor:
+    if member.sparse is not None:
+        raise ValueError(f"tar: sparse member {member.name!r} is not supported")
+    return source.tensor(member.offset_data, dtypes.uint8, (member.size,))
+
+
 def tar_extract(src: Any) -> dict[str, Tensor]:
-    """Every regular file of an uncompressed tar archive as a lazy uint8 tensor."""
+    """Every regular file of a tar archive as a uint8 tensor: lazy views of an uncompressed
+    archive's bytes; a gzip-compressed one (.tar.gz) is inflated into memory first."""
     source = open_source(src)
+    name = source.path
     out: dict[str, Tensor] = {}
     try:
+        if bytes(source.bytes_at(0, min(2, source.size))) == GZIP_MAGIC:
+            source = gunzip(source)
         with tarfile.open(fileobj=SourceReader(source), mode="r:") as archive:
             for member in archive:
                 if member.isreg():
-                    out[member.name] = source.tensor(
-                        member.offset_data, dtypes.uint8, (member.size,)
-                    )
+                    out[safe_member_name(member.name, "tar")] = _tar_member(source, member)
     except _ARCHIVE_ERRORS as e:
-        raise ValueError(f"tar_extract: malformed tar archive {source.path}: {e}") from None
+        raise ValueError(f"tar_extract: malformed tar archive {name}: {e}") from None
     return out
