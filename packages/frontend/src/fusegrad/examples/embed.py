@@ -239,7 +239,7 @@ class Embedder:
             return self._forward(Tensor(ids), Tensor(mask)).numpy()
         fn = self.jits.get(key)
         if fn is None:
-            fn = self.jits[key] = TinyJit(self._forward)
+            fn = self.jits[key] = TinyJit(self._forward, optimize=True)
         return fn(Tensor(ids), Tensor(mask)).numpy()
 
     def __call__(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
