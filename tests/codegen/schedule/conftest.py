@@ -426,11 +426,11 @@ def run_graph(
     def resolve(b: UOp) -> np.ndarray:
         if b.op is Ops.BUFFER:
             return arrays[b]
-        assert b.op is Ops.BUFFER_VIEW and b.src[0].dtype is dtypes.uint8
+        assert b.op is Ops.BUFFER_VIEW  # into an arena, or a bitcast's view of a buffer
         size, offset = b.arg
         nbytes = b.dtype.itemsize
-        raw = arrays[b.src[0]][offset * nbytes : (offset + size) * nbytes]
-        assert raw.size == size * nbytes, "a view runs past its arena"
+        raw = resolve(b.src[0]).view(np.uint8)[offset * nbytes : (offset + size) * nbytes]
+        assert raw.size == size * nbytes, "a view runs past its buffer"
         return raw.view(NP_DTYPES[b.dtype])
 
     for call in kg.calls:

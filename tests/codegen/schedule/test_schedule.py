@@ -9,7 +9,6 @@ from fusegrad.codegen import KernelInfo, verify_kernel_ast
 from fusegrad.codegen.schedule import (
     SCHEDULE_STAGES,
     ScheduleCache,
-    ScheduleError,
     get_kernel_graph,
     plan_memory,
 )
@@ -178,10 +177,31 @@ def test_buffer_cap_splits_a_kernel(mem: Memory) -> None:
     assert all(len(c.src) - 1 <= 4 for c in kg.kernels)
 
 
-def test_unsupported_bitcast_names_the_problem(mem: Memory) -> None:
+def test_size_changing_bitcast_of_a_buffer_reads_it_through_a_view(mem: Memory) -> None:
+    x = mem.rand(2, 4)
+    kg = check(mem, (x.bitcast(dtypes.float16) * 1.0).bitcast(dtypes.int32) + 1)
+    assert len(kg.kernels) == 2  # the float16 product is realized for the second bitcast
+    views = [b for k in kg.kernels for b in k.src[1:] if b.op is Ops.BUFFER_VIEW]
+    assert {dtypes.float16, dtypes.int32} <= {v.dtype for v in views}  # (and arena views)
+    check(mem, (x.bitcast(dtypes.float16) * 1.0).bitcast(dtypes.int32) + 1, execute=run_on_emulator)
+
+
+def test_size_changing_bitcast_of_a_computed_value_realizes_it(mem: Memory) -> None:
     x = mem.rand(4)
-    with pytest.raises(ScheduleError, match="bitcast"):
-        schedule(T((x.uop + 1.0).bitcast(dtypes.float16), np.zeros(8)))
+    kg = check(mem, (x + 1.0).bitcast(dtypes.float16).cast(dtypes.float32) * 2.0)
+    assert len(kg.kernels) == 2
+
+
+def test_bitcast_to_bytes_of_a_slice(mem: Memory) -> None:
+    x = mem.rand(3, 4)
+    kg = check(mem, x.shrink(((1, 3), (0, 4))).bitcast(dtypes.uint8).cast(dtypes.int32) + 1)
+    assert len(kg.kernels) == 2  # the slice is copied out first: bytes start at its start
+
+
+def test_bitcast_of_a_planned_intermediate(mem: Memory) -> None:
+    x = (mem.rand(8) * 3.0).contiguous()
+    y = (x.bitcast(dtypes.uint8).cast(dtypes.int32) * 2).sum()
+    check(mem, y)
 
 
 # -- pipeline, DEBUG, deep graphs -------------------------------------------------------------------

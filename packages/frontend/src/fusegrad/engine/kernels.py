@@ -4,9 +4,7 @@
 and returns, for each target, the buffer view the scheduler put its value in. Where that is
 not a whole buffer in row-major order (an output that was already a view of a buffer, a
 slice written by an assign) a second, small schedule copies it into a fresh buffer, since
-the Executor contract hands out ``BUFFER.reshape(shape)``. A graph the scheduler rejects for
-a size-changing bitcast is retried with those bitcasts turned into buffer aliases
-(``alias.py``). ``read`` waits for the buffer's
+the Executor contract hands out ``BUFFER.reshape(shape)``. ``read`` waits for the buffer's
 device and returns its contents; it is the only place the host waits.
 """
 
@@ -17,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fusegrad.codegen import ScheduleError, get_kernel_graph
-from fusegrad.engine.alias import alias_bitcasts
+from fusegrad.codegen import get_kernel_graph
 from fusegrad.engine.buffers import buffer_device, known_buffer, runtime_buffer
 from fusegrad.engine.host import HOST, storage_dtype
 from fusegrad.engine.launch import run_graph, synchronize
@@ -45,15 +42,8 @@ def _whole_buffer(view: UOp, shape: tuple[Any, ...]) -> UOp | None:
 
 
 def _schedule(targets: Sequence[UOp]) -> list[UOp]:
-    try:
-        sink = UOp.sink(*targets)
-        kg = get_kernel_graph(sink)
-    except ScheduleError:
-        aliased = alias_bitcasts(targets, KernelExecutor().realize)
-        if aliased == list(targets):
-            raise
-        sink = UOp.sink(*aliased)
-        kg = get_kernel_graph(sink)
+    sink = UOp.sink(*targets)
+    kg = get_kernel_graph(sink)
     run_graph(kg)
     return [kg.becomes[t] for t in sink.src]
 

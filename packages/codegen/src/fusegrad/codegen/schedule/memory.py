@@ -40,7 +40,8 @@ def _nbytes(buf: UOp) -> int:
 def _lifetimes(uses: Sequence[Iterable[UOp]], planned: set[UOp]) -> dict[UOp, list[int]]:
     span: dict[UOp, list[int]] = {}
     for step, bufs in enumerate(uses):
-        for b in bufs:
+        for used in bufs:
+            b = used.src[0] if used.op is Ops.BUFFER_VIEW else used  # a bitcast's view: its buffer
             if b in planned:
                 span.setdefault(b, [step, step])[1] = step
     return span

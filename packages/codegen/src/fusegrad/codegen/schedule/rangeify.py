@@ -32,7 +32,7 @@ from fusegrad.codegen.schedule.indexing import (
     reshape_index,
     shrink_index,
 )
-from fusegrad.uop import AxisType, GroupOp, Ops, PatternMatcher, UOp, UPat
+from fusegrad.uop import AxisType, GroupOp, Ops, PatternMatcher, UOp, UPat, prod
 
 VIEW_TAG = "schedule:view"  # a BUFFER reached through a realized node (its new value)
 STORE_TAG = "schedule:store"  # the BUFFER a kernel stores into
@@ -54,9 +54,10 @@ class KernelContext:
     raw_reads: dict[UOp, None] = field(default_factory=dict)  # BUFFERs read as they were
 
     def param(self, buf: UOp) -> UOp:
-        """The PARAM of ``buf`` (slots in order of first use)."""
+        """The PARAM of ``buf`` (a BUFFER or a BUFFER_VIEW; slots in order of first use)."""
         if (p := self.params.get(buf)) is None:
-            p = UOp.param(len(self.params), buf.dtype.ptr(buf.arg))
+            size = buf.arg[0] if buf.op is Ops.BUFFER_VIEW else buf.arg
+            p = UOp.param(len(self.params), buf.dtype.ptr(size))
             self.params[buf] = p
         return p
 
@@ -137,12 +138,45 @@ def _reduce(ctx: KernelContext, i: UOp, x: UOp) -> UOp:
 
 def _elementwise(i: UOp, x: UOp) -> UOp:
     idx, gate = _parts(i)
-    if x.op is Ops.BITCAST and x.dtype.itemsize != x.src[0].dtype.itemsize:
-        raise ScheduleError(
-            f"bitcast {x.src[0].dtype!r} -> {x.dtype!r}: only same-size bitcasts fuse into "
-            "kernels; realize the source (contiguous) first"
-        )
     return x.replace(src=tuple(at(s, idx, gate) for s in x.src))
+
+
+def resizes(u: UOp) -> bool:
+    """True for a BITCAST that changes the element size (``uint8 -> float16``)."""
+    return u.op is Ops.BITCAST and u.dtype.itemsize != u.src[0].dtype.itemsize
+
+
+def _source_buffer(ctx: KernelContext, src: UOp) -> UOp:
+    """The untagged BUFFER holding all of ``src`` in order from its start (recording the
+    read), for reinterpreting its bytes."""
+    if src in ctx.views and src not in ctx.roots:
+        ctx.deps[src] = None
+        view = ctx.views[src]
+    else:
+        view = src
+    while view.op is Ops.RESHAPE:
+        view = view.src[0]
+    if view.op is Ops.SHRINK and view.src[0].op is Ops.BUFFER and view.arg[0][0] == 0:
+        view = view.src[0]  # a symbolic-size buffer's first elements
+    if view.op is not Ops.BUFFER:
+        raise ScheduleError(f"bitcast: the source {src.op!r} is not realized into a buffer")
+    base = view.replace(tag=None) if view.tag is not None else view
+    if view.tag is None:
+        ctx.raw_reads[base] = None
+    return base
+
+
+def _resizing_bitcast(ctx: KernelContext, i: UOp, x: UOp) -> UOp | None:
+    if not resizes(x):
+        return None
+    if not all(isinstance(d, int) for d in x.shape):
+        raise ScheduleError(f"bitcast to {x.dtype!r} of a symbolic shape {x.shape}")
+    size = prod(x.shape)
+    buf = _source_buffer(ctx, x.src[0])
+    view = UOp(Ops.BUFFER_VIEW, x.dtype, (buf,), (size, 0))
+    idx, gate = _parts(i)
+    (flat,) = reshape_index(idx, x.shape, (size,))
+    return ctx.param(view).index(flat if gate is TRUE else flat.valid(gate)).load()
 
 
 def _unsupported(i: UOp, x: UOp) -> UOp | None:
@@ -162,6 +196,7 @@ pm_rangeify = PatternMatcher(
         (_marker(tuple(MOVEMENT_INDEX)), _move),  # view(x)[idx] -> x[f(idx)]
         (_marker(Ops.PAD), _pad),  # pad(x)[idx] -> valid ? x[idx-before] : 0
         (_marker(Ops.REDUCE_AXIS), _reduce),  # sum(x)[idx] -> REDUCE(x[idx, rng], rng)
+        (_marker(Ops.BITCAST), _resizing_bitcast),  # bytes reinterpreted: a BUFFER_VIEW load
         (_marker(GroupOp.Elementwise), _elementwise),  # f(a, b)[idx] -> f(a[idx], b[idx])
         (_marker((Ops.CONST, Ops.VCONST)), _const),  # c[idx] -> c
         (_marker(Ops.DEFINE_VAR), lambda i, x: x),  # v[idx] -> v

@@ -7,6 +7,8 @@ sources, decides:
 * ``CONTIGUOUS``, ``COPY``, custom kernels and assigns (``AFTER(target, STORE(target,
   value))``); ``pm_prepare`` has already wrapped a COPY's or CUSTOM_KERNEL's source that is
   not a whole buffer in a CONTIGUOUS;
+* the source of a BITCAST that changes the element size, unless it already is a whole
+  buffer: the bitcast reads its bytes through a ``BUFFER_VIEW`` of another dtype;
 * computed intermediates that would otherwise be evaluated more than once per element —
   broadcast into a loop (softmax's max, layernorm's mean and output before a matmul) or read
   at several indices (a reduction read by two kernels): the cost model in ``recompute.py``.
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from fusegrad.codegen.schedule.rangeify import resizes
 from fusegrad.codegen.schedule.recompute import decide, usage
 from fusegrad.uop import GroupOp, Ops, PatternMatcher, UOp, UPat
 
@@ -94,6 +97,8 @@ def find_realizes(outputs: Sequence[UOp], order: Sequence[UOp]) -> dict[UOp, Kin
     for u in order:
         if (kind := _kind(u, out_set)) is not None:
             realized[u] = kind
+        if resizes(u) and not holds_buffer(u.src[0]):
+            realized.setdefault(u.src[0], Kind.COMPUTE)  # its bytes are reinterpreted
     keys = {u: _boundary_key(u, k, out_set) for u, k in realized.items()}
     for u in decide(order, realized, usage(order, keys)):
         realized[u] = Kind.COMPUTE
