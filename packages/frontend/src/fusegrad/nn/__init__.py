@@ -2,9 +2,10 @@
 
 Layers: ``Linear, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, BatchNorm (BatchNorm2d),
 GroupNorm, InstanceNorm, LayerNorm, LayerNorm2d, RMSNorm, Embedding, LSTMCell``.
+``nn.datasets``: MNIST (local folder or fetched, checksummed) and scikit-learn's digits.
 """
 
-from fusegrad.nn import optim, state
+from fusegrad.nn import datasets, optim, state
 from fusegrad.nn.layers import (
     Conv1d,
     Conv2d,
@@ -43,6 +44,7 @@ __all__ = [
     "LayerNorm2d",
     "Linear",
     "RMSNorm",
+    "datasets",
     "optim",
     "state",
 ]
