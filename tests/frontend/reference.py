@@ -48,6 +48,8 @@ def threefry_np(x: np.ndarray, key: np.ndarray) -> np.ndarray:
 
 def value_dtype(dt: DType) -> np.dtype:
     """NumPy dtype values of ``dt`` are computed in (float32 for bfloat16/fp8)."""
+    if dt.weak:  # symbolic sizes used as values (e.g. a mean's count over a Variable dim)
+        return np.dtype(np.float64 if dtypes.is_float(dt) else np.int64)
     return np.dtype(np.float32) if not has_numpy_type(dt) else storage_dtype(dt)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from fusegrad.engine import HOST, encode_floats, from_numpy_dtype, has_numpy_type, storage_dtype
 from fusegrad.tensor.flags import DEV
-from fusegrad.uop import ConstType, DType, Ops, UOp, dtypes
+from fusegrad.uop import ConstType, DType, Ops, UOp, dtypes, sym_infer
 
 DEFAULT_DEVICE = "CPU"
 
@@ -178,11 +178,28 @@ def data_to_uop(data: Any, device: str, dtype: DType | None) -> UOp:
     raise TypeError(f"can't make a Tensor from a {type(data).__name__}")
 
 
+def bound_int(x: Any) -> int:
+    """The value of a size: an int, or a symbolic size at its Variables' bound values."""
+    if not isinstance(x, UOp):
+        return int(x)
+    values = {}
+    for u in x.toposort():
+        if u.is_bound_var:
+            var, value = u.unbind()
+            values[var.arg[0]] = value
+    return int(sym_infer(x, values))
+
+
 def _uop_data(u: UOp, device: str, dtype: DType | None) -> UOp:
-    if u.is_bound_var or u.op is Ops.DEFINE_VAR:
+    if u.is_bound_var or u.op is Ops.DEFINE_VAR or (u.dtype.weak and u.st_shape in (None, ())):
         dt = dtype if dtype is not None else dtypes.default_int
         zero = UOp.const(dt, 0, device, ())
         return UOp(Ops.ADD, dt, (zero, UOp(Ops.CAST, dt, (u,))))
     if u.st_shape is None:
         raise TypeError(f"can't make a Tensor from a {u.op!r} UOp (it has no shape)")
     return u if dtype is None or u.dtype is dtype else u.cast(dtype)
+
+
+# kept for callers from when the whole default was cached (tests/e2e/conftest.py): clearing now
+# only forgets the probed device
+default_device.cache_clear = _probed_default.cache_clear  # type: ignore[attr-defined]

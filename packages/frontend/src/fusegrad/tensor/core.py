@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from fusegrad.engine import REALIZED, buffer_of, has_assign, realize_uops, to_numpy
+from fusegrad.tensor.checks import IndexCheck, merge_checks, pending, stats_uops, verify_all
 from fusegrad.tensor.convert import array_to_uop, canonical_device, data_to_uop
 from fusegrad.uop import (
     ConstType,
@@ -67,6 +68,8 @@ class TensorCore:
     grad: Tensor | None
     _leaf: bool
     _requires_grad: bool | None
+    _checks: tuple[IndexCheck, ...] = ()
+    """Index-range checks this tensor's value depends on (see ``checks``)."""
 
     def __init__(
         self,
@@ -107,6 +110,8 @@ class TensorCore:
         out._leaf = False
         out._requires_grad = True if needs else None
         out.grad = None
+        if self._checks or any(p._checks for p in parents):
+            out._checks = merge_checks(self._checks, *(p._checks for p in parents))
         ALL_TENSORS[id(out)] = out
         return out  # type: ignore[return-value]
 
@@ -354,11 +359,20 @@ class TensorCore:
 
     # -- data ------------------------------------------------------------------------------------
     def realize(self, *others: TensorCore) -> Tensor:
-        """Compute this tensor (and ``others``, in the same schedule) into buffers."""
+        """Compute this tensor (and ``others``, in the same schedule) into buffers.
+
+        Raises IndexError (before handing anything out) when an index tensor used on the way
+        holds an out-of-range value (see ``fusegrad.tensor.checks``)."""
         tensors = [self, *others]
         keep = [bool(t.requires_grad) and not has_assign(t.uop) for t in tensors]
-        views, becomes = realize_uops([t.uop for t in tensors])
-        for t, view, lazy in zip(tensors, views, keep, strict=True):
+        checks = pending(tensors)
+        extra = stats_uops(checks, type(self))
+        views, becomes = realize_uops([*(t.uop for t in tensors), *extra])
+        if checks:
+            verify_all(checks, [to_numpy(v) for v in views[len(tensors) :]])
+            for t in tensors:
+                t._checks = ()
+        for t, view, lazy in zip(tensors, views[: len(tensors)], keep, strict=True):
             if lazy:
                 REALIZED[t.uop] = view  # keep the graph for autograd
         if becomes:
@@ -451,6 +465,7 @@ class TensorCore:
         if x.shape != self.shape:
             raise RuntimeError(f"replace: shape {x.shape} differs from {self.shape}")
         self.uop = x.uop
+        self._checks = x._checks
         return self  # type: ignore[return-value]
 
     def assign(self, x: Any) -> Tensor:
@@ -467,6 +482,8 @@ class TensorCore:
         value = value.cast(self.dtype)
         if self.device != value.device:
             value = value.to(self.device)
+        if value._checks:
+            self._checks = merge_checks(self._checks, value._checks)
         if not _writable_view(self.uop) or self.requires_grad:
             if not self.requires_grad and _over_buffer(self.uop):
                 raise RuntimeError(

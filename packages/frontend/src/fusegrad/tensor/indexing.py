@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fusegrad.engine import buffer_of
-from fusegrad.uop import ConstType, Ops, dtypes, prod, sint
+from fusegrad.tensor.checks import add_check
+from fusegrad.tensor.convert import bound_int
+from fusegrad.uop import ConstType, Ops, UOp, dtypes, prod, sint
 
 if TYPE_CHECKING:
     from fusegrad.tensor.tensor import Tensor
@@ -29,9 +31,9 @@ class _DimSel:
     """How one input dim is indexed: a strided window (start, count, step>0, flipped), whether
     it is dropped (an int), or an advanced index tensor."""
 
-    size: int
-    start: int = 0
-    count: int = 0
+    size: sint
+    start: sint = 0
+    count: sint = 0
     step: int = 1
     flip: bool = False
     drop: bool = False
@@ -109,13 +111,15 @@ def _plan(t: Tensor, indices: Any) -> tuple[_Plan, list[int]]:
         if it is None:
             out_shape.append(("new", None))
             continue
-        n = int(t.shape[d])
+        size = t.shape[d]
+        n = bound_int(size)  # a symbolic dim: its bound value
         if isinstance(it, int):
             if not -n <= it < n:
                 raise IndexError(f"index {it} is out of bounds for dimension {d} with size {n}")
-            dims.append(_DimSel(n, it % n, 1, 1, False, drop=True))
+            start: Any = it % n if isinstance(size, int) or it >= 0 else size + it
+            dims.append(_DimSel(size, start, 1, 1, False, drop=True))
         elif isinstance(it, slice):
-            dims.append(_slice_sel(it, n))
+            dims.append(_slice_sel(it, size))
             out_shape.append(("dim", d))
         else:
             dims.append(_DimSel(n, 0, n, 1, False, advanced=it))
@@ -125,14 +129,41 @@ def _plan(t: Tensor, indices: Any) -> tuple[_Plan, list[int]]:
     return _Plan(dims, out_shape), adv_positions
 
 
-def _slice_sel(s: slice, n: int) -> _DimSel:
+def _slice_sel(s: slice, n: Any) -> _DimSel:
     if s.step == 0:
         raise ValueError("slice step cannot be zero")
+    if any(isinstance(v, UOp) for v in (s.start, s.stop, s.step, n)):
+        return _symbolic_slice_sel(s, n)
     start, stop, step = s.indices(n)
     count = len(range(start, stop, step))
     if step > 0:
         return _DimSel(n, start, count, step)
     return _DimSel(n, n - 1 - start, count, -step, flip=True)
+
+
+def _symbolic_slice_sel(s: slice, n: Any) -> _DimSel:
+    """A slice with a symbolic start/stop (e.g. a bound Variable): step 1 only, and the
+    window must fit the dim for every value the Variables can take (no clamping: that would
+    make the shape data-dependent). A negative int start/stop counts from the end."""
+    if s.step not in (None, 1):
+        raise IndexError(f"slicing with a symbolic bound needs step 1, got step {s.step}")
+    start: Any = 0 if s.start is None else s.start
+    stop: Any = n if s.stop is None else s.stop
+    start = start + n if isinstance(start, int) and start < 0 else start
+    stop = stop + n if isinstance(stop, int) and stop < 0 else stop
+    hi = n.vmax if isinstance(n, UOp) else n
+    lo_start = start.vmin if isinstance(start, UOp) else start
+    hi_stop = stop.vmax if isinstance(stop, UOp) else stop
+    if lo_start < 0 or hi_stop > hi:
+        raise IndexError(
+            f"symbolic slice [{start}:{stop}] can reach outside the dim of size {n} "
+            f"(start >= {lo_start}, stop <= {hi_stop})"
+        )
+    return _DimSel(n, start, stop if _is_zero(start) else stop - start, 1)
+
+
+def _is_zero(x: Any) -> bool:
+    return isinstance(x, int) and x == 0
 
 
 def _check_python_indices(idx: Any, n: int, dim: int) -> None:
@@ -173,7 +204,7 @@ class IndexingMixin:
                 x = x.flip(axis)
         return x
 
-    def _place(self: Tensor, axis: int, n: int, start: int, step: int) -> Tensor:
+    def _place(self: Tensor, axis: int, n: sint, start: sint, step: int) -> Tensor:
         count = int(self.shape[axis])
         if (start, count, step) == (0, n, 1):
             return self
@@ -210,12 +241,13 @@ class IndexingMixin:
     ) -> tuple[list[Tensor], list[int], tuple[sint, ...]]:
         index_dims = [plan.out_shape[p][1] for p in adv]
         idx = []
-        for p, d in zip(adv, index_dims, strict=True):
+        for d in index_dims:
             raw = plan.dims[d].advanced
             n = plan.dims[d].size
             i = raw.cast(dtypes.int32) if raw.dtype.itemsize < 4 else raw
-            idx.append((i < 0).where(i + n, i))
-            del p
+            wrapped = (i < 0).where(i + n, i)
+            add_check(wrapped, raw, n, d, -n, "index")
+            idx.append(wrapped)
         from fusegrad.tensor.core import broadcast_shape
 
         bshape = broadcast_shape(*(i.shape for i in idx))
@@ -314,7 +346,11 @@ class IndexingMixin:
         self.assign(new.detach())
 
     # -- gather / scatter ------------------------------------------------------------------------
-    def _gather_mask(self: Tensor, dim: int, index: Tensor) -> tuple[Tensor, int]:
+    def _gather_mask(
+        self: Tensor, dim: int, index: Tensor, op: str | None = "gather"
+    ) -> tuple[Tensor, int]:
+        """(one-hot mask of ``index`` along ``dim``, the axis); ``op`` names the range check
+        (None: the caller knows the indices are in range)."""
         axis = self._axis(dim)
         if index.ndim != self.ndim:
             raise RuntimeError(f"gather: index has {index.ndim} dims but input has {self.ndim}")
@@ -330,11 +366,17 @@ class IndexingMixin:
         i = index.transpose(axis, -1)
         i = (i < 0).where(i + n, i)
         mask = i.unsqueeze(-1).eq(type(self).arange(n, device=self.device))
+        if op is not None:
+            add_check(mask, index, n, axis, 0, op)
         return mask, axis
 
     def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
-        """out[i][j] = self[i][index[i][j]] along ``dim``."""
-        mask, axis = self._gather_mask(dim, index)
+        """out[i][j] = self[i][index[i][j]] along ``dim``. Indices must lie in [0, size)
+        (IndexError otherwise, see ``fusegrad.tensor.checks``)."""
+        return self._gather(dim, index, "gather")
+
+    def _gather(self: Tensor, dim: int, index: Tensor, check: str | None) -> Tensor:
+        mask, axis = self._gather_mask(dim, index, check)
         x = self.shrink([None if d == axis else (0, s) for d, s in enumerate(index.shape)])
         xt = x.transpose(axis, -1).unsqueeze(-2)
         work = xt.cast(dtypes.uint8) if xt.dtype is dtypes.bool else xt
@@ -344,7 +386,7 @@ class IndexingMixin:
     def _scatter_parts(
         self: Tensor, dim: int, index: Tensor, src: Any
     ) -> tuple[Tensor, Tensor, int]:
-        mask, axis = self._gather_mask(dim, index)
+        mask, axis = self._gather_mask(dim, index, "scatter")
         s = self._operand(src).cast(self.dtype)
         if s.ndim == 0:
             s = s._broadcast_to(index.shape)
@@ -424,13 +466,16 @@ class IndexingMixin:
         return hit.where(red, self)
 
     def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
-        """int tensor with a new last dim of ``num_classes``: 1 at the index, 0 elsewhere."""
+        """int tensor with a new last dim of ``num_classes``: 1 at the index, 0 elsewhere.
+        Values outside [0, num_classes) raise IndexError (see ``fusegrad.tensor.checks``)."""
         if not dtypes.is_int(self.dtype):
             raise RuntimeError(f"one_hot is only applicable to index tensor, got {self.dtype!r}")
         if num_classes == -1:
             num_classes = int(self.max().item()) + 1 if self.numel() else 0
         ar = type(self).arange(num_classes, device=self.device)
-        return self.unsqueeze(-1).eq(ar).where(1, 0)
+        out = self.unsqueeze(-1).eq(ar).where(1, 0)
+        add_check(out, self, num_classes, -1, 0, "one_hot")
+        return out
 
     def masked_select(
         self: Tensor, mask: Tensor, size: int | None = None, fill_value: ConstType = 0

@@ -185,8 +185,8 @@ class LinalgMixin:
         w, v = _jacobi(r[..., :k, :])
         s, order = w.square().sum(-2).sqrt().sort(dim=-1, descending=True)
         cols = order.unsqueeze(-2).expand(w.shape)
-        u_small = _orthonormal_columns(w.gather(-1, cols))
-        v = v.gather(-1, cols)
+        u_small = _orthonormal_columns(w._gather(-1, cols, None))
+        v = v._gather(-1, cols, None)
         u = q[..., :k] @ u_small
         if full_matrices and q.shape[-1] > k:
             u = u.cat(q[..., k:], dim=-1)

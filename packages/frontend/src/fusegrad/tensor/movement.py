@@ -353,15 +353,14 @@ class MovementMixin:
                 x = b.cat(a, dim=axis)
         return x
 
-    def _strided(self: Tensor, axis: int, start: int, count: int, step: int) -> Tensor:
+    def _strided(self: Tensor, axis: int, start: sint, count: sint, step: int) -> Tensor:
         """Elements start, start+step, ... (``count`` of them) along ``axis``; step >= 1."""
-        n = int(self.shape[axis])
-        if count == 0:
+        if isinstance(count, int) and count == 0:
             return self.shrink([(0, 0) if i == axis else None for i in range(self.ndim)])
         if step == 1:
-            return self.shrink(
-                [(start, start + count) if i == axis else None for i in range(self.ndim)]
-            )
+            end = count if isinstance(start, int) and start == 0 else start + count
+            return self.shrink([(start, end) if i == axis else None for i in range(self.ndim)])
+        n = int(self.shape[axis])
         end = min(n, start + count * step)
         x = self.shrink([(start, end) if i == axis else None for i in range(self.ndim)])
         x = x.pad(

@@ -253,7 +253,7 @@ class NNMixin:
         flat = type(self).arange(prod(spatial), device=self.device).reshape(spatial)
         iwin = flat._pooled(-1, k, st, dl, pads, extra)  # (K, *out)
         first = win.argmax(axis, keepdim=True)
-        pick = iwin._broadcast_to(win.shape).gather(axis, first).squeeze(axis)
+        pick = iwin._broadcast_to(win.shape)._gather(axis, first, None).squeeze(axis)
         return values, pick
 
     def max_unpool2d(
