@@ -66,6 +66,19 @@ def test_cpu_matmul_is_vectorized_along_n_tiled_along_k_and_threaded() -> None:
     ]
 
 
+def test_cpu_matmul_with_b_transposed_runs_vectors_along_k() -> None:
+    c, a, b = (UOp.param(s, dtypes.float32.ptr(64 * 64)) for s in range(3))
+    i, j, k = UOp.range(64, 0), UOp.range(64, 1), UOp.range(64, 2, AxisType.REDUCE)
+    val = (a.index(i * 64 + k).load() * b.index(j * 64 + k).load()).reduce(k, arg=Ops.ADD)
+    ast = UOp.sink(c.index(i * 64 + j).store(val).end(i, j), arg=KernelInfo("mm_bt"))
+    assert hand_coded_optimizations(ast, CPU) == [
+        Opt(OptOps.UPCAST, 0, 4),  # rows of A: 4 registers
+        Opt(OptOps.UPCAST, 1, 2),  # rows of W: 2 registers
+        Opt(OptOps.PARTIALS, 2, 8),  # vectors along K: 8 lanes of partial sums
+        Opt(OptOps.THREAD, 0, 4),
+    ]
+
+
 def test_cpu_matmul_with_a_short_reduce_swaps_instead_of_tiling() -> None:
     c, a, b = (UOp.param(s, dtypes.float32.ptr(64 * 64)) for s in range(3))
     i, j, k = UOp.range(64, 0), UOp.range(64, 1), UOp.range(32, 2, AxisType.REDUCE)

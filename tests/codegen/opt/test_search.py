@@ -186,3 +186,16 @@ def test_cache_key_changes_with_the_codegen_source(monkeypatch: pytest.MonkeyPat
     key = search_module.cache_key(matmul(), CPU, 2)
     monkeypatch.setattr(search_module, "codegen_fingerprint", lambda: "another-lowering")
     assert search_module.cache_key(matmul(), CPU, 2) != key
+
+
+def test_a_big_kernel_is_not_timed_without_opts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_module, "BASE_MAX_ITERATIONS", 100)  # the 8x8x8 matmul: 512
+    seen: list[tuple[Opt, ...]] = []
+
+    class Recording(CountingTimer):
+        def __call__(self, spec: ProgramSpec) -> float:
+            seen.append(tuple(spec.applied_opts))
+            return super().__call__(spec)
+
+    beam_search(matmul(), CPU, 2, Recording())
+    assert () not in seen and seen[0] == tuple(hand_coded_optimizations(matmul(), CPU))

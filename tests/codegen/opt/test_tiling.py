@@ -1,6 +1,7 @@
-"""The TILE opt: the loop over reduce tiles goes around the output loops, partial sums are
-kept in the output; results match NumPy through the PYTHON emulator and the CPU device, and
-every precondition raises a KernelOptError that says what is wrong."""
+"""The opts that split a reduction. TILE: the loop over reduce tiles goes around the output
+loops, partial sums are kept in the output. PARTIALS: lanes of partial sums, combined after
+the loop. Results match NumPy through the PYTHON emulator and the CPU device, and every
+precondition raises a KernelOptError that says what is wrong."""
 
 from __future__ import annotations
 
@@ -153,3 +154,56 @@ def test_tile_without_output_loops_reads_back_after_the_previous_tile() -> None:
     ast = H.with_opts(matmul(), opts)
     for got in (H.run_emulated(_Case(arrays[:3]), ast, CPU), H.run_cpu(_Case(arrays[:3]), ast)):
         np.testing.assert_allclose(got[0].reshape(N, M), want, rtol=1e-5, atol=1e-5)
+
+
+def matmul_bt() -> UOp:
+    """C[N, M] = A[N, K] @ Bt[M, K].T: both operands contiguous along K."""
+    c = UOp.param(0, dtypes.float32.ptr(N * M))
+    a, b = UOp.param(1, dtypes.float32.ptr(N * K)), UOp.param(2, dtypes.float32.ptr(K * M))
+    i, j, k = UOp.range(N, 0), UOp.range(M, 1), UOp.range(K, 2, AxisType.REDUCE)
+    val = (a.index(i * K + k).load() * b.index(j * K + k).load()).reduce(k, arg=Ops.ADD)
+    return UOp.sink(c.index(i * M + j).store(val).end(i, j))
+
+
+def test_partials_nest_a_reduce_over_lanes_around_the_loop() -> None:
+    ast = apply_opt(matmul_bt(), Opt(OptOps.PARTIALS, 2, 8), CPU)
+    reds = [u for u in ast.toposort() if u.op is Ops.REDUCE]
+    assert len(reds) == 2
+    inner, outer = reds
+    assert outer.src[0] is inner and [r.arg[1] for r in outer.src[1:]] == [AxisType.UNROLL]
+    assert [(r.arg[1], r.src[0].arg) for r in inner.src[1:]] == [(AxisType.REDUCE, K // 8)]
+
+
+@pytest.mark.parametrize("target", ["emulator", "cpu_device"])
+def test_partials_matmul_matches_numpy(target: str) -> None:
+    arrays, _, _ = inputs()
+    a = arrays[1].reshape(N, K)
+    bt = np.random.default_rng(1).standard_normal((M, K)).astype(np.float32)
+    case = _Case([arrays[0], arrays[1], bt.reshape(-1)])
+    opts = [Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UPCAST, 1, 2), Opt(OptOps.PARTIALS, 2, 8)]
+    ast = H.with_opts(matmul_bt(), [*opts, Opt(OptOps.THREAD, 0, 2)])
+    run = H.run_cpu if target == "cpu_device" else lambda c, a: H.run_emulated(c, a, CPU)
+    got = run(case, ast)
+    np.testing.assert_allclose(got[0].reshape(N, M), a @ bt.T, rtol=1e-5, atol=1e-5)
+
+
+def test_partials_of_a_max_reduce() -> None:
+    arrays, _, _ = inputs()
+    ast = _max_reduce()
+    got = H.run_emulated(_Case(arrays[:3]), H.with_opts(ast, [Opt(OptOps.PARTIALS, 2, 4)]), CPU)
+    a, b = arrays[1].reshape(N, K), arrays[2].reshape(K, M)
+    want = (a[:, :, None] * b[None, :, :]).max(1)
+    np.testing.assert_allclose(got[0].reshape(N, M), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("opt", "match"),
+    [
+        (Opt(OptOps.PARTIALS, 0, 4), "PARTIALS needs a reduce axis"),
+        (Opt(OptOps.PARTIALS, 2, 5), "5 does not divide"),
+        (Opt(OptOps.PARTIALS, 2, 64), "more than 32 lanes"),
+    ],
+    ids=["loop_axis", "not_dividing", "too_many_lanes"],
+)
+def test_partials_precondition_raises(opt: Opt, match: str) -> None:
+    raises(matmul_bt(), opt, CPU, match)

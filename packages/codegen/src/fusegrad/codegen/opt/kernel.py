@@ -49,6 +49,7 @@ class OptOps(enum.Enum):
     NOLOCALS = enum.auto()
     TC = enum.auto()
     TILE = enum.auto()
+    PARTIALS = enum.auto()
 
     def __repr__(self) -> str:
         return f"OptOps.{self.name}"
@@ -73,7 +74,9 @@ class Opt:
       ``axis`` (default 0);
     * ``TILE(axis, n)``: split a reduce axis into tiles of ``n``, the loop over tiles around
       the output loops, partial sums kept in the output buffer (CPU cache blocking, see
-      ``tiling.py``).
+      ``tiling.py``);
+    * ``PARTIALS(axis, n)``: split a reduce axis into ``n`` partial reductions kept as vector
+      lanes, combined once after the loop (``tiling.py``).
     """
 
     op: OptOps
@@ -416,6 +419,12 @@ def _tile(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     return tile_reduce(ast, opt, renderer)
 
 
+def _partials(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
+    from fusegrad.codegen.opt.tiling import partial_sums
+
+    return partial_sums(ast, opt, renderer)
+
+
 OptFn = Callable[[UOp, Opt, Renderer], UOp]
 
 OPT_FUNCTIONS: dict[OptOps, OptFn] = {
@@ -430,6 +439,7 @@ OPT_FUNCTIONS: dict[OptOps, OptFn] = {
     OptOps.NOLOCALS: _nolocals,
     OptOps.TC: _tensor_core,
     OptOps.TILE: _tile,
+    OptOps.PARTIALS: _partials,
 }
 """What each OptOps does: (AST, opt, renderer) -> AST, raising KernelOptError."""
 

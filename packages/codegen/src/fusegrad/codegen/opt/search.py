@@ -1,7 +1,7 @@
 """BEAM search over opt sequences, timed by a callback, with a persistent cache.
 
-``beam_search(ast, renderer, width, timer)`` starts from the kernel without opts and the
-kernel with the heuristics' opts and, round by round, extends every sequence in the beam
+``beam_search(ast, renderer, width, timer)`` starts from the kernel with the heuristics' opts
+(and without opts, when that is cheap to time) and, round by round, extends every sequence in the beam
 by every action that applies (``actions``, TILE included on CPUs), lowers the new
 candidates (in worker threads, with the timer's optional ``compile`` step there too),
 times them one after another through ``timer`` and keeps the ``width`` fastest.
@@ -44,6 +44,7 @@ from fusegrad.codegen.opt.kernel import (
     Opt,
     OptOps,
     apply_opt,
+    const_size,
     finish,
     kernel_axes,
     lane_count,
@@ -67,6 +68,7 @@ _UNROLLS = (0, 2, 4, 8)
 _LOCALS = (2, 4, 8, 16, 32)
 _GROUPS = (4, 8, 16, 32)
 _PADS = (8, 16, 32)
+_PARTIALS = (4, 8)
 _TILES = (4, 16, 32, 64)  # 4: small kernels (the fuzz corpus) get tiled too
 
 
@@ -81,6 +83,7 @@ def _axis_actions(pos: int, kind: AxisType, renderer: Renderer) -> list[Opt]:
         return opts
     if kind is AxisType.REDUCE:
         opts = [Opt(OptOps.UNROLL, pos, a) for a in _UNROLLS]
+        opts += [Opt(OptOps.PARTIALS, pos, a) for a in _PARTIALS]
         if not renderer.has_local:
             opts += [Opt(OptOps.TILE, pos, a) for a in _TILES]
         if renderer.has_local and renderer.has_shared:
@@ -252,17 +255,24 @@ def _unique(cands: list[Candidate], seen: set[UOp]) -> list[Candidate]:
     return out
 
 
+#: BEAM starts from the kernel without opts too only when it has at most this many loop
+#: iterations: unoptimized, a 1024^3 matmul runs for seconds (25 s on a loaded machine), and so
+#: do all its one-opt extensions, so a search from there takes hours
+BASE_MAX_ITERATIONS = 1 << 24
+
+
 def _starts(ast: UOp, renderer: Renderer) -> list[Candidate]:
-    """The first beam: the kernel without opts, and with the hand-coded heuristics' opts (so
-    the search starts from the heuristics' result: it returns nothing slower, and its rounds
-    refine the heuristics' kernel as well as building up from nothing)."""
+    """The first beam: the kernel with the hand-coded heuristics' opts (the search returns
+    nothing slower and refines it) and, for kernels small enough to time unoptimized
+    (``BASE_MAX_ITERATIONS``) or without heuristic opts, the kernel without opts."""
     from fusegrad.codegen.opt.heuristics import hand_coded_optimizations
 
-    out = [Candidate((), ast)]
     opts = hand_coded_optimizations(ast, renderer)
-    if opts:
-        out.append(Candidate(tuple(opts), _applied(ast, opts, renderer)))
-    return out
+    seeded = [Candidate(tuple(opts), _applied(ast, opts, renderer))] if opts else []
+    iterations = math.prod(const_size(r) or 16 for r in kernel_axes(ast))
+    if not seeded or iterations <= BASE_MAX_ITERATIONS:
+        return [Candidate((), ast), *seeded]
+    return seeded
 
 
 def _applied(ast: UOp, opts: Sequence[Opt], renderer: Renderer) -> UOp:
@@ -282,7 +292,7 @@ def beam_search(
         return hit
     start = _measure(_starts(ast, renderer), renderer, timer, "BEAM base")
     if not start:
-        raise RuntimeError("beam_search: the kernel without opts does not run with this timer")
+        raise RuntimeError("beam_search: the kernel does not run with this timer")
     best, beam, seen = start[0], start, {ast}
     for rnd in range(max_rounds):
         cands = _unique([n for c in beam for n in _extend(c, renderer)], seen)

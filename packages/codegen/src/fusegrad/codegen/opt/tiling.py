@@ -1,4 +1,6 @@
-"""The TILE opt: a reduction split into tiles, the loop over tiles around the output loops.
+"""Opts that split a reduction: TILE (cache blocking) and PARTIALS (vector partial sums).
+
+**TILE**: a reduction split into tiles, the loop over tiles around the output loops.
 
 ``Opt(TILE, axis, n)`` on a reduce axis ``k`` of size ``K`` (a multiple of ``n``) turns::
 
@@ -17,11 +19,23 @@ elementwise ops only (``f``: a bias, an activation; computed on the last tile), 
 buffer is not read elsewhere in the kernel, with the reduce's dtype stored as is (partial
 sums are kept in the output exactly). Targets with workgroups don't take it (their output
 threads own no loop to put around).
+
+**PARTIALS**: ``Opt(PARTIALS, axis, n)`` on a reduce axis ``k`` (a multiple of ``n``)::
+
+    red(x(k) for k)  ->  red(red(x(t*n + u) for t) for u in lanes)     u: an UNROLL axis
+
+The inner reduction keeps ``n`` partial results (one per lane ``u``: a vector accumulator);
+the outer one combines the lanes once, after the loop. When the operands are contiguous
+along ``k`` (``x @ W.T``, ``q @ k.T``), every step is whole-vector loads and lane-wise
+multiply-adds. UNROLL instead combines its lanes on every iteration (horizontal adds in the
+loop). Apply it after the UPCASTs, so its lanes are the innermost (the contiguous ones).
 """
 
 from __future__ import annotations
 
 from fusegrad.codegen.opt.kernel import (
+    MAX_LANES,
+    MAX_UPCAST,
     Opt,
     _amount,
     _axis,
@@ -30,6 +44,7 @@ from fusegrad.codegen.opt.kernel import (
     _next_axis_id,
     _quotient,
     axes_of,
+    lane_count,
     nodes_of,
 )
 from fusegrad.codegen.renderer import Renderer
@@ -105,3 +120,23 @@ def tile_reduce(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     end = ast.src[0]
     new_end = UOp(Ops.END, end.dtype, (idx.store(acc), *end.src[1:], tile), end.arg)
     return ast.replace(src=(new_end,))
+
+
+def partial_sums(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
+    """The PARTIALS opt (see the module docstring)."""
+    rng = _axis(ast, opt)
+    _check(rng.arg[1] is AxisType.REDUCE, opt, f"PARTIALS needs a reduce axis, axis {rng.arg[0]}")
+    reds = [r for r in nodes_of(ast, Ops.REDUCE) if rng in r.src[1:]]
+    _check(len(reds) == 1, opt, f"PARTIALS needs one reduce over the axis, found {len(reds)}")
+    red = reds[0]
+    amount = _amount(opt, rng)
+    _check(amount <= MAX_UPCAST, opt, f"amount {amount} is more than {MAX_UPCAST} lanes")
+    lanes = lane_count(ast) * amount
+    _check(lanes <= MAX_LANES, opt, f"the kernel would have {lanes} lanes (at most {MAX_LANES})")
+    steps = _quotient(opt, rng, amount)
+    lane = UOp.range(amount, _next_axis_id(ast), AxisType.UNROLL)
+    rest = UOp.range(steps, rng.arg[0], AxisType.REDUCE)
+    src = red.src[0].substitute({rng: rest * amount + lane})
+    ranges = [rest if r is rng else r for r in red.src[1:]]
+    inner = UOp(Ops.REDUCE, red.dtype, (src, *ranges), red.arg)
+    return ast.substitute({red: UOp(Ops.REDUCE, red.dtype, (inner, lane), red.arg)})
