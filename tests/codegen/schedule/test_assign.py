@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from fusegrad.codegen.schedule import ScheduleError
 from fusegrad.uop import Ops, UOp, dtypes
 from schedule_testing import Memory, T, run_graph, run_on_emulator, schedule
 
@@ -124,3 +126,21 @@ def test_setitem_form_after_of_whole_buffer_store_into_view(mem: Memory) -> None
     (got,) = run_graph(kg, mem, run_on_emulator)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(mem.arrays[_buffer(a)], want)
+
+
+def test_kernel_reading_old_and_new_value_snapshots_the_old(mem: Memory) -> None:
+    a = mem.rand(3, 4)
+    new = a.assign(a + 10.0)
+    mixed = T(new.uop, new.np) * 2.0 + a.T.T * 3.0  # new value and (a view of) the old one
+    want_new = a.np + 10
+    kg = schedule(mixed, new)
+    got = run_graph(kg, mem)
+    np.testing.assert_allclose(got[0], want_new * 2 + a.np * 3, rtol=1e-6)
+    np.testing.assert_allclose(mem.arrays[_buffer(a)].reshape(3, 4), want_new, rtol=1e-6)
+
+
+def test_old_and_new_value_read_directly_names_the_problem(mem: Memory) -> None:
+    a = mem.rand(4)  # 1-D: the old value is the BUFFER itself, nothing to realize
+    new = a.assign(a + 1.0)
+    with pytest.raises(ScheduleError, match="old and the new value"):
+        schedule(T(new.uop, new.np) + a)

@@ -167,8 +167,13 @@ class Kernelizer:
 
     def lower(self, roots: list[UOp], kind: Kind, split: bool = True) -> Call:
         """Rangeify the kernel storing ``roots``; over the buffer cap, first realize the parts
-        of its graph that keep every kernel within the cap."""
+        of its graph that keep every kernel within the cap. A kernel reading two versions of
+        a buffer (before and after an assign) first realizes its reads of the older one."""
         ast, ctx = self.rangeify(roots)
+        if stale := self.stale_reads(roots, ctx):
+            for node in stale:
+                self.compute(node)
+            ast, ctx = self.rangeify(roots)
         cap = self.cap(roots[0].device)
         if cap is None or len(ctx.params) <= cap or not split:
             return self.make_call(ast, ctx, roots, kind)
@@ -213,6 +218,45 @@ class Kernelizer:
             call.deps.add(self.producer[d])
             call.reads.add((base_buffer(self.views[d]), self.version(d)))
         return call
+
+    def read_version(self, u: UOp, roots: list[UOp]) -> tuple[UOp, Version] | None:
+        """(BUFFER, version) when ``u`` is a leaf of a kernel computing ``roots``, else None."""
+        if u.op is Ops.BUFFER:
+            return u, None
+        if u in self.views and u not in roots:
+            return base_buffer(self.views[u]), self.version(u)
+        return None
+
+    def stale_reads(self, roots: list[UOp], ctx: KernelContext) -> list[UOp]:
+        """Nodes of the kernel's graph reading only an older version of a buffer the kernel
+        also reads the newest version of: realized first, they run before the assign."""
+        versions: dict[UOp, set[Version]] = {}
+        for buf in ctx.raw_reads:
+            versions.setdefault(buf, set()).add(None)
+        for d in ctx.deps:
+            versions.setdefault(base_buffer(self.views[d]), set()).add(self.version(d))
+        newest = {b: max(vs, key=self._age) for b, vs in versions.items() if len(vs) > 1}
+        if not newest:
+            return []
+        values = [self.stored(r)[1] for r in roots]
+        region = UOp.sink(*values).toposort(gate=lambda u: u in roots or u not in self.views)
+        stale: set[UOp] = set()
+        fresh: set[UOp] = set()
+        for u in region:
+            if (read := self.read_version(u, roots)) is not None and read[0] in newest:
+                (fresh if read[1] is newest[read[0]] else stale).add(u)
+            stale.update((u,) if any(s in stale for s in u.src) else ())
+            fresh.update((u,) if any(s in fresh for s in u.src) else ())
+        chosen = {s: None for u in fresh for s in u.src if s in stale and s not in fresh}
+        if any(self.read_version(s, roots) is not None for s in chosen):
+            raise ScheduleError(
+                "assign: a kernel reads both the old and the new value of an assigned buffer "
+                "with nothing between the old value and the read to realize"
+            )
+        return list(chosen)
+
+    def _age(self, version: Version) -> int:
+        return -1 if version is None else self.producer[version]
 
     def split_points(self, roots: list[UOp], cap: int) -> list[UOp]:
         """Nodes of the kernel's graph to realize so no kernel reads more than ``cap - 1``
