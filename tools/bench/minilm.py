@@ -164,7 +164,7 @@ def bench_shape(
     return result
 
 
-def _load_torch(folder: Path, config: Any, enabled: bool) -> Any:
+def _load_torch(folder: Path, config: Any, enabled: bool, threads: int) -> Any:
     if not enabled:
         return None
     try:
@@ -172,6 +172,8 @@ def _load_torch(folder: Path, config: Any, enabled: bool) -> Any:
     except ImportError:
         print("pytorch: not installed (pip install torch==2.13.0), fusegrad only")
         return None
+    if threads > 0:
+        torch.set_num_threads(threads)
     print(f"pytorch {torch.__version__}, {torch.get_num_threads()} threads")
     weights = read_safetensors(folder / "model.safetensors")
     heads, layers = config.num_attention_heads, config.num_hidden_layers
@@ -183,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="CI-sized: 1x16 and 4x32")
     parser.add_argument("--repeats", type=int, default=None, help="timed steady-state calls")
     parser.add_argument("--no-torch", action="store_true", help="fusegrad only")
+    parser.add_argument(
+        "--torch-threads", type=int, default=0, help="PyTorch threads (0: its default)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the numbers here")
     args = parser.parse_args(argv)
     from fusegrad.examples.embed import BertConfig, Embedder, load_model, model_dir
@@ -197,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     ours = Embedder(load_model(folder))
     print(f"fusegrad: model loaded in {time.perf_counter() - start:.2f} s")
-    theirs = _load_torch(folder, config, not args.no_torch)
+    theirs = _load_torch(folder, config, not args.no_torch, args.torch_threads)
     shapes = QUICK_SHAPES if args.quick else FULL_SHAPES
     results = [bench_shape(ours, theirs, b, n, config.vocab_size, repeats) for b, n in shapes]
     if args.json is not None:
