@@ -11,6 +11,9 @@ the realizations that depend on lowered indices:
   first, and the assign becomes a copy from it;
 * **buffer cap**: a kernel with more buffers than the target allows realizes the largest
   part of its graph that fits, and is built again.
+* **two versions of a buffer**: a kernel reading a buffer both before and after an assign
+  to it realizes the parts of its graph reading the old value first (those kernels run
+  before the assign), and is built again.
 """
 
 from __future__ import annotations
