@@ -119,8 +119,13 @@ def test_a_round_not_faster_by_the_margin_stops() -> None:
             self.calls += 1
             return 1.0 if spec.applied_opts else 1.001
 
-    # the first beam's best (the heuristics' opts) is kept: no round improves on it
-    assert beam_search(matmul(), CPU, 2, Flat()) == hand_coded_optimizations(matmul(), CPU)
+    # the first beam's best (a prefix of the heuristics' opts, all equally fast here) is kept:
+    # no round improves on it
+    found, heuristic = (
+        beam_search(matmul(), CPU, 2, Flat()),
+        hand_coded_optimizations(matmul(), CPU),
+    )
+    assert found and found == heuristic[: len(found)]
 
 
 def test_the_heuristics_seed_the_first_beam() -> None:
@@ -133,7 +138,9 @@ def test_the_heuristics_seed_the_first_beam() -> None:
 
     heuristic = hand_coded_optimizations(matmul(), CPU)
     assert heuristic and seen == [] and beam_search(matmul(), CPU, 2, Recording()) == heuristic
-    assert seen[:2] == [(), tuple(heuristic)]
+    lanes = max(i for i, o in enumerate(heuristic) if o.op is OptOps.UPCAST) + 1
+    prefixes = [(), *(tuple(heuristic[:n]) for n in range(lanes, len(heuristic) + 1))]
+    assert seen[: len(prefixes)] == prefixes  # the prefixes of the heuristics with all lanes
 
 
 def test_a_kernel_that_never_runs_is_an_error() -> None:
@@ -198,4 +205,5 @@ def test_a_big_kernel_is_not_timed_without_opts(monkeypatch: pytest.MonkeyPatch)
             return super().__call__(spec)
 
     beam_search(matmul(), CPU, 2, Recording())
-    assert () not in seen and seen[0] == tuple(hand_coded_optimizations(matmul(), CPU))
+    heuristic = hand_coded_optimizations(matmul(), CPU)
+    assert () not in seen and tuple(heuristic) in seen

@@ -259,26 +259,29 @@ def _unique(cands: list[Candidate], seen: set[UOp]) -> list[Candidate]:
 #: iterations: unoptimized, a 1024^3 matmul runs for seconds (25 s on a loaded machine), and so
 #: do all its one-opt extensions, so a search from there takes hours
 BASE_MAX_ITERATIONS = 1 << 24
+_LANE_OPS = (OptOps.UPCAST, OptOps.UNROLL, OptOps.PARTIALS)
 
 
 def _starts(ast: UOp, renderer: Renderer) -> list[Candidate]:
-    """The first beam: the kernel with the hand-coded heuristics' opts (the search returns
-    nothing slower and refines it) and, for kernels small enough to time unoptimized
-    (``BASE_MAX_ITERATIONS``) or without heuristic opts, the kernel without opts."""
+    """The first beam: the kernel with the prefixes of the hand-coded heuristics' opts that
+    have all their lanes (UPCAST/UNROLL/PARTIALS: the search returns nothing slower than the
+    heuristics, and the rounds can redo their later steps) and, for kernels small enough to
+    time unoptimized (``BASE_MAX_ITERATIONS``) or without heuristic opts, the kernel without
+    opts."""
     from fusegrad.codegen.opt.heuristics import hand_coded_optimizations
 
     opts = hand_coded_optimizations(ast, renderer)
-    seeded = [Candidate(tuple(opts), _applied(ast, opts, renderer))] if opts else []
+    lanes = [i for i, o in enumerate(opts) if o.op in _LANE_OPS]
+    first = lanes[-1] if lanes else 0  # prefixes without all the lanes run as slow as none
+    seeded, cur = [], ast
+    for i, opt in enumerate(opts):
+        cur = apply_opt(cur, opt, renderer)
+        if i >= first:
+            seeded.append(Candidate(tuple(opts[: i + 1]), cur))
     iterations = math.prod(const_size(r) or 16 for r in kernel_axes(ast))
     if not seeded or iterations <= BASE_MAX_ITERATIONS:
         return [Candidate((), ast), *seeded]
     return seeded
-
-
-def _applied(ast: UOp, opts: Sequence[Opt], renderer: Renderer) -> UOp:
-    for opt in opts:
-        ast = apply_opt(ast, opt, renderer)
-    return ast
 
 
 def beam_search(
