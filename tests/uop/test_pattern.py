@@ -11,6 +11,8 @@ import sys
 
 import pytest
 from fusegrad.uop import GroupOp, Ops, PatternMatcher, UOp, UPat, dtypes
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 x = UOp.variable("x", 0, 10)
 y = UOp.variable("y", 0, 10)
@@ -357,3 +359,136 @@ def test_matcher_pickle_loads_in_a_fresh_process() -> None:
     )
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout.decode().split() == ["x+7", "y*7"]
+
+
+# -- compiled matchers agree with the interpreter ------------------------------------------------------------
+
+LEAVES = [
+    UOp.const(dtypes.int32, 1),
+    UOp.const(dtypes.int32, 0),
+    UOp.const(dtypes.float32, 1.0),
+    UOp.const(dtypes.bool, True),
+    UOp.const(dtypes.float32.vec(2), (1.0, 2.0)),
+    x,
+    y,
+]
+INNER_OPS = (Ops.ADD, Ops.MUL, Ops.NEG, Ops.WHERE, Ops.SINK)
+ANY_DTYPES = (dtypes.int32, dtypes.float32, dtypes.float32.vec(2), dtypes.bool, dtypes.weakint)
+
+
+@st.composite
+def random_uops(draw: st.DrawFn, depth: int = 3) -> UOp:
+    """Small graphs over a few leaves, so that equal subtrees (one node) are common."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(st.sampled_from(LEAVES))
+    n = draw(st.integers(0, 3))
+    src = tuple(draw(random_uops(depth - 1)) for _ in range(n))
+    arg = draw(st.sampled_from([None, 1, True, (1, 2)]))
+    return UOp(draw(st.sampled_from(INNER_OPS)), draw(st.sampled_from(ANY_DTYPES)), src, arg)
+
+
+@st.composite
+def patterns_for(draw: st.DrawFn, u: UOp, depth: int = 3) -> UPat:
+    """A pattern built from ``u``, each part loosened, tightened or broken at random: op sets,
+    dtypes, args, shared capture names, tuples, commutative lists, any-length prefixes,
+    repeated sources and alternatives."""
+    if draw(st.integers(0, 9)) == 0:
+        return UPat(draw(st.sampled_from(INNER_OPS)), name=draw(st.sampled_from([None, "a"])))
+    # mostly loosened or kept: a quarter to a half of the pairs match
+    ops = [None, None, u.op, u.op, {u.op, Ops.MUL}, Ops.CONST, GroupOp.ALU]
+    dts = [None] * 6 + [u.dtype, u.dtype.scalar(), {dtypes.int32, dtypes.bool}, dtypes.float32]
+    args = [None] * 6 + [u.arg, 1, True, (1, 2), 1.0]
+    srcs: list[UPat] = []
+    if depth > 0:
+        srcs = [draw(patterns_for(s, depth - 1)) for s in u.src]
+    shape = draw(st.sampled_from(["none", "tuple", "list", "list", "prefix", "repeat", "drop"]))
+    src: UPat | tuple[UPat, ...] | list[UPat] | None = None
+    if depth > 0 and shape in ("tuple", "prefix"):
+        src = tuple(srcs[: draw(st.integers(0, len(srcs)))] if shape == "prefix" else srcs)
+    elif depth > 0 and shape == "list":
+        src = list(draw(st.permutations(srcs)))
+    elif depth > 0 and shape == "repeat" and srcs:
+        src = srcs[0]
+    elif depth > 0 and shape == "drop":
+        src = tuple(srcs[1:])
+    pat = UPat(
+        draw(st.sampled_from(ops)),
+        draw(st.sampled_from(dts)),
+        src,
+        draw(st.sampled_from(args)),
+        draw(st.sampled_from([None, None, None, "a", "b", "c"])),
+        allow_any_len=shape == "prefix",
+    )
+    if draw(st.integers(0, 5)) == 0:
+        decoy = UPat(draw(st.sampled_from(INNER_OPS)), name=draw(st.sampled_from([None, "b"])))
+        pat = UPat.any(*draw(st.permutations([pat, decoy])))
+    return pat
+
+
+def recording_rule(calls: list[dict[str, UOp]], answer_at: int, answer: UOp) -> object:
+    """A rule that records its captures and returns ``answer`` on call ``answer_at``."""
+
+    def rule(**captures: UOp) -> UOp | None:
+        calls.append(captures)
+        return answer if len(calls) == answer_at else None
+
+    return rule
+
+
+@settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_compiled_matcher_agrees_with_the_interpreter(data: st.DataObject) -> None:
+    u = data.draw(random_uops())
+    pat = data.draw(patterns_for(u))
+    other = data.draw(random_uops())
+    for node in (u, other, *u.src):
+        assert pat.compiled("stores")(node) == pat.match_interpreted(node, {})
+    # the same rule calls, in the same order, and the same result through a PatternMatcher
+    answer_at = data.draw(st.integers(0, 3))
+    answer = data.draw(st.sampled_from([u, x + y]))  # returning the node itself is no rewrite
+    compiled_calls: list[dict[str, UOp]] = []
+    interpreted_calls: list[dict[str, UOp]] = []
+    compiled = PatternMatcher([(pat, recording_rule(compiled_calls, answer_at, answer))])
+    interpreted = PatternMatcher([(pat, recording_rule(interpreted_calls, answer_at, answer))])
+    for node in (u, other):
+        assert compiled.rewrite(node) is interpreted.rewrite_interpreted(node)
+    assert compiled_calls == interpreted_calls
+
+
+def test_compiled_matcher_passes_ctx_to_rules_that_ask() -> None:
+    pat = UPat(Ops.ADD, src=[UPat.var("a"), UPat.cvar("c")])
+    seen: list[object] = []
+    pm = PatternMatcher([(pat, lambda ctx, a, c: seen.append(ctx))])
+    assert pm.rewrite(x + 1, ctx="the ctx") is None
+    assert seen == ["the ctx"]
+    assert pm.rewrite(1 + x, ctx=7) is None and seen[-1] == 7
+
+
+def test_patterns_the_compiler_leaves_to_the_interpreter() -> None:
+    repeated = UPat(Ops.SINK, src=UPat.var("a"))
+    assert repeated.compiled("stores")(UOp.sink(x, x)) == [{"a": x}]
+    assert repeated.compiled("stores")(UOp.sink(x, y)) == []
+    ctx_capture = UPat(Ops.ADD, src=(UPat.var("ctx"), UPat.var("b")))
+    pm = PatternMatcher([(ctx_capture, lambda **kw: kw["ctx"])])
+    assert pm.rewrite(x + y) is x
+    wide = UPat(Ops.SINK, src=[UPat(name=n) for n in "abcde"])  # 120 orders: interpreted
+    five = UOp.sink(x, y, z, x, y)
+    assert len(wide.compiled("stores")(five)) == 120
+    assert wide.compiled("stores")(five) == wide.match_interpreted(five, {})
+
+
+def test_compiled_code_is_generated_once_per_pattern() -> None:
+    pat = UPat.var("a") + 0
+    pm1 = PatternMatcher([(pat, lambda a: a)])
+    pm2 = PatternMatcher([(UPat(Ops.MUL), lambda: None)]) + pm1
+    assert pm1.rewrite(x + 0) is x and pm2.rewrite(x + 0) is x
+    assert pm1.rules[Ops.ADD][0][0] is pm2.rules[Ops.ADD][0][0] is pat.compiled("call")
+    assert pm1.rules[Ops.SUB] == ()  # no rule for SUB: nothing to try
+
+
+def test_matcher_pickles_after_its_rules_were_compiled() -> None:
+    pm = make_closure_matcher(3)
+    assert pm.rewrite(x * y) is x + 3
+    back = pickle.loads(pickle.dumps(pm))
+    assert back.rewrite(x * y) is x + 3
+    assert back.rewrite(x + y) is x

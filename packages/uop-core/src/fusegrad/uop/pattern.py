@@ -41,6 +41,7 @@ class UPat:
 
     __slots__ = (
         "_alternatives",
+        "_compiled",
         "_src_orders",
         "allow_any_len",
         "arg",
@@ -71,6 +72,8 @@ class UPat:
         self.allow_any_len = allow_any_len
         self.src: tuple[UPat, ...] | list[UPat] | UPat | None = src
         self._alternatives: tuple[UPat, ...] | None = None
+        # compiled matchers of this pattern, by kind (see ``compiled``), built on first use
+        self._compiled: dict[str, Callable[..., Any]] = {}
         # a commutative source list matches in every order: list them once, here
         self._src_orders = tuple(itertools.permutations(src)) if isinstance(src, list) else ()
         # ops that must appear among the sources: a set test rejects most nodes cheaply
@@ -221,6 +224,16 @@ class UPat:
     __hash__ = object.__hash__
     __eq__ = object.__eq__
 
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        # generated code does not pickle: leave the compiled matchers out, they compile again
+        state = {k: getattr(self, k) for k in self.__slots__ if k != "_compiled"}
+        return None, state
+
+    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
+        for k, v in state[1].items():
+            object.__setattr__(self, k, v)
+        self._compiled = {}
+
     def __repr__(self) -> str:
         ops = "any" if self.op is None else "|".join(sorted(o.name for o in self.op))
         parts = [ops]
@@ -235,7 +248,17 @@ class UPat:
     # -- matching -----------------------------------------------------------------------------
     def match(self, uop: UOp, store: Store) -> list[Store]:
         """Every way ``uop`` matches this pattern, each as the captures extended from
-        ``store`` (empty list: no match)."""
+        ``store`` (empty list: no match), in a fixed order (see ``match_interpreted``)."""
+        if store:
+            return self.match_interpreted(uop, store)
+        return self.compiled("stores")(uop)  # type: ignore[no-any-return]
+
+    def match_interpreted(self, uop: UOp, store: Store) -> list[Store]:
+        """``match`` by walking the pattern: the reference the compiled matchers follow.
+
+        The order of the matches: a commutative source list tries its orders as
+        ``itertools.permutations`` lists them, alternatives in their order, and within one
+        order the first source's ways to match vary slowest."""
         if self._alternatives is None:
             if self.op is not None and uop.op not in self.op:
                 return []  # the common rejection, checked before any call
@@ -248,8 +271,22 @@ class UPat:
             elif prev is not uop:
                 return []  # the same name must capture the same node
         if self._alternatives is not None:
-            return [m for p in self._alternatives for m in p.match(uop, store)]
+            return [m for p in self._alternatives for m in p.match_interpreted(uop, store)]
         return self._match_src(uop, store)
+
+    def compiled(self, kind: str) -> Callable[..., Any]:
+        """This pattern's matcher as generated Python (built once per kind, then cached).
+
+        * ``"stores"``: ``f(uop) -> list[Store]``, what ``match(uop, {})`` returns;
+        * ``"call"`` / ``"call_ctx"``: ``f(uop, ctx, fn) -> UOp | None``, calling the rule
+          ``fn`` on each match in order (with ``ctx=`` for ``"call_ctx"``) and returning its
+          first result that is neither None nor ``uop``. The root's op is not checked: the
+          matcher calls it only for the ops of this pattern.
+        """
+        fn = self._compiled.get(kind)
+        if fn is None:
+            fn = self._compiled[kind] = compile_upat(self, kind)
+        return fn
 
     def _node_matches(self, uop: UOp) -> bool:
         if (
@@ -300,7 +337,9 @@ def _match_seq(pats: Sequence[UPat], srcs: tuple[UOp, ...], stores: list[Store])
         # the common case first: one way to match so far
         one = len(stores) == 1
         stores = (
-            pat.match(uop, stores[0]) if one else [m for st in stores for m in pat.match(uop, st)]
+            pat.match_interpreted(uop, stores[0])
+            if one
+            else [m for st in stores for m in pat.match_interpreted(uop, st)]
         )
         if not stores:
             return []
@@ -311,6 +350,202 @@ def _as_upat(x: UPat | ConstType, dtype: frozenset[DType] | None) -> UPat:
     if isinstance(x, UPat):
         return x
     return UPat.const(None, x)
+
+
+# -- compiling patterns to Python -----------------------------------------------------------------
+#
+# A UPat becomes one Python function: the op, dtype and arg checks of each node are inlined as
+# conditions, sources are unpacked once and matched by position, and a capture is a local
+# variable (a name met again is an identity test). A commutative source list and UPat.any
+# are unrolled: each order (each alternative) is its own block of nested ifs, and a failed
+# block falls through to the next one, so the matches come out in the interpreter's order.
+# The code after a node is generated inside that node's block (continuation style), so that
+# every way to match the rest is tried for every way to match the node.
+
+_MAX_LEAVES = 64  # more ways to match than this (nested commutative lists): interpret instead
+
+
+class _Unsupported(Exception):
+    """A pattern the compiler leaves to the interpreter."""
+
+
+Bound = dict[str, str]  # capture name -> the local variable holding it
+Continuation = Callable[[Bound, int], None]
+
+
+class _Codegen:
+    """The source lines and the constants (globals) of one compiled pattern."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.lines: list[str] = []
+        self.env: dict[str, Any] = {"_arg_equal": _arg_equal}
+        self.count = 0
+        self.leaves = 0
+
+    def fresh(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def constant(self, value: Any) -> str:
+        name = self.fresh("k")
+        self.env[name] = value
+        return name
+
+    def emit(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
+
+    def open(self, conds: list[str], depth: int) -> int:
+        """An ``if`` over ``conds`` (none: no if); the depth of its body."""
+        if not conds:
+            return depth
+        self.emit(depth, f"if {' and '.join(conds)}:")
+        return depth + 1
+
+    # -- conditions ----------------------------------------------------------------------------
+    def op_cond(self, ops: frozenset[Ops], var: str) -> str:
+        if len(ops) == 1:
+            return f"{var}.op is {self.constant(next(iter(ops)))}"
+        return f"{var}.op in {self.constant(ops)}"
+
+    def arg_cond(self, want: Any, var: str) -> str:
+        if want is True or want is False:
+            return f"{var}.arg is {want}"  # a bool pattern matches only bools
+        if type(want) in (int, float, str):
+            return f"({var}.arg.__class__ is not bool and {var}.arg == {self.constant(want)})"
+        return f"_arg_equal({var}.arg, {self.constant(want)})"
+
+    def node_conds(self, pat: UPat, var: str, check_op: bool) -> list[str]:
+        conds = []
+        if check_op and pat.op is not None:
+            conds.append(self.op_cond(pat.op, var))
+        if pat.dtype is not None:
+            k = self.constant(pat.dtype)
+            conds.append(f"({var}.dtype in {k} or {var}.dtype.scalar() in {k})")
+        if pat.arg is not None:
+            conds.append(self.arg_cond(pat.arg, var))
+        return conds
+
+    def bind(self, name: str | None, var: str, bound: Bound, conds: list[str]) -> Bound:
+        if name is None:
+            return bound
+        if name in bound:
+            conds.append(f"{var} is {bound[name]}")  # the same name, the same node
+            return bound
+        if not name.isidentifier() or name == "ctx":
+            raise _Unsupported(f"capture name {name!r}")
+        return {**bound, name: var}
+
+    # -- patterns ------------------------------------------------------------------------------
+    def node(
+        self, pat: UPat, var: str, bound: Bound, depth: int, then: Continuation, check_op: bool
+    ) -> None:
+        """Match ``pat`` against the UOp in ``var``; ``then`` emits what follows a match."""
+        if pat._alternatives is not None:
+            conds: list[str] = []
+            bound = self.bind(pat.name, var, bound, conds)
+            depth = self.open(conds, depth)
+            for alt in pat._alternatives:
+                self.node(alt, var, bound, depth, then, True)
+            return
+        conds = self.node_conds(pat, var, check_op)
+        bound = self.bind(pat.name, var, bound, conds)
+        if pat.src is None:
+            then(bound, self.open(conds, depth))
+            return
+        if isinstance(pat.src, UPat):
+            raise _Unsupported("a repeated src pattern")
+        self.sources(pat, var, bound, depth, then, conds)
+
+    def sources(
+        self, pat: UPat, var: str, bound: Bound, depth: int, then: Continuation, conds: list[str]
+    ) -> None:
+        pats = pat.src
+        assert isinstance(pats, (tuple, list))
+        n, src = len(pats), self.fresh("s")
+        if n == 0 and not pat.allow_any_len:
+            conds.append(f"not {var}.src")
+        elif n > 0:
+            conds.append(f"len({src} := {var}.src) {'>=' if pat.allow_any_len else '=='} {n}")
+        depth = self.open(conds, depth)
+        names = [self.fresh("u") for _ in range(n)]
+        if n and not pat.allow_any_len:
+            self.emit(depth, f"{', '.join(names)}, = {src}")
+        for i, name in enumerate(names if pat.allow_any_len else ()):
+            self.emit(depth, f"{name} = {src}[{i}]")
+        orders = pat._src_orders if isinstance(pats, list) else (pats,)
+        for order in orders:
+            # every source's op first: most orders of a commutative list fail here
+            pairs = list(zip(order, names, strict=True))
+            ops = [self.op_cond(p.op, u) for p, u in pairs if p.op is not None]
+            self.sequence(pairs, bound, self.open(ops, depth), then)
+
+    def sequence(
+        self, pairs: list[tuple[UPat, str]], bound: Bound, depth: int, then: Continuation
+    ) -> None:
+        if not pairs:
+            then(bound, depth)
+            return
+        (pat, var), rest = pairs[0], pairs[1:]
+
+        def after(b: Bound, d: int) -> None:
+            self.sequence(rest, b, d, then)
+
+        self.node(pat, var, bound, depth, after, False)
+
+    # -- what a match does -----------------------------------------------------------------------
+    def leaf(self, bound: Bound, depth: int) -> None:
+        self.leaves += 1
+        if self.leaves > _MAX_LEAVES:
+            raise _Unsupported("too many ways to match")
+        if self.kind == "stores":
+            items = ", ".join(f"{name!r}: {var}" for name, var in bound.items())
+            self.emit(depth, f"out.append({{{items}}})")
+            return
+        args = [f"{name}={var}" for name, var in bound.items()]
+        if self.kind == "call_ctx":
+            args.insert(0, "ctx=ctx")
+        self.emit(depth, f"r = fn({', '.join(args)})")
+        self.emit(depth, "if r is not None and r is not uop:")
+        self.emit(depth + 1, "return r")
+
+
+_COMPILED_KINDS = {"stores": ("uop", "out = []", "out"), "call": ("uop, ctx, fn", "", "None")}
+_COMPILED_KINDS["call_ctx"] = _COMPILED_KINDS["call"]
+
+
+def compile_upat(pat: UPat, kind: str) -> Callable[..., Any]:
+    """``pat`` as a generated Python function of the given kind (see ``UPat.compiled``); a
+    pattern the generator does not handle (a repeated ``src=UPat``) gets a function that runs
+    the interpreter."""
+    params, prologue, result = _COMPILED_KINDS[kind]
+    gen = _Codegen(kind)
+    try:
+        gen.node(pat, "uop", {}, 1, gen.leaf, kind == "stores")
+    except _Unsupported:
+        return _interpreted(pat, kind)
+    body = ([f"    {prologue}"] if prologue else []) + gen.lines + [f"    return {result}"]
+    source = "\n".join([f"def match({params}):", *body])
+    namespace = dict(gen.env)
+    exec(compile(source, f"<UPat {pat!r:.60}>", "exec"), namespace)
+    match: Callable[..., Any] = namespace["match"]
+    match.__doc__ = source  # for debugging: the generated code
+    return match
+
+
+def _interpreted(pat: UPat, kind: str) -> Callable[..., Any]:
+    if kind == "stores":
+        return lambda uop: pat.match_interpreted(uop, {})
+    wants_ctx = kind == "call_ctx"
+
+    def match(uop: UOp, ctx: Any, fn: RewriteFn) -> UOp | None:
+        for captures in pat.match_interpreted(uop, {}):
+            ret = fn(ctx=ctx, **captures) if wants_ctx else fn(**captures)
+            if ret is not None and ret is not uop:
+                return ret
+        return None
+
+    return match
 
 
 # -- the matcher ----------------------------------------------------------------------------------
@@ -359,6 +594,28 @@ def _wants_ctx(fn: Callable[..., Any]) -> bool:
 
 
 MatchEntry = tuple[UPat, RewriteFn, frozenset[Ops], bool]
+CompiledRule = tuple[Callable[[UOp, Any, RewriteFn], UOp | None], RewriteFn]
+
+
+class RuleTable(dict[Ops, tuple[CompiledRule, ...]]):
+    """op -> the compiled rules for that op, in order (empty: no rule); an op's rules are
+    compiled the first time a node of that op is looked up."""
+
+    def __init__(self, pdict: dict[Ops, list[MatchEntry]]) -> None:
+        super().__init__()
+        self.pdict = pdict
+
+    def __missing__(self, op: Ops) -> tuple[CompiledRule, ...]:
+        entries = self.pdict.get(op, ())
+        rules = tuple(
+            (pat.compiled("call_ctx" if wants_ctx else "call"), fn)
+            for pat, fn, _, wants_ctx in entries
+        )
+        self[op] = rules
+        return rules
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (RuleTable, (self.pdict,))  # compiled code does not pickle: compile again
 
 
 class PatternMatcher:
@@ -367,6 +624,9 @@ class PatternMatcher:
 
     A rule function receives the captures as keyword arguments, and ``ctx`` too if it has a
     parameter of that name. Tables combine with ``+`` (left rules first).
+
+    Matching runs each pattern's generated Python (``UPat.compiled``); ``rules[op]`` lists
+    them for an op (the rewrite engine reads it to skip nodes no rule is about).
     """
 
     def __init__(self, patterns: Sequence[tuple[UPat, RewriteFn]]) -> None:
@@ -378,6 +638,7 @@ class PatternMatcher:
             entry = (pat, fn, pat.early_reject, _wants_ctx(fn))
             for op in pat.op if pat.op is not None else Ops:
                 self.pdict.setdefault(op, []).append(entry)
+        self.rules = RuleTable(self.pdict)
 
     def __add__(self, other: PatternMatcher) -> PatternMatcher:
         return PatternMatcher(self.patterns + other.patterns)
@@ -390,17 +651,22 @@ class PatternMatcher:
 
     def rewrite(self, uop: UOp, ctx: Any = None) -> UOp | None:
         """The first rule's result for ``uop``, or None."""
+        for match, fn in self.rules[uop.op]:
+            ret = match(uop, ctx, fn)
+            if ret is not None:
+                return ret
+        return None
+
+    def rewrite_interpreted(self, uop: UOp, ctx: Any = None) -> UOp | None:
+        """``rewrite`` through the interpreted matcher (the reference; for tests)."""
         entries = self.pdict.get(uop.op)
         if not entries:
             return None
-        src_ops: set[Ops] | None = None
+        src_ops = {s.op for s in uop.src}
         for pat, fn, early_reject, wants_ctx in entries:
-            if early_reject:
-                if src_ops is None:
-                    src_ops = {s.op for s in uop.src}
-                if not early_reject <= src_ops:
-                    continue
-            for captures in pat.match(uop, {}):
+            if early_reject and not early_reject <= src_ops:
+                continue
+            for captures in pat.match_interpreted(uop, {}):
                 ret = fn(ctx=ctx, **captures) if wants_ctx else fn(**captures)
                 if ret is not None and ret is not uop:
                     return ret
@@ -410,18 +676,12 @@ class PatternMatcher:
         self, uop: UOp, ctx: Any, on_match: Callable[[UPat, RewriteFn, UOp, UOp], None]
     ) -> UOp | None:
         """``rewrite`` that reports the rule that fired (for DEBUG/VIZ/TRACK_MATCH_STATS)."""
-        entries = self.pdict.get(uop.op)
-        if not entries:
-            return None
-        src_ops = {s.op for s in uop.src}
-        for pat, fn, early_reject, wants_ctx in entries:
-            if early_reject and not early_reject <= src_ops:
-                continue
-            for captures in pat.match(uop, {}):
-                ret = fn(ctx=ctx, **captures) if wants_ctx else fn(**captures)
-                if ret is not None and ret is not uop:
-                    on_match(pat, fn, uop, ret)
-                    return ret
+        rules = self.rules[uop.op]
+        for (match, fn), (pat, _, _, _) in zip(rules, self.pdict.get(uop.op, ()), strict=True):
+            ret = match(uop, ctx, fn)
+            if ret is not None:
+                on_match(pat, fn, uop, ret)
+                return ret
         return None
 
 

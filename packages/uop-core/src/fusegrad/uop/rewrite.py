@@ -148,50 +148,64 @@ class _Rewriter:
 
     def rebuild(self, u: UOp) -> UOp:
         """``u`` on its sources' rewritten versions (``u`` itself if none changed)."""
-        src = u.src
-        new_src = tuple([self.done[s] for s in src])
-        if new_src == src:  # element identity: UOp equality is identity
+        new_src = tuple(map(self.done.__getitem__, u.src))
+        if new_src == u.src:  # element identity: UOp equality is identity
             return u
         return UOp(u.op, u.dtype, new_src, u.arg, u.tag)
 
     # The walks keep an explicit stack of UOps and two markers instead of (node, stage) tuples:
     # allocating a tuple per step made the garbage collector rescan the whole graph often
     # (it halved the speed of a 100k-node rewrite). Below a marker lie the nodes it refers to.
+    # Sources are pushed unfiltered (one already done is skipped when popped), a node is
+    # rebuilt inline (``map`` over the memo), and the rules are applied only to a node whose
+    # op has some (``pm.rules[op]`` is empty otherwise).
 
     def top_down(self, root: UOp) -> UOp:
         """Sources first: a node is rebuilt on its rewritten sources, then offered to the rules;
         a rule's result is rewritten the same way, until no rule matches."""
-        done, waiting, apply, ctx = self.done, self.waiting, self.apply, self.ctx
-        has_rules = self.pm.pdict.__contains__
+        done, waiting, apply, ctx, rules = (
+            self.done,
+            self.waiting,
+            self.apply,
+            self.ctx,
+            self.pm.rules,
+        )
+        memo = done.__getitem__
         stack: list[Any] = [root]
+        pop, push = stack.pop, stack.extend
         while stack:
-            node = stack.pop()
+            node = pop()
             if node is _SOURCES_DONE:  # [..., node, _SOURCES_DONE]
-                node = stack.pop()
-                rebuilt = self.rebuild(node)
-                ret = apply(rebuilt, ctx) if has_rules(rebuilt.op) else None
+                node = pop()
+                src = node.src
+                new_src = tuple(map(memo, src))
+                rebuilt = (
+                    node
+                    if new_src == src
+                    else UOp(node.op, node.dtype, new_src, node.arg, node.tag)
+                )
+                ret = apply(rebuilt, ctx) if rules[rebuilt.op] else None
                 if ret is None:
                     done[node] = done[rebuilt] = rebuilt
                     continue
                 self._count()
                 waiting.add(node)
-                stack += (node, ret, _RESULT_DONE, ret)
+                push((node, ret, _RESULT_DONE, ret))
             elif node is _RESULT_DONE:  # [..., node, result, _RESULT_DONE]
-                result = stack.pop()
-                node = stack.pop()
+                result = pop()
+                node = pop()
                 done[node] = done[result]
                 waiting.discard(node)
             elif node not in done:
                 if node in waiting:
                     raise self._cycle(node)
-                stack += (node, _SOURCES_DONE)
-                stack += [s for s in reversed(node.src) if s not in done]
+                push((node, _SOURCES_DONE, *reversed(node.src)))
         return done[root]
 
     def _settle(self, node: UOp) -> UOp:
         """Apply rules to ``node`` until none matches (bottom-up's first step)."""
-        cur = node
-        while cur not in self.done and (ret := self.apply(cur, self.ctx)) is not None:
+        cur, done, rules, apply, ctx = node, self.done, self.pm.rules, self.apply, self.ctx
+        while cur not in done and rules[cur.op] and (ret := apply(cur, ctx)) is not None:
             self._count()
             cur = ret
         return cur
@@ -199,37 +213,41 @@ class _Rewriter:
     def bottom_up(self, root: UOp) -> UOp:
         """Node first: rules are applied to a node until none matches, then its sources are
         rewritten, and the node rebuilt on them is offered to the rules again."""
-        done = self.done
+        done, settle, rules = self.done, self._settle, self.pm.rules
+        memo = done.__getitem__
         stack: list[Any] = [root]
+        pop, push = stack.pop, stack.extend
         while stack:
-            node = stack.pop()
+            node = pop()
             if node is _SOURCES_DONE:  # [..., node, settled, _SOURCES_DONE]
-                settled = stack.pop()
-                node = stack.pop()
-                rebuilt = self.rebuild(settled)
-                if rebuilt is settled:
+                settled = pop()
+                node = pop()
+                src = settled.src
+                new_src = tuple(map(memo, src))
+                if new_src == src:
                     done[node] = done[settled] = settled
                     continue
-                stack += (node, rebuilt, _RESULT_DONE, rebuilt)
+                rebuilt = UOp(settled.op, settled.dtype, new_src, settled.arg, settled.tag)
+                push((node, rebuilt, _RESULT_DONE, rebuilt))
             elif node is _RESULT_DONE:  # [..., node, result, _RESULT_DONE]
-                result = stack.pop()
-                done[stack.pop()] = done[result]
+                result = pop()
+                done[pop()] = done[result]
             elif node not in done:
-                settled = self._settle(node)
+                settled = settle(node) if rules[node.op] else node
                 if settled in done:
                     done[node] = done[settled]
                     continue
-                stack += (node, settled, _SOURCES_DONE)
-                stack += [s for s in reversed(settled.src) if s not in done]
+                push((node, settled, _SOURCES_DONE, *reversed(settled.src)))
         return done[root]
 
     def walk(self, root: UOp) -> UOp:
         """One pass: every node rebuilt on its sources' results and offered to the rules once."""
+        done, rules, apply, ctx = self.done, self.pm.rules, self.apply, self.ctx
         for node in root.toposort():
             rebuilt = self.rebuild(node)
-            ret = self.apply(rebuilt, self.ctx)
-            self.done[node] = rebuilt if ret is None else ret
-        return self.done[root]
+            ret = apply(rebuilt, ctx) if rules[rebuilt.op] else None
+            done[node] = rebuilt if ret is None else ret
+        return done[root]
 
 
 def graph_rewrite(
