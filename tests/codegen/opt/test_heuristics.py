@@ -158,3 +158,28 @@ def test_applied_opts_are_recorded_and_shown_at_debug_3(capsys: pytest.CaptureFi
     with Context(DEBUG=3):
         spec = to_program(matmul(32, name="shown"), CPU)
     assert spec.applied_opts and "opts shown: [Opt(op=OptOps." in capsys.readouterr().out
+
+
+def test_matmul_with_fused_operands_is_blocked_like_a_matmul() -> None:
+    # attention's q @ k.T with the projections' biases fused into both factors
+    n, d = 16, 32
+    out = UOp.param(0, dtypes.float32.ptr(n * n))
+    q, k, bias = (UOp.param(s, dtypes.float32.ptr(n * d)) for s in (1, 2, 3))
+    i, j, r = UOp.range(n, 0), UOp.range(n, 1), UOp.range(d, 2, AxisType.REDUCE)
+    qf = q.index(i * d + r).load() + bias.index(r).load()
+    kf = (k.index(j * d + r).load() + bias.index(r).load()) * 0.5
+    ast = UOp.sink(out.index(i * n + j).store((qf * kf).reduce(r, arg=Ops.ADD)).end(i, j),
+                   arg=KernelInfo("qk"))  # fmt: skip
+    opts = hand_coded_optimizations(ast, CPU)
+    assert Opt(OptOps.PARTIALS, 2, 8) in opts
+    rs = np.random.default_rng(0)
+    arrays = [np.zeros(n * n, np.float32), *(rs.random(n * d, np.float32) for _ in range(3))]
+    got = H.run_emulated(_Inputs(arrays), H.with_opts(ast, opts), CPU)
+    qa, ka, b = (a.reshape(n, d) for a in arrays[1:])
+    want = (qa + b[0]) @ ((ka + b[0]) * 0.5).T
+    np.testing.assert_allclose(got[0].reshape(n, n), want, rtol=1e-5)
+
+
+class _Inputs:
+    def __init__(self, inputs: list[np.ndarray]) -> None:
+        self.inputs, self.var_vals = inputs, {}

@@ -68,7 +68,8 @@ def contiguous_in(ast: UOp, rng: UOp) -> int:
 
 @dataclass(frozen=True, slots=True)
 class MatmulShape:
-    """A reduction ``sum_k a[m, k] * b[k, n]``: the ranges of each role and the two loads."""
+    """A reduction ``sum_k a[m, k] * b[k, n]``: the ranges of each role and the two factors
+    (loads, or expressions of loads)."""
 
     m: UOp
     n: UOp
@@ -84,39 +85,48 @@ def _uncast(x: UOp) -> UOp:
     return x
 
 
-def _loads_of_product(value: UOp) -> tuple[UOp, UOp] | None:
+def _factors_of_product(value: UOp) -> tuple[UOp, UOp] | None:
     value = _uncast(value)
     if value.op is not Ops.MUL:
         return None
-    srcs = [_uncast(s) for s in value.src]
-    if not all(s.op is Ops.LOAD for s in srcs):
-        return None
-    return srcs[0], srcs[1]
+    return _uncast(value.src[0]), _uncast(value.src[1])
 
 
 def _only_in(x: UOp, y: UOp) -> list[UOp]:
-    """Output ranges of load ``x``'s index that load ``y``'s index does not use."""
-    xs, ys = x.src[0].src[1].ranges, y.src[0].src[1].ranges
-    return [r for r in xs if r not in ys and r.arg[1] in (AxisType.LOOP, AxisType.GLOBAL)]
+    """Output ranges factor ``x`` uses and factor ``y`` does not."""
+    return [
+        r for r in x.ranges if r not in y.ranges and r.arg[1] in (AxisType.LOOP, AxisType.GLOBAL)
+    ]
 
 
 def matmul_shape(ast: UOp) -> MatmulShape | None:
-    """The kernel's matmul structure, when it is one ADD-reduce of a product of two loads
+    """The kernel's matmul structure, when it is one ADD-reduce of a product of two factors
     with an output axis only the first uses (M), one only the second uses (N), and a reduce
-    axis both use (K); None otherwise."""
+    axis both use (K); None otherwise. A factor is usually a load, but may be any expression
+    of loads (a bias added to q, a softmax, a fused activation: MiniLM's kernels)."""
     reduces = nodes_of(ast, Ops.REDUCE)
     if len(reduces) != 1 or reduces[0].arg is not Ops.ADD:
         return None
     red = reduces[0]
-    loads = _loads_of_product(red.src[0])
-    if loads is None:
+    factors = _factors_of_product(red.src[0])
+    if factors is None:
         return None
-    a, b = loads
-    ks = [r for r in red.src[1:] if r in a.src[0].src[1].ranges and r in b.src[0].src[1].ranges]
+    a, b = factors
+    ks = [r for r in red.src[1:] if r in a.ranges and r in b.ranges]
     ms, ns = _only_in(a, b), _only_in(b, a)
     if not ks or not ms or not ns:
         return None
     return MatmulShape(ms[-1], ns[-1], ks[-1], a, b, red)
+
+
+def operand_stride(factor: UOp, rng: UOp) -> int | None:
+    """How far the loads of ``factor`` move along ``rng``: 0 when none moves, the stride when
+    every moving load moves by the same constant, else None (``stride`` for expressions)."""
+    loads = [u for u in factor.toposort() if u.op is Ops.LOAD]
+    found = {stride(ld.src[0].src[1], rng) for ld in loads} - {0}
+    if None in found or len(found) > 1:
+        return None
+    return found.pop() if found else 0
 
 
 # -- tensor cores ----------------------------------------------------------------------------------

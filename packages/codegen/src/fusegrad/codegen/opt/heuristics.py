@@ -30,6 +30,7 @@ from fusegrad.codegen.opt.analysis import (
     accesses,
     contiguous_in,
     matmul_shape,
+    operand_stride,
     stride,
 )
 from fusegrad.codegen.opt.kernel import (
@@ -160,9 +161,9 @@ def _dot_products(plan: _Plan, shape: MatmulShape, vec_axis: UOp, width: int) ->
     (PARTIALS: lane-wise partial sums, added up after the loop) and both output axes are
     upcast as plain registers. False (no opts) for other layouts."""
     vec_operand = shape.b if vec_axis is shape.n else shape.a
-    if stride(vec_operand.src[0].src[1], vec_axis) == 1:
+    if operand_stride(vec_operand, vec_axis) == 1:
         return False
-    if any(stride(x.src[0].src[1], shape.k) != 1 for x in (shape.a, shape.b)):
+    if any(operand_stride(x, shape.k) != 1 for x in (shape.a, shape.b)):
         return False
     block = (shape.m if vec_axis is shape.n else shape.n).arg[0]
     k, vec = shape.k.arg[0], vec_axis.arg[0]
