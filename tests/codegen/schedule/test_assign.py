@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from fusegrad.codegen.schedule import ScheduleError
 from fusegrad.uop import Ops, UOp, dtypes
 from schedule_testing import Memory, T, run_graph, run_on_emulator, schedule
 
@@ -139,8 +137,22 @@ def test_kernel_reading_old_and_new_value_snapshots_the_old(mem: Memory) -> None
     np.testing.assert_allclose(mem.arrays[_buffer(a)].reshape(3, 4), want_new, rtol=1e-6)
 
 
-def test_old_and_new_value_read_directly_names_the_problem(mem: Memory) -> None:
-    a = mem.rand(4)  # 1-D: the old value is the BUFFER itself, nothing to realize
+def test_old_and_new_value_read_directly_copies_the_old(mem: Memory) -> None:
+    a = mem.rand(4)  # 1-D: the old value is the BUFFER itself, read as it is
+    want_new = a.np + 1
     new = a.assign(a + 1.0)
-    with pytest.raises(ScheduleError, match="old and the new value"):
-        schedule(T(new.uop, new.np) + a)
+    kg = schedule(T(new.uop, new.np) + a)
+    got = run_graph(kg, mem, run_on_emulator)
+    np.testing.assert_allclose(got[0], want_new + a.np, rtol=1e-6)
+    np.testing.assert_allclose(mem.arrays[_buffer(a)], want_new, rtol=1e-6)
+    assert len(kg.kernels) == 3  # copy of the old value, the assign, the sum
+
+
+def test_two_assigns_and_both_values_read(mem: Memory) -> None:
+    a = mem.rand(4)
+    first = a.assign(a + 1.0)
+    second = T(first.uop, first.np).assign(T(first.uop, first.np) * 3.0)
+    both = T(second.uop, second.np) - T(first.uop, first.np)  # after the 2nd minus after the 1st
+    kg = schedule(both)
+    (got,) = run_graph(kg, mem)
+    np.testing.assert_allclose(got, (a.np + 1) * 3 - (a.np + 1), rtol=1e-6)

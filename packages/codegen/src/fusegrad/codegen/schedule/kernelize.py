@@ -174,9 +174,13 @@ class Kernelizer:
         a buffer (before and after an assign) first realizes its reads of the older one."""
         ast, ctx = self.rangeify(roots)
         if stale := self.stale_reads(roots, ctx):
+            snapshots = {}
             for node in stale:
-                self.compute(node)
-            ast, ctx = self.rangeify(roots)
+                if self.read_version(node, roots) is None:
+                    self.compute(node)
+                else:  # the old value is read as it is: copy it first
+                    snapshots[node] = self.snapshot(node)
+            ast, ctx = self.rangeify(roots, snapshots)
         cap = self.cap(roots[0].device)
         if cap is None or len(ctx.params) <= cap or not split:
             return self.make_call(ast, ctx, roots, kind)
@@ -195,11 +199,14 @@ class Kernelizer:
             return self.assign_target(store.src[0]), store.src[1]
         return retag(self.views[root], STORE_TAG), root
 
-    def rangeify(self, roots: list[UOp]) -> tuple[UOp, KernelContext]:
-        """The kernel AST storing every root (all of one shape: they share their loops)."""
+    def rangeify(
+        self, roots: list[UOp], snapshots: dict[UOp, UOp] | None = None
+    ) -> tuple[UOp, KernelContext]:
+        """The kernel AST storing every root (all of one shape: they share their loops);
+        ``snapshots``: leaves read through a realized copy instead."""
         stores = [self.stored(r) for r in roots]
         idx, ranges = output_ranges(stores[0][0].shape)
-        ctx = KernelContext(self.views, frozenset(roots), next_axis=len(idx))
+        ctx = KernelContext(self.views, frozenset(roots), len(idx), snapshots or {})
         effects = []
         for target, value in stores:
             ctx.param(base_buffer(target))
@@ -251,12 +258,14 @@ class Kernelizer:
             stale.update((u,) if any(s in stale for s in u.src) else ())
             fresh.update((u,) if any(s in fresh for s in u.src) else ())
         chosen = {s: None for u in fresh for s in u.src if s in stale and s not in fresh}
-        if any(self.read_version(s, roots) is not None for s in chosen):
-            raise ScheduleError(
-                "assign: a kernel reads both the old and the new value of an assigned buffer "
-                "with nothing between the old value and the read to realize"
-            )
         return list(chosen)
+
+    def snapshot(self, leaf: UOp) -> UOp:
+        """A realized copy of ``leaf`` (a buffer, or an earlier assign's result)."""
+        copy = UOp(Ops.CONTIGUOUS, leaf.dtype, (leaf,))
+        if copy not in self.views:
+            self.compute(copy)
+        return copy
 
     def _age(self, version: Version) -> int:
         return -1 if version is None else self.producer[version]

@@ -49,6 +49,7 @@ class KernelContext:
     views: Mapping[UOp, UOp]  # realized node -> its buffer view (movement ops on a BUFFER)
     roots: frozenset[UOp]  # the nodes this kernel computes (never read as leaves)
     next_axis: int = 0  # the next RANGE axis id
+    snapshots: Mapping[UOp, UOp] = field(default_factory=dict)  # leaf -> its realized copy
     params: dict[UOp, UOp] = field(default_factory=dict)  # BUFFER -> PARAM, in slot order
     deps: dict[UOp, None] = field(default_factory=dict)  # realized nodes read
     raw_reads: dict[UOp, None] = field(default_factory=dict)  # BUFFERs read as they were
@@ -77,6 +78,11 @@ def _parts(i: UOp) -> tuple[Index, UOp]:
 
 
 # -- leaves -------------------------------------------------------------------------------------
+
+
+def _read_snapshot(ctx: KernelContext, i: UOp, x: UOp) -> UOp | None:
+    copy = ctx.snapshots.get(x)
+    return None if copy is None else i.replace(src=(copy, *i.src[1:]))
 
 
 def _read_realized(ctx: KernelContext, i: UOp, x: UOp) -> UOp | None:
@@ -191,6 +197,7 @@ def _marker(ops: Ops | frozenset[Ops] | tuple[Ops, ...] | None, name: str = "x")
 
 pm_rangeify = PatternMatcher(
     [
+        (_marker(None), _read_snapshot),  # old value of an assigned buffer -> its copy
         (_marker(None), _read_realized),  # realized x[idx] -> its buffer view [idx]
         (_marker(Ops.BUFFER, "b"), _load_buffer),  # buf[idx] -> LOAD(INDEX(PARAM, idx))
         (_marker(tuple(MOVEMENT_INDEX)), _move),  # view(x)[idx] -> x[f(idx)]
