@@ -186,16 +186,41 @@ def index_workload() -> UOp:
     return UOp.sink(*(random_index(rng, leaves, 5) for _ in range(INDEX_EXPRESSIONS)))
 
 
+def repeated(rewrite: Callable[[UOp], object], nodes: list[UOp]) -> Callable[[], object]:
+    """A workload: ``rewrite`` on each of ``nodes``."""
+    return lambda: [rewrite(u) for u in nodes]
+
+
+def bench_hit_miss(repeats: int) -> None:
+    """One rule, ``(x*c1)+(x*c2)``, on a node it matches and on nodes it rejects, through the
+    compiled matcher (``rewrite``) and the interpreted reference (``rewrite_interpreted``)."""
+    v, w = UOp.variable("v", 0, 9), UOp.variable("w", 0, 9)
+    found = UOp.const(dtypes.weakint, 0)  # the rule returns a node that exists: no creation
+    pm = PatternMatcher([((x_ * c1) + (x_ * c2), lambda x, c1, c2: found)])
+    cases = [
+        ("hit", v * 2 + v * 3),
+        ("miss inside (v*2+w*3)", v * 2 + w * 3),
+        ("miss at the sources (v+w)", v + w),
+    ]
+    n = 20_000
+    for label, node in cases:
+        for how, rewrite in (("compiled", pm.rewrite), ("interpreted", pm.rewrite_interpreted)):
+            seconds = median_seconds(repeated(rewrite, [node] * n), repeats, no_setup)
+            report(f"match {label}, {how}", seconds, n, "match")
+
+
 def bench_matching(repeats: int) -> None:
+    bench_hit_miss(repeats)
     pm = PatternMatcher(THIRTY_RULES)
     sink = index_workload()
     nodes = sink.toposort()
-    report(
-        "PatternMatcher.rewrite, 30 rules (per node tried)",
-        median_seconds(lambda: [pm.rewrite(u) for u in nodes], repeats, no_setup),
-        len(nodes),
-        "node",
-    )
+    for how, rewrite in (("", pm.rewrite), (" interpreted", pm.rewrite_interpreted)):
+        report(
+            f"PatternMatcher.rewrite{how}, 30 rules (per node)",
+            median_seconds(repeated(rewrite, nodes), repeats, no_setup),
+            len(nodes),
+            "node",
+        )
     out: list[UOp] = []
     report(
         f"graph_rewrite {INDEX_EXPRESSIONS // 1000}k index exprs, 30 rules ({len(nodes)} nodes)",
