@@ -14,6 +14,7 @@ from fusegrad.examples.embed import (
     batch_bucket,
     bucket,
     pad_tokens,
+    qkv_projection,
 )
 
 pytestmark = pytest.mark.kernels
@@ -72,3 +73,20 @@ def test_jit_off_pads_but_runs_directly() -> None:
     got = Embedder(model, jit=False, length_buckets=(8, 16))(ids, mask)
     want = model(Tensor(ids), Tensor(mask)).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_fused_qkv_follows_new_weights_and_keeps_gradients() -> None:
+    model = SentenceEncoder(TINY)
+    attn = model.encoder.layer[0].attention.self  # type: ignore[attr-defined]
+    weight, _ = qkv_projection(attn)
+    assert qkv_projection(attn)[0] is weight  # realized once, reused
+    h = TINY.hidden_size
+    np.testing.assert_array_equal(weight.numpy()[h : 2 * h], attn.key.weight.numpy())
+    new = np.full((h, h), 0.5, np.float32)
+    attn.query.weight = Tensor(new)
+    np.testing.assert_array_equal(qkv_projection(attn)[0].numpy()[:h], new)
+    attn.value.weight.requires_grad = True
+    ids, mask = _batch(np.random.default_rng(5), 2, 8)
+    model(Tensor(ids), Tensor(mask)).square().sum().backward()
+    grad = attn.value.weight.grad
+    assert grad is not None and float(np.abs(grad.numpy()).sum()) > 0

