@@ -349,11 +349,9 @@ class TensorCore:
         tensors: list[Tensor] = [self, *ops]  # type: ignore[list-item]
         if reverse:
             tensors = tensors[::-1]
-        dt = least_upper_dtype(*(t.dtype for t in tensors))
-        for x, t in zip(xs, ops, strict=True):
-            if not isinstance(x, TensorCore):
-                continue
-            dt = least_upper_dtype(dt, t.dtype)
+        # int64 with uint64 has no integer upper bound: the lattice gives the weak float, which
+        # becomes the default float (NumPy would give float64, PyTorch refuses)
+        dt = commit_weak(least_upper_dtype(*(t.dtype for t in tensors)))
         shape = broadcast_shape(*(t.shape for t in tensors))
         return [t.cast(dt)._broadcast_to(shape) for t in tensors]
 

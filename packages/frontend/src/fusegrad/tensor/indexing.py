@@ -44,6 +44,7 @@ class _DimSel:
 class _Plan:
     dims: list[_DimSel]
     out_shape: list[Any]  # output dims of the basic part: ("dim", i) or ("new", None)
+    separators: tuple[int, ...] = ()  # out_shape positions an empty Ellipsis stood before
 
 
 def _is_index_tensor(x: Any) -> bool:
@@ -57,9 +58,9 @@ def _normalize(t: Tensor, indices: Any) -> list[Any]:
     out: list[Any] = []
     for it in items:
         if _is_index_tensor(it):
-            idx = it if hasattr(it, "uop") else type(t)(np.asarray(it), device=t.device)
+            idx = it if hasattr(it, "uop") else type(t)(_list_index(it), device=t.device)
             if idx.dtype is dtypes.bool:
-                out.extend(_bool_to_ints(idx, t))
+                out.append(_Mask(idx))
                 continue
             if not dtypes.is_int(idx.dtype):
                 raise IndexError(
@@ -75,7 +76,7 @@ def _normalize(t: Tensor, indices: Any) -> list[Any]:
             raise IndexError(
                 f"only integers, slices, None, Ellipsis and int/bool tensors are valid indices, got {type(it).__name__}"
             )
-    consumed = sum(1 for i in out if i is not None and i is not Ellipsis)
+    consumed = sum(_width(i) for i in out)
     ellipses = [i for i, x in enumerate(out) if x is Ellipsis]
     if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -83,10 +84,61 @@ def _normalize(t: Tensor, indices: Any) -> list[Any]:
         raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
     if ellipses:
         i = ellipses[0]
-        out[i : i + 1] = [slice(None)] * (t.ndim - consumed)
+        out[i : i + 1] = [slice(None)] * (t.ndim - consumed) or [_EMPTY_ELLIPSIS]
     else:
         out.extend([slice(None)] * (t.ndim - consumed))
+    return _expand_masks(out, t)
+
+
+_EMPTY_ELLIPSIS = object()
+"""An Ellipsis that stands for no dims: it still separates advanced indices (NumPy's rule)."""
+
+
+def _adjacent(plan: _Plan, adv: list[int]) -> bool:
+    """NumPy: advanced index dims stay in place only when nothing separates them."""
+    k = len(adv)
+    if adv != list(range(adv[0], adv[0] + k)):
+        return False
+    return not any(adv[0] < s <= adv[-1] for s in plan.separators)
+
+
+@dataclass(frozen=True)
+class _Mask:
+    """A bool index: it covers ``mask.ndim`` dims, whose sizes it must match."""
+
+    mask: Any
+
+
+def _width(item: Any) -> int:
+    if item is None or item is Ellipsis:
+        return 0
+    return int(item.mask.ndim) if isinstance(item, _Mask) else 1
+
+
+def _expand_masks(items: list[Any], t: Tensor) -> list[Any]:
+    """Each bool mask replaced by one int index per dim it covers (shapes checked)."""
+    out: list[Any] = []
+    d = 0
+    for it in items:
+        if isinstance(it, _Mask):
+            k = it.mask.ndim
+            if tuple(it.mask.shape) != tuple(t.shape[d : d + k]):
+                raise IndexError(
+                    f"The shape of the mask {list(it.mask.shape)} at index {d} does not match "
+                    f"the shape of the indexed tensor {list(t.shape)}"
+                )
+            out.extend(_bool_to_ints(it.mask, t))
+            d += k
+            continue
+        out.append(it)
+        d += 0 if it is None or it is _EMPTY_ELLIPSIS else 1
     return out
+
+
+def _list_index(it: Any) -> np.ndarray[Any, Any]:
+    """A list/array index as an array (an empty one is an int index, like NumPy's)."""
+    arr = np.asarray(it)
+    return arr.astype(np.int32) if arr.size == 0 and arr.dtype.kind == "f" else arr
 
 
 def _bool_to_ints(mask: Tensor, t: Tensor) -> list[Any]:
@@ -100,6 +152,7 @@ def _plan(t: Tensor, indices: Any) -> tuple[_Plan, list[int]]:
     any_adv = any(hasattr(i, "uop") for i in items)
     dims: list[_DimSel] = []
     out_shape: list[Any] = []
+    separators: list[int] = []
     adv_positions: list[int] = []  # position in the items list
     d = 0
     for item in items:
@@ -108,6 +161,9 @@ def _plan(t: Tensor, indices: Any) -> tuple[_Plan, list[int]]:
             if isinstance(item, int) and any_adv
             else item
         )
+        if it is _EMPTY_ELLIPSIS:
+            separators.append(len(out_shape))
+            continue
         if it is None:
             out_shape.append(("new", None))
             continue
@@ -126,7 +182,7 @@ def _plan(t: Tensor, indices: Any) -> tuple[_Plan, list[int]]:
             out_shape.append(("dim", d))
             adv_positions.append(len(out_shape) - 1)
         d += 1
-    return _Plan(dims, out_shape), adv_positions
+    return _Plan(dims, out_shape, tuple(separators)), adv_positions
 
 
 def _slice_sel(s: slice, n: Any) -> _DimSel:
@@ -282,7 +338,7 @@ class IndexingMixin:
         axes = tuple(range(picked.ndim - k, picked.ndim))
         out = picked._reduce(Ops.ADD, axes, False, "index")
         out = out.cast(dtypes.bool) if x.dtype is dtypes.bool else out
-        adjacent = adv == list(range(adv[0], adv[0] + k))
+        adjacent = _adjacent(plan, adv)
         if not adjacent:
             return out.permute((*range(len(rest), len(rest) + nb), *range(len(rest))))
         first = adv[0]
@@ -294,7 +350,7 @@ class IndexingMixin:
         idx, adv, bshape = self._advanced_parts(plan, adv)
         rest = [i for i in range(self.ndim) if i not in adv]
         k, nb = len(adv), len(bshape)
-        adjacent = adv == list(range(adv[0], adv[0] + k))
+        adjacent = _adjacent(plan, adv)
         first = adv[0] if adjacent else 0
         vperm = (
             [*range(first), *range(first + nb, len(rest) + nb), *range(first, first + nb)]
@@ -331,7 +387,10 @@ class IndexingMixin:
             self.replace(self._wrap(_after_store(self.uop, target, v.uop)))
             return
         if adv:
-            v = v._broadcast_to(basic._advanced_get(plan, adv).shape)
+            selected = basic._advanced_get(plan, adv).shape
+            v = v._broadcast_to(selected)
+            if 0 in selected:
+                return  # an empty selection: nothing to write
             new_view = basic._advanced_put(plan, adv, v)
         else:
             new_view = v._broadcast_to(basic.shape)
