@@ -84,7 +84,8 @@ def _normalize(t: Tensor, indices: Any) -> list[Any]:
         raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
     if ellipses:
         i = ellipses[0]
-        out[i : i + 1] = [slice(None)] * (t.ndim - consumed) or [_EMPTY_ELLIPSIS]
+        fill: list[Any] = [slice(None)] * (t.ndim - consumed)
+        out[i : i + 1] = fill or [_EMPTY_ELLIPSIS]
     else:
         out.extend([slice(None)] * (t.ndim - consumed))
     return _expand_masks(out, t)
