@@ -21,6 +21,7 @@ thread reduces the partials of its group from local memory.
 from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext, end_nested, sorted_ranges
+from fusegrad.codegen.lower.walk import nodes
 from fusegrad.uop import (
     AddrSpace,
     AxisType,
@@ -78,12 +79,13 @@ def register_reduce(ctx: LowerContext, value: UOp, ranges: tuple[UOp, ...], op: 
     return reg.after(done).index(lanes).load(dtype=dt)
 
 
-def _local_index(ranges: list[UOp]) -> UOp:
-    """Row-major position of a thread among ``ranges`` (LOCAL/GROUP_REDUCE axes)."""
-    idx: UOp = UOp.const(dtypes.weakint, 0)
-    for r in ranges:
+def _local_index(ranges: list[UOp], count: int) -> UOp:
+    """Row-major position of a thread's ``count`` lanes among ``ranges`` (LOCAL/GROUP_REDUCE
+    axes), built simplified (no later stage re-simplifies it when nothing else needs it)."""
+    idx: UOp = ranges[0] if ranges else UOp.const(dtypes.weakint, 0)
+    for r in ranges[1:]:
         idx = idx * r.src[0].arg + r
-    return idx
+    return idx if count == 1 else idx * count + _lanes(count)
 
 
 def _group_reduce(ctx: LowerContext, value: UOp, groups: tuple[UOp, ...], op: Ops) -> UOp:
@@ -96,7 +98,7 @@ def _group_reduce(ctx: LowerContext, value: UOp, groups: tuple[UOp, ...], op: Op
         raise ValueError("lower: LOCAL/GROUP_REDUCE axes need constant sizes")
     size = prod(r.src[0].arg for r in threads) * dt.count
     local = UOp(Ops.DEFINE_LOCAL, dt.scalar().ptr(size, AddrSpace.LOCAL), (), ctx.fresh_buffer())
-    slot = _local_index(threads) * dt.count + _lanes(dt.count)
+    slot = _local_index(threads, dt.count)
     stored = local.index(slot).store(value)
     barrier = UOp(Ops.BARRIER, dtypes.void, (stored,))
     again = {g: UOp.range(g.src[0], ctx.fresh_axis(), AxisType.REDUCE) for g in groups}
@@ -128,7 +130,7 @@ def add_local_buffers(sink: UOp, ctx: LowerContext) -> UOp:
     """The stage: check the workgroup memory the kernel defines fits the target."""
     nbytes = sum(
         u.dtype.nbytes
-        for u in sink.toposort()
+        for u in nodes(sink)
         if u.op is Ops.DEFINE_LOCAL and isinstance(u.dtype, PtrDType)
     )
     if nbytes > ctx.renderer.shared_max:

@@ -8,6 +8,7 @@ into one ``END(GROUP(x1, x2), r)``, so the loop runs once and does both.
 from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext, end_nested
+from fusegrad.codegen.lower.walk import toposort
 from fusegrad.uop import Ops, PatternMatcher, UOp, UPat, dedup, graph_rewrite, substitute
 
 
@@ -37,7 +38,7 @@ pm_split_ends = PatternMatcher(
 def _merge_once(sink: UOp) -> UOp | None:
     """Merge the innermost ENDs that close the same range; None when every range has one."""
     closers: dict[UOp, list[UOp]] = {}
-    for u in sink.toposort():
+    for u in toposort(sink):
         if u.op is Ops.END:
             closers.setdefault(u.src[1], []).append(u)
     for rng, ends in closers.items():

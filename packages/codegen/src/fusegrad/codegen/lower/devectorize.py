@@ -21,6 +21,7 @@ from fusegrad.codegen.lower.simplify import (
     simplify,
     vectorize,
 )
+from fusegrad.codegen.lower.walk import nodes
 from fusegrad.uop import (
     DType,
     GroupOp,
@@ -137,7 +138,7 @@ def _affine(x: UOp, memo: dict[UOp, Affine | None]) -> Affine | None:
 
 
 def _has_invalid(x: UOp) -> bool:
-    return any(u.op is Ops.CONST and u.arg is Invalid for u in x.toposort())
+    return any(u.op is Ops.CONST and u.arg is Invalid for u in nodes(x))
 
 
 def _affine_binary(op: Ops, a: Affine | None, b: Affine | None) -> Affine | None:

@@ -10,6 +10,7 @@ NaN as IEEE. Register and local buffers of these dtypes simply hold float32.
 from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext
+from fusegrad.codegen.lower.walk import toposort
 from fusegrad.uop import DType, Ops, PtrDType, UOp, dtypes
 
 _STORAGE = {dtypes.float16: dtypes.uint16, dtypes.bfloat16: dtypes.uint16}
@@ -128,6 +129,6 @@ def emulate_dtypes(sink: UOp, ctx: LowerContext) -> UOp:
     if not em.lacking:
         return sink
     new: dict[UOp, UOp] = {}
-    for u in sink.toposort():
+    for u in toposort(sink):
         new[u] = em.rebuild(u, [new[s] for s in u.src])
     return new[sink]

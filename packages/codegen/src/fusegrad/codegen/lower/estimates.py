@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fusegrad.codegen.lower.walk import toposort
 from fusegrad.codegen.renderer import BufferParam, Estimates
 from fusegrad.uop import GroupOp, Ops, UOp, dtypes
 
@@ -17,7 +18,7 @@ from fusegrad.uop import GroupOp, Ops, UOp, dtypes
 def _weak(x: UOp) -> UOp:
     """Integer expression ``x`` of the linear program rebuilt in weakint over DEFINE_VARs."""
     new: dict[UOp, UOp] = {}
-    for u in x.toposort():
+    for u in toposort(x):
         if u.op is Ops.PARAM:
             new[u] = UOp(Ops.DEFINE_VAR, dtypes.weakint, (), u.arg)
         elif u.op is Ops.CONST:
@@ -39,8 +40,11 @@ def _addressing(uops: list[UOp]) -> set[UOp]:
     roots = [s for u in uops if u.op is Ops.INDEX for s in u.src[1:]]
     roots += [u.src[0] for u in uops if u.op in (Ops.RANGE, Ops.SPECIAL, Ops.IF)]
     out: set[UOp] = set()
-    for r in roots:
-        out.update(r.toposort())
+    while roots:  # one walk for all roots (they share most of their index math)
+        u = roots.pop()
+        if u not in out:
+            out.add(u)
+            roots.extend(u.src)
     data = [u.src[1] for u in uops if u.op is Ops.STORE]
     data += [u for u in uops if u.op in GroupOp.ALU and u.dtype.scalar() not in dtypes.ints]
     for d in data:  # a value both stored and used as an address counts as work

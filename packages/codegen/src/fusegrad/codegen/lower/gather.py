@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext
 from fusegrad.codegen.lower.simplify import pm_simplify
+from fusegrad.codegen.lower.walk import nodes
 from fusegrad.codegen.spec import KernelInfo
 from fusegrad.uop import (
     DType,
@@ -260,7 +261,14 @@ pm_gather = (
 
 
 def _candidate(u: UOp) -> bool:
-    return u.op is Ops.REDUCE and u.arg is Ops.ADD and u.src[0].op in (Ops.WHERE, Ops.MUL, Ops.CAST)
+    """A sum of a one-hot select with an ``==`` on one of the summed ranges."""
+    if u.op is not Ops.REDUCE or u.arg is not Ops.ADD:
+        return False
+    found = one_hot(u.src[0])
+    if found is None:
+        return False
+    summed = u.src[1:]
+    return any(c.op is Ops.CMPEQ and any(r in c.ranges for r in summed) for c in found[0])
 
 
 def collapse_gathers(sink: UOp, ctx: LowerContext) -> UOp:
@@ -269,6 +277,6 @@ def collapse_gathers(sink: UOp, ctx: LowerContext) -> UOp:
     info = sink.arg
     if isinstance(info, KernelInfo) and info.opts_to_apply:
         return sink
-    if not any(_candidate(u) for u in sink.toposort()):
+    if not any(_candidate(u) for u in nodes(sink)):
         return sink
     return graph_rewrite(sink, pm_gather, name="collapse gathers")

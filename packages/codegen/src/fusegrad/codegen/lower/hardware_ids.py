@@ -10,6 +10,7 @@ with ``//`` and ``%``. The launch dimensions go into the context for the Program
 from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext, sorted_ranges
+from fusegrad.codegen.lower.walk import nodes
 from fusegrad.uop import AxisType, Ops, PatternMatcher, UOp, UPat, graph_rewrite, prod
 
 
@@ -24,7 +25,7 @@ def _ids(ranges: list[UOp], names: list[str]) -> tuple[dict[UOp, UOp], list[UOp]
         mapping[rng] = UOp.special(rng.src[0], name)
         sizes.append(rng.src[0])
     if shared:
-        size = prod([r.src[0] for r in shared])
+        size = _product([r.src[0] for r in shared])
         folded = UOp.special(size, names[len(own)])
         sizes.append(folded.src[0])
         stride: UOp | int = 1
@@ -34,13 +35,23 @@ def _ids(ranges: list[UOp], names: list[str]) -> tuple[dict[UOp, UOp], list[UOp]
     return mapping, sizes
 
 
-def _of_type(sink: UOp, kinds: tuple[AxisType, ...]) -> list[UOp]:
-    return sorted_ranges([u for u in sink.toposort() if u.op is Ops.RANGE and u.arg[1] in kinds])
+def _product(sizes: list[UOp]) -> UOp:
+    """The product of loop sizes (folded when they are all constants)."""
+    if all(x.op is Ops.CONST for x in sizes):
+        return UOp.const(sizes[0].dtype, prod(x.arg for x in sizes))
+    out = sizes[0]
+    for x in sizes[1:]:
+        out = out * x
+    return out
 
 
-def _gpu_ids(sink: UOp, ctx: LowerContext) -> dict[UOp, UOp]:
-    globals_ = _of_type(sink, (AxisType.GLOBAL,))
-    locals_ = _of_type(sink, (AxisType.LOCAL, AxisType.GROUP_REDUCE))
+def _of_type(ranges: list[UOp], kinds: tuple[AxisType, ...]) -> list[UOp]:
+    return sorted_ranges([u for u in ranges if u.arg[1] in kinds])
+
+
+def _gpu_ids(ranges: list[UOp], ctx: LowerContext) -> dict[UOp, UOp]:
+    globals_ = _of_type(ranges, (AxisType.GLOBAL,))
+    locals_ = _of_type(ranges, (AxisType.LOCAL, AxisType.GROUP_REDUCE))
     gmap, gsizes = _ids(globals_, ["gidx0", "gidx1", "gidx2"]) if globals_ else ({}, [])
     lmap, lsizes = _ids(locals_, ["lidx0", "lidx1", "lidx2"]) if locals_ else ({}, [])
     ctx.global_size = [_size(s) for s in gsizes] + [1] * (3 - len(gsizes))
@@ -48,8 +59,8 @@ def _gpu_ids(sink: UOp, ctx: LowerContext) -> dict[UOp, UOp]:
     return {**gmap, **lmap}
 
 
-def _cpu_ids(sink: UOp, ctx: LowerContext) -> dict[UOp, UOp]:
-    threads = _of_type(sink, (AxisType.THREAD,))
+def _cpu_ids(ranges: list[UOp], ctx: LowerContext) -> dict[UOp, UOp]:
+    threads = _of_type(ranges, (AxisType.THREAD,))
     if not threads:
         return {}
     mapping, sizes = _ids(threads, ["core"])
@@ -78,7 +89,10 @@ pm_drop_closed = PatternMatcher(
 def map_hardware_ids(sink: UOp, ctx: LowerContext) -> UOp:
     """The stage: parallel RANGEs -> SPECIAL ids, launch sizes into ``ctx``."""
     r = ctx.renderer
-    mapping = _gpu_ids(sink, ctx) if r.has_local else _cpu_ids(sink, ctx) if r.has_threads else {}
+    ranges = [u for u in nodes(sink) if u.op is Ops.RANGE]
+    mapping = (
+        _gpu_ids(ranges, ctx) if r.has_local else _cpu_ids(ranges, ctx) if r.has_threads else {}
+    )
     if not mapping:
         return sink
     replaced = sink.substitute(mapping)

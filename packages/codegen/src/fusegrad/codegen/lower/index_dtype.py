@@ -10,6 +10,7 @@ take the default float.
 from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext
+from fusegrad.codegen.lower.walk import toposort
 from fusegrad.uop import DType, GroupOp, Ops, UOp, commit_weak, dtypes
 
 _I32 = (-(2**31), 2**31 - 1)
@@ -77,6 +78,6 @@ def _lower_one(u: UOp, srcs: list[UOp], ctx: LowerContext) -> UOp:
 def lower_index_dtype(sink: UOp, ctx: LowerContext) -> UOp:
     """The stage: every weakint node rebuilt as int32/int64."""
     new: dict[UOp, UOp] = {}
-    for u in sink.toposort():
+    for u in toposort(sink):
         new[u] = _lower_one(u, [new[s] for s in u.src], ctx)
     return new[sink]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
+from fusegrad.codegen.lower.walk import toposort
 from fusegrad.uop import Ops, UOp
 
 Block = UOp | None  # a RANGE, or None for the kernel's top level
@@ -27,6 +28,7 @@ class _Loops:
     end_of: dict[UOp, UOp]
     enclosing: dict[UOp, frozenset[UOp]] = field(default_factory=dict)
     parents: dict[UOp, Block] = field(default_factory=dict)
+    chains: dict[Block, tuple[UOp, ...]] = field(default_factory=dict)
 
     def around(self, rng: UOp) -> frozenset[UOp]:
         """Every loop enclosing ``rng``'s loop."""
@@ -41,27 +43,24 @@ class _Loops:
             self.enclosing[rng] = frozenset(out)
         return self.enclosing[rng]
 
-    def innermost(self, ranges: frozenset[UOp]) -> Block:
-        """The innermost of a chain of nested loops."""
-        if not ranges:
-            return None
-        return max(ranges, key=lambda r: len(self.around(r)))
+    def depth(self, b: Block) -> int:
+        """How many loops ``b`` is nested in, itself included (the top level: 0)."""
+        return len(self.chain(b))
 
     def parent(self, rng: UOp) -> Block:
+        """The loop directly around ``rng``'s loop (None: the top level)."""
         if rng not in self.parents:
-            self.parents[rng] = self.innermost(self.around(rng))
+            around = self.around(rng)
+            self.parents[rng] = max(around, key=lambda r: len(self.around(r))) if around else None
         return self.parents[rng]
 
-    def block_of(self, u: UOp) -> Block:
-        if u.op is Ops.RANGE:
-            return self.parent(u)
-        if u.op is Ops.END:
-            return self.parent(u.src[1])
-        own = frozenset(u.ranges)
-        every = set(own)
-        for r in own:
-            every |= self.around(r)
-        return self.innermost(frozenset(every))
+    def chain(self, b: Block) -> tuple[UOp, ...]:
+        """The loops from the outermost down to ``b`` (empty for the top level)."""
+        if b is None:
+            return ()
+        if (hit := self.chains.get(b)) is None:
+            hit = self.chains[b] = (*self.chain(self.parent(b)), b)
+        return hit
 
 
 def _priority(u: UOp, pos: int) -> tuple[int, object, int]:
@@ -73,91 +72,83 @@ def _priority(u: UOp, pos: int) -> tuple[int, object, int]:
 
 
 class _Linearizer:
+    """Every node gets a *path*: the loops around it, outermost first, then itself (a RANGE's
+    path ends in its own loop, an END's is its loop's). Within a block at depth ``d`` a node
+    is represented by ``path[d]``, itself or the child loop holding it. An edge ``u -> s``
+    becomes one dependency, between ``path(u)[d]`` and ``path(s)[d]`` at the depth ``d``
+    where the two paths part (none when ``s`` is a loop around ``u``, or ``u`` the END of a
+    loop that holds ``s``). One pass over the edges builds every block's item graph."""
+
     def __init__(self, sink: UOp) -> None:
-        self.order = sink.toposort()
+        self.order = toposort(sink)
         self.pos = {u: i for i, u in enumerate(self.order)}
-        self.loops = _Loops({u.src[1]: u for u in self.order if u.op is Ops.END})
-        self.block = {u: self.loops.block_of(u) for u in self.order}
-        self.chains: dict[Block, list[Block]] = {}
-        self.members: dict[Block, list[UOp]] = {}
+        self.loops = loops = _Loops({u.src[1]: u for u in self.order if u.op is Ops.END})
+        block: dict[UOp, Block] = {}
+        path: dict[UOp, tuple[UOp, ...]] = {}
+        self.items: dict[Block, list[UOp]] = {None: []}
+        self.deps: dict[UOp, set[UOp]] = {}
         for u in self.order:
-            for b in self._chain(self.block[u]):
-                self.members.setdefault(b, []).append(u)
+            b = block[u] = self._block(u, block)
             if u.op is Ops.RANGE:
-                self.members.setdefault(u, []).append(u)
+                p = path[u] = loops.chain(u)
+            elif u.op is Ops.END:
+                p = path[u] = loops.chain(u.src[1])
+            else:
+                p = path[u] = (*loops.chain(b), u)
+            if u.op is not Ops.END:
+                self.items.setdefault(b, []).append(u)
+            self.deps.setdefault(p[-1], set())
+            for s in u.src:
+                self._edge(p, path[s])
 
-    def _chain(self, b: Block) -> list[Block]:
-        """``b`` and every loop enclosing it, innermost first, then None."""
-        if (hit := self.chains.get(b)) is not None:
-            return hit
-        out: list[Block] = []
-        cur = b
-        while cur is not None:
-            out.append(cur)
-            cur = self.loops.parent(cur)
-        self.chains[b] = [*out, None]
-        return self.chains[b]
+    def _edge(self, p: tuple[UOp, ...], q: tuple[UOp, ...]) -> None:
+        d = 0
+        n = min(len(p), len(q))
+        while d < n and p[d] is q[d]:
+            d += 1
+        if d < n:
+            self.deps.setdefault(p[d], set()).add(q[d])
 
-    def _item(self, u: UOp, block: Block) -> UOp | None:
-        """What stands for ``u`` in ``block``: itself, the child loop holding it, or None
-        when it lives outside ``block`` (already emitted)."""
-        b = self.block[u]
-        if u.op is Ops.RANGE and self.loops.parent(u) == block:
-            return u
-        if u.op is Ops.END and self.block[u] == block:
-            return u.src[1]
-        prev = None
-        for c in self._chain(b):
-            if c == block:
-                return u if prev is None else prev
-            prev = c
-        return None
+    def _block(self, u: UOp, block: dict[UOp, Block]) -> Block:
+        """The innermost loop ``u`` depends on (through its sources; loops nest, so the
+        deepest source block is it); a RANGE and its END live in the enclosing loop."""
+        if u.op is Ops.RANGE:
+            return self.loops.parent(u)
+        if u.op is Ops.END:
+            return self.loops.parent(u.src[1])
+        best: Block = None
+        deepest = 0
+        for s in u.src:
+            b = s if s.op is Ops.RANGE else block[s]
+            if b is not None and (d := self.loops.depth(b)) > deepest:
+                best, deepest = b, d
+        return best
 
     def emit(self, block: Block, out: list[UOp]) -> None:
-        if block is not None:
-            out.append(block)
-        items = [u for u in self.members.get(block, []) if self._item(u, block) is u]
-        if block is not None:
-            items = [u for u in items if u is not block]
-        deps: dict[UOp, set[UOp]] = {}
-        for item in items:
-            inside = self.members.get(item, []) if item.op is Ops.RANGE else [item]
-            needs = {self._item(s, block) for u in inside for s in u.src}
-            if item.op is Ops.RANGE:
-                needs |= {self._item(s, block) for s in self.loops.end_of[item].src}
-            deps[item] = {n for n in needs if n is not None and n is not item}
-        self._toposort(block, items, deps, out)
-        if block is not None:
-            out.append(self.loops.end_of[block])
-
-    def _toposort(
-        self, block: Block, items: list[UOp], deps: dict[UOp, set[UOp]], out: list[UOp]
-    ) -> None:
+        """``block``'s items in a dependency order (ties: parameters by slot, then the
+        graph's order), each child loop emitted in place: RANGE, body, END."""
+        items = self.items.get(block, [])
         users: dict[UOp, list[UOp]] = {}
-        for item, needs in deps.items():
+        waiting: dict[UOp, int] = {}
+        for item in items:
+            needs = self.deps.get(item, ())
+            waiting[item] = len(needs)
             for n in needs:
                 users.setdefault(n, []).append(item)
-        waiting = {item: len(needs) for item, needs in deps.items()}
-        ready = [(_priority(u, self._first(u)), i, u) for i, u in enumerate(items) if not deps[u]]
+        ready = [(_priority(u, self.pos[u]), u) for u in items if not waiting[u]]
         heapq.heapify(ready)
-        index = {u: i for i, u in enumerate(items)}
         while ready:
-            _, _, u = heapq.heappop(ready)
-            if u.op is Ops.RANGE and u is not block:
+            _, u = heapq.heappop(ready)
+            out.append(u)
+            if u.op is Ops.RANGE:
                 self.emit(u, out)
-            else:
-                out.append(u)
-            for user in users.get(u, []):
+                out.append(self.loops.end_of[u])
+            for user in users.get(u, ()):
                 waiting[user] -= 1
                 if waiting[user] == 0:
-                    heapq.heappush(ready, (_priority(user, self._first(user)), index[user], user))
+                    heapq.heappush(ready, (_priority(user, self.pos[user]), user))
         if any(waiting.values()):
             raise ValueError("linearize: the graph has a cycle between loops")
-
-    def _first(self, u: UOp) -> int:
-        if u.op is not Ops.RANGE:
-            return self.pos[u]
-        return min(self.pos[m] for m in self.members.get(u, [u]))
 
 
 def linearize(sink: UOp) -> list[UOp]:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fusegrad.codegen.lower.accumulators import add_local_buffers, pm_lower_reduce
-from fusegrad.codegen.lower.context import LowerContext
+from fusegrad.codegen.lower.context import Census, LowerContext
 from fusegrad.codegen.lower.control_flow import add_control_flow
 from fusegrad.codegen.lower.decompose import pm_decompose
 from fusegrad.codegen.lower.devectorize import devectorize
@@ -27,11 +27,13 @@ from fusegrad.codegen.lower.opts import apply_opts
 from fusegrad.codegen.lower.ranges import pm_simplify_ranges
 from fusegrad.codegen.lower.transcendental import pm_transcendental
 from fusegrad.codegen.lower.validity import pm_validity
+from fusegrad.codegen.lower.walk import nodes
 from fusegrad.codegen.renderer import BufferParam, ProgramSpec, Renderer
 from fusegrad.codegen.spec import KernelInfo, SpecError, verify_kernel_ast, verify_linear
 from fusegrad.uop import (
     DEBUG,
     SPEC,
+    AxisType,
     GroupOp,
     Ops,
     PatternMatcher,
@@ -41,23 +43,66 @@ from fusegrad.uop import (
 )
 
 StageFn = Callable[[UOp, LowerContext], UOp]
+Needed = Callable[[Census, LowerContext], bool]
 
 
 @dataclass(frozen=True, slots=True)
 class Stage:
-    """One named step of the pipeline: a graph -> graph function of the run's context."""
+    """One named step of the pipeline: a graph -> graph function of the run's context.
+    ``when`` (None: always) says from the graph's census whether the stage has work; a stage
+    without work is skipped (its rewrite would return the graph unchanged)."""
 
     name: str
     run: StageFn
+    when: Needed | None = None
 
 
-def rewrite(name: str, pm: PatternMatcher, bottom_up: bool = False) -> Stage:
+def rewrite(
+    name: str, pm: PatternMatcher, bottom_up: bool = False, when: Needed | None = None
+) -> Stage:
     """A stage that is one ``graph_rewrite`` with ``pm`` (the context is the rules' ctx)."""
 
     def run(sink: UOp, ctx: LowerContext) -> UOp:
         return graph_rewrite(sink, pm, ctx=ctx, bottom_up=bottom_up, name=name)
 
-    return Stage(name, run)
+    return Stage(name, run, when)
+
+
+def has(*ops: Ops) -> Needed:
+    """The graph contains one of ``ops``."""
+    wanted = frozenset(ops)
+    return lambda census, ctx: not census.ops.isdisjoint(wanted)
+
+
+def has_axes(*kinds: AxisType) -> Needed:
+    """The graph has a RANGE of one of the axis types ``kinds``."""
+    wanted = frozenset(kinds)
+    return lambda census, ctx: not census.axis_types.isdisjoint(wanted)
+
+
+def lacks_one_of(*ops: Ops, always: tuple[Ops, ...] = ()) -> Needed:
+    """The graph contains one of ``ops`` that the target lacks, or one of ``always``."""
+
+    def needed(census: Census, ctx: LowerContext) -> bool:
+        table = ctx.renderer.code_for_op
+        present = census.ops
+        return any(op in present for op in always) or any(
+            op in present and op not in table for op in ops
+        )
+
+    return needed
+
+
+def _parallel(census: Census, ctx: LowerContext) -> bool:
+    """GPU targets always get launch sizes; CPUs only have work for THREAD axes."""
+    return ctx.renderer.has_local or AxisType.THREAD in census.axis_types
+
+
+_TRANSCENDENTAL = (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.POW)
+_DECOMPOSED = (
+    Ops.MULACC, Ops.SUB, Ops.NEG, Ops.MAX, Ops.CMPNE, Ops.CMPEQ, Ops.FLOORDIV, Ops.FLOORMOD,
+    Ops.RECIPROCAL, Ops.FDIV,
+)  # fmt: skip
 
 
 def _target_rules(sink: UOp, ctx: LowerContext) -> UOp:
@@ -80,22 +125,26 @@ def _note_axes(sink: UOp, ctx: LowerContext) -> UOp:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("collapse gathers", collapse_gathers),
+    Stage("collapse gathers", collapse_gathers, has(Ops.REDUCE)),
     Stage("apply opts", _apply_opts),
     Stage("number axes", _note_axes),
     rewrite("simplify ranges", pm_simplify_ranges),
-    rewrite("expand upcasts", pm_expand),
-    rewrite("lower reduces", pm_lower_reduce),
-    Stage("add local buffers", add_local_buffers),
-    Stage("map hardware ids", map_hardware_ids),
-    Stage("devectorize", devectorize),
-    rewrite("index validity", pm_validity),
+    rewrite("expand upcasts", pm_expand, when=has_axes(AxisType.UPCAST, AxisType.UNROLL)),
+    rewrite("lower reduces", pm_lower_reduce, when=has(Ops.REDUCE)),
+    Stage("add local buffers", add_local_buffers, has(Ops.DEFINE_LOCAL)),
+    Stage("map hardware ids", map_hardware_ids, _parallel),
+    Stage("devectorize", devectorize, lambda census, ctx: census.vectors),
+    rewrite("index validity", pm_validity, when=lambda census, ctx: census.invalid),
     Stage("lower index dtype", lower_index_dtype),
     Stage("emulate dtypes", emulate_dtypes),
-    rewrite("transcendentals", pm_transcendental),
-    rewrite("decompose ops", pm_decompose),
+    rewrite("transcendentals", pm_transcendental, when=lacks_one_of(*_TRANSCENDENTAL)),
+    rewrite(
+        "decompose ops",
+        pm_decompose,
+        when=lacks_one_of(*_DECOMPOSED, always=(Ops.CDIV, Ops.CMOD)),
+    ),
     Stage("target rules", _target_rules),
-    Stage("control flow", add_control_flow),
+    Stage("control flow", add_control_flow, lambda census, ctx: census.loose_ends),
     Stage("linearize", _linearize),
 )
 """The lowering pipeline, in order (see ``fusegrad.codegen.lower`` for what each does)."""
@@ -136,10 +185,13 @@ def lower(
     graph = ast
     for stage in stages:
         start = time.perf_counter()
-        graph = stage.run(graph, ctx)
+        skip = stage.when is not None and not stage.when(ctx.census(graph), ctx)
+        if not skip:
+            graph = stage.run(graph, ctx)
         if DEBUG >= 7:
             ms = (time.perf_counter() - start) * 1e3
-            print(f"lower: {stage.name:20s} {ms:8.2f} ms  {len(graph.toposort()):6d} nodes")
+            note = "skipped" if skip else f"{len(graph.toposort()):6d} nodes"
+            print(f"lower: {stage.name:20s} {ms:8.2f} ms  {note}")
     uops = list(graph.src)
     if SPEC:
         verify_linear(uops)
@@ -173,8 +225,9 @@ def format_linear(uops: list[UOp]) -> str:
 
 
 def _buffers(ast: UOp) -> tuple[BufferParam, ...]:
-    params = {u.arg: u for u in ast.toposort() if u.op is Ops.PARAM and isinstance(u.arg, int)}
-    users = [u for u in ast.toposort() if u.op in (Ops.LOAD, Ops.STORE)]
+    every = nodes(ast)
+    params = {u.arg: u for u in every if u.op is Ops.PARAM and isinstance(u.arg, int)}
+    users = [u for u in every if u.op in (Ops.LOAD, Ops.STORE)]
     read = {u.src[0].src[0].arg for u in users if u.op is Ops.LOAD}
     written = {u.src[0].src[0].arg for u in users if u.op is Ops.STORE}
     out = []
@@ -200,10 +253,9 @@ def kernel_name(ast: UOp) -> str:
         return info.name
     from fusegrad.codegen.lower.context import sorted_ranges
 
-    ranges = sorted_ranges([u for u in ast.toposort() if u.op is Ops.RANGE])
-    reduces = any(r.arg[1].is_reduce for r in ranges) or any(
-        u.op is Ops.REDUCE for u in ast.toposort()
-    )
+    every = nodes(ast)
+    ranges = sorted_ranges([u for u in every if u.op is Ops.RANGE])
+    reduces = any(r.arg[1].is_reduce for r in ranges) or any(u.op is Ops.REDUCE for u in every)
     sizes = "_".join(_size_text(r.src[0]) for r in ranges) or "1"
     return f"{'r' if reduces else 'E'}_{sizes}"
 
@@ -218,7 +270,8 @@ def to_program(ast: UOp, renderer: Renderer) -> ProgramSpec:
         return hit
     uops, ctx = lower(ast, renderer)
     buffers = _buffers(ast)
-    variables = tuple(ast.variables())
+    found = [u for u in nodes(ast) if u.op is Ops.DEFINE_VAR]
+    variables = tuple(sorted(found, key=lambda v: v.arg))  # UOp.variables' order, one walk
     name = kernel_name(ast)
     spec = ProgramSpec(
         name=name,

@@ -1,0 +1,45 @@
+"""Graph walks for the lowering pipeline, lean versions of ``UOp.toposort``.
+
+Lowering walks every kernel graph a dozen times (censuses, index widths, linearization), so
+the walk itself is a cost: ``nodes`` is a plain set walk for when order does not matter, and
+``toposort`` a depth-first post-order with the same order as ``UOp.toposort`` (sources
+before users, ``src[0]``'s subgraph first) at about a third of its cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fusegrad.uop import UOp
+
+
+def nodes(root: UOp) -> set[UOp]:
+    """Every node reachable from ``root`` (``root`` included), in no particular order."""
+    seen = {root}
+    stack = [root]
+    push, add = stack.append, seen.add
+    while stack:
+        for s in stack.pop().src:
+            if s not in seen:
+                add(s)
+                push(s)
+    return seen
+
+
+def toposort(root: UOp) -> list[UOp]:
+    """Every node reachable from ``root``, sources before users: ``UOp.toposort``'s order."""
+    seen = {root}
+    order: list[UOp] = []
+    stack: list[tuple[UOp, Iterator[UOp]]] = [(root, iter(root.src))]
+    push, add = stack.append, seen.add
+    while stack:
+        node, rest = stack[-1]
+        for s in rest:
+            if s not in seen:
+                add(s)
+                push((s, iter(s.src)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order
