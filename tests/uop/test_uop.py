@@ -423,6 +423,20 @@ def test_toposort_gate_stops_below_a_node() -> None:
     assert inner in order and x not in order
 
 
+@pytest.mark.usefixtures("no_gc")
+def test_cached_toposort_is_a_fresh_list_and_makes_no_reference_cycle() -> None:
+    v = UOp.variable(fresh_name(), 0, 10)
+    root = UOp.sink(v * 3 + 1, v * 3)
+    first = root.toposort()
+    first.reverse()  # the caller owns the list: the cache must not change
+    again = root.toposort()
+    assert again == root.toposort(gate=lambda u: True) == first[::-1]
+    assert again is not root.toposort()
+    probe = weakref.ref(root)
+    del root, first, again
+    assert probe() is None  # freed by reference counting alone: the cache holds no cycle
+
+
 def test_variables_are_sorted_and_deduplicated() -> None:
     b, a = UOp.variable("b", 0, 3), UOp.variable("a", 0, 3)
     expr = (b + a) * b + a.bind(2)

@@ -286,13 +286,16 @@ def graph_rewrite_map(
 def substitute(root: UOp, mapping: Mapping[UOp, UOp]) -> UOp:
     """``root`` with each key of ``mapping`` replaced by its value (one pass, no rules)."""
     done: dict[UOp, UOp] = {}
+    memo = done.__getitem__
     for node in root.toposort(gate=lambda u: u not in mapping):
         if node in mapping:
             done[node] = mapping[node]
             continue
-        new_src = tuple(done[s] for s in node.src)
-        same = all(a is b for a, b in zip(new_src, node.src, strict=True))
-        done[node] = node if same else node.replace(src=new_src)
+        src = node.src
+        new_src = tuple(map(memo, src))
+        done[node] = (
+            node if new_src == src else UOp(node.op, node.dtype, new_src, node.arg, node.tag)
+        )
     return done[root]
 
 

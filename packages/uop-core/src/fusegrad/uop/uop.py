@@ -229,23 +229,40 @@ class UOp(metaclass=UOpMetaClass):
         """Every node reachable from this one, sources before users (iterative).
 
         ``gate(u)`` returning False stops the walk below ``u`` (``u`` itself is included).
+        Without a gate the order is cached on the node (it is immutable); each call returns
+        a new list.
         """
+        if gate is not None:
+            return self._walk(gate)
+        # cached without the node itself (always last): a node referring to itself through
+        # its __dict__ would be a reference cycle, freed only by the garbage collector
+        below = self.__dict__.get("_toposort")
+        if below is None:
+            order = self._walk(None)
+            self.__dict__["_toposort"] = tuple(order[:-1])
+            return order
+        return [*below, self]
+
+    def _walk(self, gate: Callable[[UOp], bool] | None) -> list[UOp]:
         order: list[UOp] = []
         seen: set[UOp] = set()
         # a stack of UOps, each followed by a marker once its sources are pushed (tuples per
-        # step would cost more in allocation and garbage collection than the walk itself)
+        # step would cost more in allocation and garbage collection than the walk itself);
+        # sources are pushed unfiltered, one already seen is skipped when popped
         stack: list[Any] = [self]
+        pop, push, add, append = stack.pop, stack.extend, seen.add, order.append
         while stack:
-            node = stack.pop()
+            node = pop()
             if node is _EXPANDED:
-                order.append(stack.pop())
-                continue
-            if node in seen:
-                continue
-            seen.add(node)
-            stack += (node, _EXPANDED)
-            if gate is None or gate(node):
-                stack += [s for s in reversed(node.src) if s not in seen]
+                append(pop())
+            elif node not in seen:
+                add(node)
+                if not node.src:
+                    append(node)
+                elif gate is None or gate(node):
+                    push((node, _EXPANDED, *reversed(node.src)))
+                else:
+                    push((node, _EXPANDED))
         return order
 
     def backward_slice(self) -> set[UOp]:
