@@ -192,6 +192,12 @@ def test_size_changing_bitcast_of_a_computed_value_realizes_it(mem: Memory) -> N
     assert len(kg.kernels) == 2
 
 
+def test_bitcast_of_a_reshaped_realized_value_needs_no_copy(mem: Memory) -> None:
+    x = (mem.rand(2, 4) * 2.0).contiguous().reshape((8,))
+    kg = check(mem, x.bitcast(dtypes.uint8).cast(dtypes.int32) + 1)
+    assert len(kg.kernels) == 2
+
+
 def test_bitcast_to_bytes_of_a_slice(mem: Memory) -> None:
     x = mem.rand(3, 4)
     kg = check(mem, x.shrink(((1, 3), (0, 4))).bitcast(dtypes.uint8).cast(dtypes.int32) + 1)

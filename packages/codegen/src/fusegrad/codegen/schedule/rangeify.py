@@ -155,6 +155,8 @@ def resizes(u: UOp) -> bool:
 def _source_buffer(ctx: KernelContext, src: UOp) -> UOp:
     """The untagged BUFFER holding all of ``src`` in order from its start (recording the
     read), for reinterpreting its bytes."""
+    while src.op is Ops.RESHAPE and src not in ctx.views:
+        src = src.src[0]  # bytes in order: a reshape changes nothing
     if src in ctx.views and src not in ctx.roots:
         ctx.deps[src] = None
         view = ctx.views[src]

@@ -90,6 +90,14 @@ def _boundary_key(u: UOp, kind: Kind, outputs: set[UOp]) -> object:
     return u
 
 
+def _in_buffer(u: UOp, realized: dict[UOp, Kind]) -> bool:
+    """True when ``u`` is (a reshape of) a whole buffer in order, or of a node computed into
+    a new buffer."""
+    while u.op is Ops.RESHAPE:
+        u = u.src[0]
+    return holds_buffer(u) or realized.get(u) in (Kind.COMPUTE, Kind.COPY)
+
+
 def find_realizes(outputs: Sequence[UOp], order: Sequence[UOp]) -> dict[UOp, Kind]:
     """The nodes to realize and how, in topological order (``order``: the graph's toposort)."""
     out_set = set(outputs)
@@ -97,8 +105,8 @@ def find_realizes(outputs: Sequence[UOp], order: Sequence[UOp]) -> dict[UOp, Kin
     for u in order:
         if (kind := _kind(u, out_set)) is not None:
             realized[u] = kind
-        if resizes(u) and not holds_buffer(u.src[0]):
-            realized.setdefault(u.src[0], Kind.COMPUTE)  # its bytes are reinterpreted
+        if resizes(u) and not _in_buffer(u.src[0], realized):
+            realized[u.src[0]] = Kind.COMPUTE  # its bytes are reinterpreted
     keys = {u: _boundary_key(u, k, out_set) for u, k in realized.items()}
     for u in decide(order, realized, usage(order, keys)):
         realized[u] = Kind.COMPUTE
