@@ -56,7 +56,7 @@ def conv3x3(cin: int = 4, cout: int = 8, hw: int = 16) -> UOp:
 
 
 def test_cpu_matmul_is_vectorized_along_n_tiled_along_k_and_threaded() -> None:
-    assert hand_coded_optimizations(matmul(), CPU) == [
+    assert hand_coded_optimizations(matmul(256), CPU) == [
         Opt(OptOps.UPCAST, 0, 4),  # a 4 x 16 register block: M by 4
         Opt(OptOps.UPCAST, 1, 16),  # N by two vectors, the innermost lanes
         Opt(
@@ -77,6 +77,11 @@ def test_cpu_matmul_with_b_transposed_runs_vectors_along_k() -> None:
         Opt(OptOps.PARTIALS, 2, 8),  # vectors along K: 8 lanes of partial sums
         Opt(OptOps.THREAD, 0, 4),
     ]
+
+
+def test_cpu_matmul_with_few_rows_swaps_instead_of_tiling() -> None:
+    opts = hand_coded_optimizations(matmul(64), CPU)
+    assert Opt(OptOps.SWAP, 0, 1) in opts and all(o.op is not OptOps.TILE for o in opts)
 
 
 def test_cpu_matmul_with_a_short_reduce_swaps_instead_of_tiling() -> None:

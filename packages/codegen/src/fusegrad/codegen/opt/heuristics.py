@@ -70,6 +70,10 @@ DOT_BLOCK = (4, 2)
 #: a 4 KiB stride, which no cache level holds (set conflicts). 1024^3 fp32: 32 and 64 are
 #: 1.4-1.6x the untiled SWAP order, 128 1.2x, 256 1.1x.
 MATMUL_TILES = (32, 64)
+#: tile only with at least this many rows (block axis): each tile of B is reused once per
+#: block of rows, while the output is read back once per tile. x[36, 384] @ W[384, 1536]
+#: ran faster untiled (best of 21: 20 vs 11-13 GFLOP/s on a loaded machine)
+MATMUL_TILE_ROWS = 256
 
 
 class _Plan:
@@ -148,7 +152,7 @@ def _matmul_block(plan: _Plan, width: int) -> bool:
     for amount in (width * vectors, width, 4, 2):
         if plan.try_opt(OptOps.UPCAST, vec, amount):
             break
-    if _tile_reduce(plan, k):
+    if _tile_reduce(plan, k, const_size(block_axis)):
         _threads(plan, prefer=block)
     else:
         _threads(plan, prefer=_block_axis_inside(plan, vec, block))
@@ -176,11 +180,11 @@ def _dot_products(plan: _Plan, shape: MatmulShape, vec_axis: UOp, width: int) ->
     return plan.try_opt(OptOps.PARTIALS, k, lanes)
 
 
-def _tile_reduce(plan: _Plan, k: int) -> bool:
+def _tile_reduce(plan: _Plan, k: int, rows: int | None) -> bool:
     """TILE the matmul's reduce axis (id ``k``) by the first of ``MATMUL_TILES`` that leaves
-    at least two tiles."""
+    at least two tiles, when there are ``MATMUL_TILE_ROWS`` rows to reuse the tiles."""
     size = const_size(plan.range_of(k))
-    if size is None:
+    if size is None or rows is None or rows < MATMUL_TILE_ROWS:
         return False
     fits = [t for t in MATMUL_TILES if size % t == 0 and size >= 2 * t]
     return any(plan.try_opt(OptOps.TILE, k, tile) for tile in fits)
