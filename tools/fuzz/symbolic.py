@@ -1,6 +1,12 @@
 """Fuzz the symbolic simplifier: random integer expressions, simplified, checked three ways.
 
     .venv/bin/python tools/fuzz/symbolic.py --n 2000 --seed 0 [--no-z3] [--depth 6]
+        [--start 0] [--record FILE]
+
+Expression ``i`` of run ``seed`` is the same whatever ``--start``/``--n`` select, so a long run
+can be split into chunks (``--start 20000 --n 20000`` ...) that together check exactly what one
+process would. ``--record FILE`` writes each expression's index and simplified form (one line
+each), so two versions of the simplifier can be compared expression by expression.
 
 Each expression (over 1-4 Variables with random ranges, weakint mostly and some fixed-width
 ints that wrap around, every integer op the simplifier knows, nesting depth up to ``--depth``)
@@ -18,14 +24,17 @@ any expression failed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from fusegrad.uop import DType, Invalid, Ops, UOp, dtypes, graph_rewrite, sym, sym_infer
 from fusegrad.uop.prove import prove_equal
+from fusegrad.uop.render import evaluate_all
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +53,7 @@ class Report:
     unknown: int = 0
     failures: list[str] = field(default_factory=list)
     corpus: list[UOp] = field(default_factory=list)
+    record: TextIO | None = None
 
 
 Z3_TIMEOUT_MS = 500  # per proof; an unknown result is counted, evaluation still checks it
@@ -232,10 +242,9 @@ def _samples(g: Generator, rng: random.Random, n: int) -> list[dict[str, int]]:
 
 def _bounds_error(root: UOp, values: dict[str, int]) -> str | None:
     """A node whose value falls outside its vmin/vmax, or None."""
-    for node in root.toposort():
+    for node, v in evaluate_all(root, values).items():
         if node.op in (Ops.DEFINE_VAR, Ops.CONST):
             continue
-        v = sym_infer(node, values)
         if v is Invalid:
             continue
         if not node.vmin <= v <= node.vmax:
@@ -365,7 +374,10 @@ def check_one(index: int, seed: int, depth: int, use_z3: bool, report: Report) -
     problem = _problem(e, samples, use_z3, report)
     report.checked += 1
     if problem is None:
-        report.corpus.append(e.simplify())
+        s = e.simplify()
+        report.corpus.append(s)
+        if report.record is not None:
+            report.record.write(f"{index}\t{s.render(simplify=False)}\n")
         return
     small = minimize(e, lambda u: _problem(u, samples, use_z3, None))
     problem = _problem(small, samples, use_z3, None) or problem
@@ -374,22 +386,36 @@ def check_one(index: int, seed: int, depth: int, use_z3: bool, report: Report) -
     except Exception:  # the failure itself may be the crash
         simplified = "-"
     detail = f"{problem}; simplified: {simplified}"
+    if report.record is not None:
+        report.record.write(f"{index}\tMISMATCH {detail}\n")
     report.failures.append(regression_test(f"fuzz_seed{seed}_{index}", small, detail))
 
 
-def run(n: int, seed: int, depth: int = 6, use_z3: bool = True, progress: int = 0) -> Report:
-    """Fuzz ``n`` expressions of run ``seed``; with ``progress``, failures are printed as
-    they are found and a progress line every ``progress`` expressions."""
-    report = Report()
+def run(
+    n: int,
+    seed: int,
+    depth: int = 6,
+    use_z3: bool = True,
+    progress: int = 0,
+    first: int = 0,
+    record: TextIO | None = None,
+) -> Report:
+    """Fuzz expressions ``first .. first+n-1`` of run ``seed``; with ``progress``, failures
+    are printed as they are found and a progress line every ``progress`` expressions; with
+    ``record``, every simplified form is written there."""
+    report = Report(record=record)
     start = time.perf_counter()
-    for i in range(n):
+    for i in range(first, first + n):
         found = len(report.failures)
         check_one(i, seed, depth, use_z3, report)
         if progress and len(report.failures) > found:
             print(report.failures[-1], flush=True)
-        if progress and (i + 1) % progress == 0:
+        if progress and (i + 1 - first) % progress == 0:
             took = time.perf_counter() - start
-            print(f"  {i + 1}/{n}: {len(report.failures)} mismatches, {took:.0f} s", flush=True)
+            print(
+                f"  {i + 1 - first}/{n}: {len(report.failures)} mismatches, {took:.0f} s",
+                flush=True,
+            )
     return report
 
 
@@ -400,15 +426,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=6, help="maximum nesting depth")
     parser.add_argument("--no-z3", action="store_true", help="skip the z3 proofs")
     parser.add_argument("--progress", type=int, default=0, help="print progress every N")
+    parser.add_argument("--start", type=int, default=0, help="index of the first expression")
+    parser.add_argument("--record", default=None, help="write each simplified form to this file")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    report = run(args.n, args.seed, args.depth, not args.no_z3, args.progress)
+    with contextlib.ExitStack() as stack:
+        record = stack.enter_context(open(args.record, "w", buffering=1)) if args.record else None
+        report = run(
+            args.n, args.seed, args.depth, not args.no_z3, args.progress, args.start, record
+        )
     if not args.progress:
         for failure in report.failures:
             print(failure, flush=True)
     took = time.perf_counter() - start
     print(
-        f"fuzz symbolic: seed {args.seed}, {report.checked} expressions, "
+        f"fuzz symbolic: seed {args.seed}, expressions {args.start}..{args.start + args.n - 1}: "
+        f"{report.checked} checked, "
         f"{len(report.failures)} mismatches, {report.unknown} z3 unknown, {took:.1f} s"
     )
     return 1 if report.failures else 0

@@ -390,40 +390,46 @@ def _fit(u: UOp, b: Bound) -> Bound:
     """Clamp computed bounds to what the dtype can hold: fixed-width integers that might have
     wrapped get the full range; floats round outward-safely to the dtype."""
     s = u.dtype.scalar()
+    if s is dtypes.weakint:
+        return b  # index math is unbounded: nothing to clamp
     lo, hi = b
     if s is dtypes.bool:
         return bool(lo), bool(hi)
-    if s in dtypes.ints and s is not dtypes.weakint:
+    if s in _FIXED_INTS:
         if isinstance(lo, float) or isinstance(hi, float):
             return _full(u)
         if lo < dtypes.min(s) or hi > dtypes.max(s):
             return _full(u)
         return lo, hi
-    if s in dtypes.floats:
+    if s in _FLOATS:
         conv = truncate(s)
         return conv(lo), conv(hi)
     return lo, hi
 
 
+_LEAF_OPS = frozenset({Ops.CONST, Ops.VCONST, Ops.DEFINE_VAR, Ops.PARAM})
+_VALUE_DTYPES = frozenset(dtypes.all)
+_FIXED_INTS = frozenset(dtypes.ints) - {dtypes.weakint}
+_FLOATS = frozenset(dtypes.floats)
+
+
 def min_max(u: UOp) -> Bound:
     """(vmin, vmax) of ``u`` computed from its sources' cached bounds."""
-    if (leaf := _leaf_bounds(u)) is not None:
+    op = u.op
+    if op in _LEAF_OPS and (leaf := _leaf_bounds(u)) is not None:
         return leaf
-    rule = RANGE_RULES.get(u.op)
-    if u.dtype.scalar() not in dtypes.all:
+    if u.dtype.scalar() not in _VALUE_DTYPES:
         return 0, 0  # void, pointers: no values
+    rule = RANGE_RULES.get(op)
     if rule is None:
         return _full(u)
     src_bounds = [s._min_max for s in u.src]
     # an Invalid operand (empty range) makes the result Invalid too, except through WHERE
-    if u.op is not Ops.WHERE and any(lo > hi for lo, hi in src_bounds if _comparable(lo, hi)):
-        return dtypes.max(u.dtype), dtypes.min(u.dtype)
-    if u.op in (Ops.RANGE, Ops.SPECIAL):
+    # (a NaN bound compares False, so float bounds with NaN never count as empty)
+    if op is not Ops.WHERE:
+        for lo, hi in src_bounds:
+            if lo > hi:
+                return dtypes.max(u.dtype), dtypes.min(u.dtype)
+    if op is Ops.RANGE or op is Ops.SPECIAL:
         return rule(u, src_bounds)
     return _fit(u, rule(u, src_bounds))
-
-
-def _comparable(lo: Any, hi: Any) -> bool:
-    return not (isinstance(lo, float) and math.isnan(lo)) and not (
-        isinstance(hi, float) and math.isnan(hi)
-    )

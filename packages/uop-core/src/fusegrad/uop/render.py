@@ -165,6 +165,11 @@ def evaluate(root: UOp, var_vals: Mapping[Any, int]) -> Any:
     the bound value also serves the same Variable's unbound uses. Evaluating an ``Invalid``
     gives ``Invalid``.
     """
+    return evaluate_all(root, var_vals)[root]
+
+
+def evaluate_all(root: UOp, var_vals: Mapping[Any, int]) -> dict[UOp, Any]:
+    """The value of every node of ``root``'s graph (see ``evaluate``), in one pass."""
     order = root.toposort()
     resolved: dict[Any, Any] = dict(var_vals)
     for u in order:
@@ -173,7 +178,7 @@ def evaluate(root: UOp, var_vals: Mapping[Any, int]) -> Any:
     values: dict[UOp, Any] = {}
     for u in order:
         values[u] = _eval_one(u, values, resolved)
-    return values[root]
+    return values
 
 
 def _eval_one(u: UOp, values: dict[UOp, Any], var_vals: Mapping[Any, int]) -> Any:

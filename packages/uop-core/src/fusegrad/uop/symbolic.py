@@ -58,12 +58,14 @@ from fusegrad.uop.terms import (
     normalize_product,
     normalize_sum,
     operand_key,
+    scale_canonical_sum,
 )
 from fusegrad.uop.uop import UOp
 from fusegrad.uop.validity import pm_validity
 
 INTS = dtypes.ints
 BOOL = dtypes.bool
+_INTS_AND_BOOL = frozenset((*INTS, BOOL))
 
 
 def _cint(name: str) -> UPat:
@@ -80,8 +82,11 @@ def _is_int(c: UOp) -> bool:
 
 def _fold_constants(a: UOp) -> UOp | None:
     """ALU op on constants -> the constant (computed exactly as the dtype would)."""
-    if a.dtype.count > 1 or any(s.op is not Ops.CONST or s.arg is Invalid or s.src for s in a.src):
+    if a.dtype.count > 1:
         return None
+    for s in a.src:
+        if s.op is not Ops.CONST or s.arg is Invalid or s.src:
+            return None
     if a.op is Ops.POW and _is_int(a.src[1]) and abs(a.src[1].arg) > 4096:
         return None  # an exponent this big is a mistake; folding it would take forever
     return UOp.const(a.dtype, exec_alu(a.op, a.dtype, [s.arg for s in a.src]))
@@ -211,9 +216,9 @@ commutative = PatternMatcher(
 
 def _fold_by_range(a: UOp) -> UOp | None:
     """An int/bool node whose range is one value -> that value."""
-    if a.dtype.count > 1 or not (dtypes.is_int(a.dtype) or a.dtype.scalar() is BOOL):
+    if a.dtype.count > 1 or a.dtype.scalar() not in _INTS_AND_BOOL:
         return None
-    lo, hi = a.vmin, a.vmax
+    lo, hi = a._min_max
     if lo != hi or may_be_invalid(a):
         return None
     return UOp.const(a.dtype, lo)
@@ -237,6 +242,8 @@ def _distribute(s: UOp, c: UOp) -> UOp | None:
     """``(a + b) * c -> a*c + b*c`` for an int constant ``c`` (a ring identity)."""
     if not _is_int(c) or may_be_invalid(s):
         return None
+    if (scaled := scale_canonical_sum(s, c.arg)) is not None:
+        return scaled  # all terms at once: a chain of n terms costs O(n), not O(n**2)
     out = s.src[0] * c
     return out + s.src[1] * c
 

@@ -43,6 +43,13 @@ def order_key(u: UOp) -> OrderKey:
     key = u.__dict__.get("_order_key")
     if key is not None:
         return key  # type: ignore[no-any-return]
+    try:  # the common case: the sources are keyed already
+        srcs = tuple([s.__dict__["_order_key"] for s in u.src])
+    except KeyError:
+        pass
+    else:
+        key = u.__dict__["_order_key"] = (u.op.value, _arg_key(u.arg), u.dtype.name, srcs)
+        return key
     # iterative, so deep graphs are fine: every source is keyed before its users
     for n in u.toposort(gate=lambda n: "_order_key" not in n.__dict__):
         if "_order_key" not in n.__dict__:
@@ -143,12 +150,51 @@ def _merge_divmod_pairs(coefficients: dict[UOp, int]) -> None:
         coefficients[x] = coefficients.get(x, 0) + k
 
 
-def normalize_sum(u: UOp) -> UOp | None:
-    """Term collection and constant gathering: ``x*2 + y + x*3 + 1 + 2 -> x*5 + y + 3``."""
+def _normal_sum(u: UOp) -> UOp:
     coefficients, const = collect_terms(u)
     _merge_divmod_pairs(coefficients)
-    out = build_sum(u.dtype, coefficients, const)
-    return None if out is u else out
+    return build_sum(u.dtype, coefficients, const)
+
+
+def _mark_canonical(u: UOp) -> None:
+    """Remember that the sum ``u`` and every sum along its left spine are canonical.
+
+    A prefix of a canonical chain is canonical too: its terms are a sorted run of distinct
+    bases with the same coefficients, no divmod pair among them merges, and it has no
+    constant. So the engine, which visits the prefixes of a new chain before the chain, finds
+    each one known instead of collecting its terms again (O(n), not O(n**2), per chain)."""
+    node = u
+    while node.op is Ops.ADD and node.dtype is u.dtype and "_canonical_sum" not in node.__dict__:
+        node.__dict__["_canonical_sum"] = True
+        node = node.src[0]
+
+
+def normalize_sum(u: UOp) -> UOp | None:
+    """Term collection and constant gathering: ``x*2 + y + x*3 + 1 + 2 -> x*5 + y + 3``."""
+    if "_canonical_sum" in u.__dict__:
+        return None
+    out = _normal_sum(u)
+    if out is u:
+        _mark_canonical(u)
+        return None
+    if out.op is Ops.ADD and _normal_sum(out) is out:
+        _mark_canonical(out)
+    return out
+
+
+def scale_canonical_sum(u: UOp, factor: int) -> UOp | None:
+    """``u * factor`` for a canonical sum ``u``, as one canonical sum: every coefficient and
+    the constant times ``factor`` (what distributing term by term and collecting again
+    gives, in one step); None when ``u`` is not a canonical sum."""
+    if u.op is not Ops.ADD or normalize_sum(u) is not None:
+        return None
+    coefficients, const = collect_terms(u)
+    scaled = {base: k * factor for base, k in coefficients.items()}
+    _merge_divmod_pairs(scaled)
+    out = build_sum(u.dtype, scaled, const * factor)
+    if out.op is Ops.ADD and _normal_sum(out) is out:
+        _mark_canonical(out)
+    return out
 
 
 def normalize_product(u: UOp) -> UOp | None:
@@ -242,6 +288,15 @@ def may_be_invalid(u: UOp) -> bool:
     flag = u.__dict__.get("_may_be_invalid")
     if flag is not None:
         return bool(flag)
+    try:  # the common case: the sources are known already
+        flag = (u.op is Ops.CONST and u.arg is Invalid) or any(
+            [s.__dict__["_may_be_invalid"] for s in u.src]
+        )
+    except KeyError:
+        pass
+    else:
+        u.__dict__["_may_be_invalid"] = flag
+        return flag
     for n in u.toposort(gate=lambda n: "_may_be_invalid" not in n.__dict__):
         if "_may_be_invalid" not in n.__dict__:
             invalid = n.op is Ops.CONST and n.arg is Invalid

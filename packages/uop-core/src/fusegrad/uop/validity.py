@@ -15,8 +15,7 @@ from __future__ import annotations
 from fusegrad.uop.dtype import Invalid, dtypes
 from fusegrad.uop.ops import GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
-from fusegrad.uop.rewrite import graph_rewrite
-from fusegrad.uop.terms import flatten
+from fusegrad.uop.terms import flatten, may_be_invalid
 from fusegrad.uop.uop import UOp
 
 _TRUE = UOp.const(dtypes.bool, True)
@@ -35,6 +34,8 @@ def _is_valid_form(u: UOp) -> bool:
 def _push_invalid(a: UOp) -> UOp | None:
     """``op(.., where(c, x, Invalid), ..) -> where(c, op(.., x, ..), Invalid)`` and
     ``op(.., Invalid, ..) -> Invalid`` (any operand Invalid makes the result Invalid)."""
+    if not may_be_invalid(a):
+        return None  # no operand is (or holds) Invalid
     # a WHERE selects between its branches: only its condition is lifted
     for i, s in enumerate(a.src[:1] if a.op is Ops.WHERE else a.src):
         if _is_invalid(s):
@@ -91,15 +92,16 @@ def _given(u: UOp, mapping: dict[UOp, UOp]) -> UOp:
     narrowed = u.substitute(mapping)
     if narrowed is u:
         return u
-    from fusegrad.uop.symbolic import sym  # sym includes these rules
-
-    simplified = graph_rewrite(narrowed, sym, name="simplify given valid")
+    # UOp.simplify is graph_rewrite with sym (these rules included), its result cached on the
+    # node: the engine offers a rewritten valid() to the rules again, and the clauses are
+    # simplified given the same facts more than once, so the same narrowed forms recur
+    simplified = narrowed.simplify()
     inverse = {v: x for x, v in mapping.items() if v.op is Ops.DEFINE_VAR}
     restored = simplified.substitute(inverse)
     if restored is simplified:
         return restored
     # the stand-ins sort differently from what they stand for: put operands back in order
-    return graph_rewrite(restored, sym, name="simplify given valid")
+    return restored.simplify()
 
 
 def _drop_implied(clauses: list[UOp]) -> list[UOp] | None:
