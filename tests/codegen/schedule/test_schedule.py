@@ -201,7 +201,22 @@ def test_bitcast_of_a_reshaped_realized_value_needs_no_copy(mem: Memory) -> None
 def test_bitcast_to_bytes_of_a_slice(mem: Memory) -> None:
     x = mem.rand(3, 4)
     kg = check(mem, x.shrink(((1, 3), (0, 4))).bitcast(dtypes.uint8).cast(dtypes.int32) + 1)
-    assert len(kg.kernels) == 2  # the slice is copied out first: bytes start at its start
+    assert len(kg.kernels) == 2  # rows of a 2-D view: copied out first
+
+
+def test_bitcast_of_an_aligned_run_of_bytes_reads_in_place(mem: Memory) -> None:
+    raw = mem.buf(np.arange(24, dtype=np.uint8), dtypes.uint8)
+    halves = raw.shrink(((4, 12),)).bitcast(dtypes.float16).cast(dtypes.float32) * 2.0
+    kg = check(mem, halves, execute=run_on_emulator)
+    assert len(kg.kernels) == 1
+    (view,) = [b for b in kg.kernels[0].src[1:] if b.op is Ops.BUFFER_VIEW]
+    assert view.arg == (4, 2)  # 4 halves starting 2 halves (4 bytes) in
+
+
+def test_bitcast_of_a_misaligned_run_of_bytes_copies_it(mem: Memory) -> None:
+    raw = mem.buf(np.arange(24, dtype=np.uint8), dtypes.uint8)
+    kg = check(mem, raw.shrink(((3, 11),)).bitcast(dtypes.int32) + 1)
+    assert len(kg.kernels) == 2
 
 
 def test_bitcast_of_a_planned_intermediate(mem: Memory) -> None:

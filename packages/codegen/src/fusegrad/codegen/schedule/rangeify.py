@@ -152,26 +152,33 @@ def resizes(u: UOp) -> bool:
     return u.op is Ops.BITCAST and u.dtype.itemsize != u.src[0].dtype.itemsize
 
 
-def _source_buffer(ctx: KernelContext, src: UOp) -> UOp:
-    """The untagged BUFFER holding all of ``src`` in order from its start (recording the
-    read), for reinterpreting its bytes."""
+def buffer_window(view: UOp) -> tuple[UOp, int] | None:
+    """(BUFFER, first element) when ``view`` is a run of a buffer's elements in order (its
+    reshapes, or a 1-D shrink of it), else None."""
+    while view.op is Ops.RESHAPE:
+        view = view.src[0]
+    start = 0
+    if view.op is Ops.SHRINK and view.src[0].op is Ops.BUFFER and isinstance(view.arg[0][0], int):
+        start, view = view.arg[0][0], view.src[0]
+    return (view, start) if view.op is Ops.BUFFER else None
+
+
+def _source_bytes(ctx: KernelContext, src: UOp) -> tuple[UOp, int]:
+    """(untagged BUFFER, byte offset) of the bytes of ``src`` (recording the read), for
+    reinterpreting them."""
     while src.op is Ops.RESHAPE and src not in ctx.views:
         src = src.src[0]  # bytes in order: a reshape changes nothing
+    view = src
     if src in ctx.views and src not in ctx.roots:
         ctx.deps[src] = None
         view = ctx.views[src]
-    else:
-        view = src
-    while view.op is Ops.RESHAPE:
-        view = view.src[0]
-    if view.op is Ops.SHRINK and view.src[0].op is Ops.BUFFER and view.arg[0][0] == 0:
-        view = view.src[0]  # a symbolic-size buffer's first elements
-    if view.op is not Ops.BUFFER:
+    if (window := buffer_window(view)) is None:
         raise ScheduleError(f"bitcast: the source {src.op!r} is not realized into a buffer")
-    base = view.replace(tag=None) if view.tag is not None else view
-    if view.tag is None:
+    buf, start = window
+    base = buf.replace(tag=None) if buf.tag is not None else buf
+    if buf.tag is None:
         ctx.raw_reads[base] = None
-    return base
+    return base, start * base.dtype.itemsize
 
 
 def _resizing_bitcast(ctx: KernelContext, i: UOp, x: UOp) -> UOp | None:
@@ -180,8 +187,8 @@ def _resizing_bitcast(ctx: KernelContext, i: UOp, x: UOp) -> UOp | None:
     if not all(isinstance(d, int) for d in x.shape):
         raise ScheduleError(f"bitcast to {x.dtype!r} of a symbolic shape {x.shape}")
     size = prod(x.shape)
-    buf = _source_buffer(ctx, x.src[0])
-    view = UOp(Ops.BUFFER_VIEW, x.dtype, (buf,), (size, 0))
+    buf, offset = _source_bytes(ctx, x.src[0])
+    view = UOp(Ops.BUFFER_VIEW, x.dtype, (buf,), (size, offset // x.dtype.itemsize))
     idx, gate = _parts(i)
     (flat,) = reshape_index(idx, x.shape, (size,))
     return ctx.param(view).index(flat if gate is TRUE else flat.valid(gate)).load()

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from fusegrad.codegen.schedule.rangeify import resizes
+from fusegrad.codegen.schedule.rangeify import buffer_window, resizes
 from fusegrad.codegen.schedule.recompute import decide, usage
 from fusegrad.uop import GroupOp, Ops, PatternMatcher, UOp, UPat
 
@@ -90,12 +90,17 @@ def _boundary_key(u: UOp, kind: Kind, outputs: set[UOp]) -> object:
     return u
 
 
-def _in_buffer(u: UOp, realized: dict[UOp, Kind]) -> bool:
-    """True when ``u`` is (a reshape of) a whole buffer in order, or of a node computed into
-    a new buffer."""
+def _in_buffer(cast: UOp, realized: dict[UOp, Kind]) -> bool:
+    """True when the source of a size-changing bitcast already is bytes in order: (a reshape
+    of) a node computed into a new buffer, or a run of a buffer starting at a multiple of the
+    new element size."""
+    u = cast.src[0]
     while u.op is Ops.RESHAPE:
         u = u.src[0]
-    return holds_buffer(u) or realized.get(u) in (Kind.COMPUTE, Kind.COPY)
+    if holds_buffer(u) or realized.get(u) in (Kind.COMPUTE, Kind.COPY):
+        return True
+    window = buffer_window(u)
+    return window is not None and window[1] * u.dtype.itemsize % cast.dtype.itemsize == 0
 
 
 def find_realizes(outputs: Sequence[UOp], order: Sequence[UOp]) -> dict[UOp, Kind]:
@@ -105,8 +110,8 @@ def find_realizes(outputs: Sequence[UOp], order: Sequence[UOp]) -> dict[UOp, Kin
     for u in order:
         if (kind := _kind(u, out_set)) is not None:
             realized[u] = kind
-        if resizes(u) and not _in_buffer(u.src[0], realized):
-            realized[u.src[0]] = Kind.COMPUTE  # its bytes are reinterpreted
+        if resizes(u) and not _in_buffer(u, realized):
+            realized.setdefault(u.src[0], Kind.COMPUTE)  # its bytes are reinterpreted
     keys = {u: _boundary_key(u, k, out_set) for u, k in realized.items()}
     for u in decide(order, realized, usage(order, keys)):
         realized[u] = Kind.COMPUTE
