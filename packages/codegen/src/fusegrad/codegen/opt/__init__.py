@@ -1,7 +1,9 @@
 """fusegrad.codegen.opt: the kernel optimizer.
 
 * opts as data: ``Opt``, ``OptOps``, ``KernelOptError``; ``apply_opts(ast, opts, renderer)``
-  rewrites a kernel AST's ranges (axis numbering: ``kernel_axes``, see ``kernel.py``);
+  rewrites a kernel AST's ranges (axis numbering: ``kernel_axes``, see ``kernel.py``); besides
+  tinygrad's opts, TILE (K-blocking for caches) and PARTIALS (vector partial sums along a
+  reduce axis), see ``tiling.py``;
 * ``hand_coded_optimizations(ast, renderer)``: opts without searching;
 * ``beam_search(ast, renderer, width, timer)``: timed search with an on-disk cache; ``Timer``
   is the protocol of the timing callback the runtime supplies (``register_beam_timer``
