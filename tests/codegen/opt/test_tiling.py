@@ -207,3 +207,35 @@ def test_partials_of_a_max_reduce() -> None:
 )
 def test_partials_precondition_raises(opt: Opt, match: str) -> None:
     raises(matmul_bt(), opt, CPU, match)
+
+
+def _tiled(ast: UOp) -> list[Opt]:
+    """A TILE that applies to ``ast`` (the first reduce axis and size that do), or none."""
+    for pos, rng in enumerate(kernel_axes(ast)):
+        for amount in (2, 4):
+            try:
+                apply_opt(ast, Opt(OptOps.TILE, pos, amount), CPU)
+            except KernelOptError:
+                continue
+            if rng.arg[1] is AxisType.REDUCE:
+                return [Opt(OptOps.TILE, pos, amount)]
+    return []
+
+
+_CORPUS = [c for c in H.CORPUS.build() if _tiled(c.ast)]
+
+
+@pytest.mark.parametrize("c", _CORPUS, ids=[c.name for c in _CORPUS])
+def test_tile_on_the_corpus_matches_unoptimized(c: Any) -> None:
+    import random
+
+    tile = _tiled(c.ast)
+    rs = random.Random(len(c.name))
+    more = H.random_opts(apply_opt(c.ast, tile[0], CPU), CPU, rs, 2)
+    want = H.run_emulated(c, H.with_opts(c.ast, []), CPU)
+    for opts in (tile, [*tile, *more]):
+        got = H.run_emulated(c, H.with_opts(c.ast, opts), CPU)
+        for slot in c.expected:
+            np.testing.assert_allclose(
+                got[slot], want[slot], rtol=1e-5, atol=1e-5, err_msg=f"{opts}"
+            )
