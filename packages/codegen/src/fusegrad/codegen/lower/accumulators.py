@@ -21,7 +21,7 @@ thread reduces the partials of its group from local memory.
 from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext, end_nested, sorted_ranges
-from fusegrad.codegen.lower.walk import nodes
+from fusegrad.codegen.lower.walk import nodes, rebuild
 from fusegrad.uop import (
     AddrSpace,
     AxisType,
@@ -124,6 +124,12 @@ pm_lower_reduce = PatternMatcher(
         (UPat(Ops.REDUCE, name="red"), _lower_reduce),  # REDUCE -> register accumulator loop
     ]
 )
+
+
+def lower_reduces(sink: UOp, ctx: LowerContext) -> UOp:
+    """The stage: ``pm_lower_reduce`` in one pass (a REDUCE's value, nested REDUCEs included,
+    is lowered before the REDUCE itself, and lowering makes no new REDUCE)."""
+    return rebuild(sink, lambda u: _lower_reduce(ctx, u) if u.op is Ops.REDUCE else None)
 
 
 def add_local_buffers(sink: UOp, ctx: LowerContext) -> UOp:

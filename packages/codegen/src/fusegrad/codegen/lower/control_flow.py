@@ -8,8 +8,8 @@ into one ``END(GROUP(x1, x2), r)``, so the loop runs once and does both.
 from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext, end_nested
-from fusegrad.codegen.lower.walk import toposort
-from fusegrad.uop import Ops, PatternMatcher, UOp, UPat, dedup, graph_rewrite, substitute
+from fusegrad.codegen.lower.walk import rebuild, toposort
+from fusegrad.uop import Ops, UOp, dedup, substitute
 
 
 def _split_end(e: UOp) -> UOp | None:
@@ -27,12 +27,20 @@ def _flatten_group(g: UOp) -> UOp | None:
     return UOp(Ops.GROUP, src=tuple(dedup(flat)))
 
 
-pm_split_ends = PatternMatcher(
-    [
-        (UPat(Ops.END, name="e"), _split_end),  # END(x, r1, r2) -> END(END(x, r2), r1)
-        (UPat(Ops.GROUP, name="g"), _flatten_group),  # GROUP(GROUP(a), b) -> GROUP(a, b)
-    ]
-)
+_SPLIT = {
+    Ops.END: _split_end,  # END(x, r1, r2) -> END(END(x, r2), r1)
+    Ops.GROUP: _flatten_group,  # GROUP(GROUP(a), b) -> GROUP(a, b)
+}
+
+
+def split_ends(sink: UOp) -> UOp:
+    """Every END closing one range, groups flat (one pass: sources are done first)."""
+
+    def split(u: UOp) -> UOp | None:
+        rule = _SPLIT.get(u.op)
+        return None if rule is None else rule(u)
+
+    return rebuild(sink, split)
 
 
 def _merge_once(sink: UOp) -> UOp | None:
@@ -51,7 +59,7 @@ def _merge_once(sink: UOp) -> UOp | None:
 
 def add_control_flow(sink: UOp, ctx: LowerContext) -> UOp:
     """The stage: single-range ENDs, one per loop."""
-    sink = graph_rewrite(sink, pm_split_ends, name="split ends")
+    sink = split_ends(sink)
     while (merged := _merge_once(sink)) is not None:
-        sink = graph_rewrite(merged, pm_split_ends, name="split ends")
+        sink = split_ends(merged)
     return sink

@@ -10,8 +10,8 @@ with ``//`` and ``%``. The launch dimensions go into the context for the Program
 from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext, sorted_ranges
-from fusegrad.codegen.lower.walk import nodes
-from fusegrad.uop import AxisType, Ops, PatternMatcher, UOp, UPat, graph_rewrite, prod
+from fusegrad.codegen.lower.walk import nodes, rebuild
+from fusegrad.uop import AxisType, Ops, UOp, prod
 
 
 def _ids(ranges: list[UOp], names: list[str]) -> tuple[dict[UOp, UOp], list[UOp]]:
@@ -81,11 +81,6 @@ def _drop_closed(x: UOp) -> UOp | None:
     return x.replace(src=(x.src[0], *keep)) if keep else x.src[0]
 
 
-pm_drop_closed = PatternMatcher(
-    [(UPat(Ops.END, name="x"), _drop_closed)]  # END(x, id) -> x: a hardware id needs no END
-)
-
-
 def map_hardware_ids(sink: UOp, ctx: LowerContext) -> UOp:
     """The stage: parallel RANGEs -> SPECIAL ids, launch sizes into ``ctx``."""
     r = ctx.renderer
@@ -95,5 +90,10 @@ def map_hardware_ids(sink: UOp, ctx: LowerContext) -> UOp:
     )
     if not mapping:
         return sink
-    replaced = sink.substitute(mapping)
-    return graph_rewrite(replaced, pm_drop_closed, name="hardware ids")
+
+    def to_ids(u: UOp) -> UOp | None:
+        if u.op is Ops.END:
+            return _drop_closed(u)
+        return mapping.get(u)
+
+    return rebuild(sink, to_ids)

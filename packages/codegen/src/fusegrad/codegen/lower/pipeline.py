@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fusegrad.codegen.lower.accumulators import add_local_buffers, pm_lower_reduce
+from fusegrad.codegen.lower.accumulators import add_local_buffers, lower_reduces
 from fusegrad.codegen.lower.context import Census, LowerContext
 from fusegrad.codegen.lower.control_flow import add_control_flow
 from fusegrad.codegen.lower.decompose import pm_decompose
@@ -130,7 +130,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("number axes", _note_axes),
     rewrite("simplify ranges", pm_simplify_ranges),
     rewrite("expand upcasts", pm_expand, when=has_axes(AxisType.UPCAST, AxisType.UNROLL)),
-    rewrite("lower reduces", pm_lower_reduce, when=has(Ops.REDUCE)),
+    Stage("lower reduces", lower_reduces, has(Ops.REDUCE)),
     Stage("add local buffers", add_local_buffers, has(Ops.DEFINE_LOCAL)),
     Stage("map hardware ids", map_hardware_ids, _parallel),
     Stage("devectorize", devectorize, lambda census, ctx: census.vectors),

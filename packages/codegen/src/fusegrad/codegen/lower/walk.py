@@ -8,7 +8,7 @@ before users, ``src[0]``'s subgraph first) at about a third of its cost.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from fusegrad.uop import UOp
 
@@ -43,3 +43,17 @@ def toposort(root: UOp) -> list[UOp]:
             stack.pop()
             order.append(node)
     return order
+
+
+def rebuild(root: UOp, fn: Callable[[UOp], UOp | None]) -> UOp:
+    """``root``'s graph rebuilt in one pass: each node on its rebuilt sources, then replaced
+    by ``fn(node)`` unless that is None. No pattern matching and no fixed point: the cheap
+    form of a rewrite whose rules each fire once on a node and make nothing they apply to."""
+    new: dict[UOp, UOp] = {}
+    for u in toposort(root):
+        srcs = tuple(new[s] for s in u.src)
+        same = all(a is b for a, b in zip(srcs, u.src, strict=True))
+        v = u if same else u.replace(src=srcs)
+        out = fn(v)
+        new[u] = v if out is None else out
+    return new[root]
