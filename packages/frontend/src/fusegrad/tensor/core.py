@@ -214,6 +214,8 @@ class TensorCore:
     @property
     def T(self) -> Tensor:
         """The dimensions reversed."""
+        if self.ndim < 2:
+            return self  # type: ignore[return-value]
         return self.permute(*reversed(range(self.ndim)))  # type: ignore[attr-defined, no-any-return]
 
     @property
@@ -252,6 +254,8 @@ class TensorCore:
             return tuple(range(self.ndim))
         raw = (axis,) if isinstance(axis, int) else tuple(axis)
         axes = tuple(self._axis(a) for a in raw)
+        if self.ndim == 0:
+            return ()  # dim 0 / -1 of a 0-d tensor: like PyTorch, nothing to reduce
         for a in axes:
             if axes.count(a) > 1:
                 raise RuntimeError(f"dim {a} appears multiple times in the list of dims")

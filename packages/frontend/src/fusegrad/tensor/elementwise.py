@@ -508,8 +508,14 @@ class ElementwiseMixin:  # noqa: PLW1641 (__hash__ comes from TensorCore)
         fill = self._operand(value).cast(self.dtype)
         return mask.where(fill, self)
 
-    def clamp(self: Tensor, min_: Any = None, max_: Any = None) -> Tensor:
-        """x clipped to [min_, max_] (either may be None, not both)."""
+    def clamp(self: Tensor, min_: Any = None, max_: Any = None, **kwargs: Any) -> Tensor:
+        """x clipped to [min_, max_] (either may be None, not both); PyTorch's keyword names
+        ``min=``/``max=`` work too."""
+        unknown = set(kwargs) - {"min", "max"}
+        if unknown:
+            raise TypeError(f"clamp() got unexpected keyword arguments {sorted(unknown)}")
+        min_ = kwargs.get("min", min_)
+        max_ = kwargs.get("max", max_)
         if min_ is None and max_ is None:
             raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
         out = self
@@ -519,9 +525,9 @@ class ElementwiseMixin:  # noqa: PLW1641 (__hash__ comes from TensorCore)
             out = out.minimum(max_)
         return out
 
-    def clip(self: Tensor, min_: Any = None, max_: Any = None) -> Tensor:
+    def clip(self: Tensor, min_: Any = None, max_: Any = None, **kwargs: Any) -> Tensor:
         """Alias of clamp."""
-        return self.clamp(min_, max_)
+        return self.clamp(min_, max_, **kwargs)
 
     def isclose(
         self: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False

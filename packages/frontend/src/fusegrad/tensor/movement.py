@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from fusegrad.uop import Ops, argfix, dtypes, least_upper_dtype, prod, resolve, sint
+from fusegrad.uop import Ops, UOp, argfix, dtypes, least_upper_dtype, prod, resolve, sint
 
 if TYPE_CHECKING:
     from fusegrad.tensor.tensor import Tensor
@@ -124,6 +124,9 @@ class MovementMixin:
         return self._wrap(self.uop.shrink(bounds))
 
     def _pad_zero(self: Tensor, pairs: Sequence[tuple[sint, sint]]) -> Tensor:
+        if 0 in self.shape:  # nothing to pad but zeros: a constant (no empty buffer to read)
+            shape = tuple(s + b + a for s, (b, a) in zip(self.shape, pairs, strict=True))
+            return self._wrap(UOp.const(self.dtype, 0, self.device, shape))
         return self._wrap(self.uop.pad(pairs))
 
     def pad(self: Tensor, padding: PadArg, mode: str = "constant", value: float = 0.0) -> Tensor:
@@ -247,6 +250,11 @@ class MovementMixin:
                     f"but got {_fmt(t.shape)} for tensor number {i} in the list."
                 )
         dt = least_upper_dtype(*(t.dtype for t in tensors))
+        if len(tensors) > 1:  # empty pieces add nothing (and -0.0 survives a sum only alone)
+            kept = [
+                t for t in tensors if not (isinstance(t.shape[axis], int) and t.shape[axis] == 0)
+            ]
+            tensors = kept or tensors[:1]
         total = sum(t.shape[axis] for t in tensors)
         offset: sint = 0
         out: Tensor | None = None

@@ -153,7 +153,7 @@ class ReduceMixin:
     def logsumexp(self: Tensor, axis: Axis = None, keepdim: bool = False) -> Tensor:
         """log(sum(exp(x))) computed stably."""
         x = self._to_float()
-        m = x.max(axis, keepdim=True)
+        m = _shift(x, axis)
         m = m.isinf().where(m._const(0), m)
         out = (x - m).exp().sum(axis, keepdim=True).log() + m
         return out if keepdim else out.squeeze(self._axes(axis))
@@ -161,13 +161,13 @@ class ReduceMixin:
     def softmax(self: Tensor, axis: int = -1, dtype: Any = None) -> Tensor:
         """exp(x) / sum(exp(x)) along ``axis``."""
         x = self.cast(to_dtype(dtype)) if dtype is not None else self._to_float()
-        e = (x - x.max(axis, keepdim=True)).exp()
+        e = (x - _shift(x, axis)).exp()
         return e / e.sum(axis, keepdim=True)
 
     def log_softmax(self: Tensor, axis: int = -1, dtype: Any = None) -> Tensor:
         """log(softmax(x)) computed stably."""
         x = self.cast(to_dtype(dtype)) if dtype is not None else self._to_float()
-        shifted = x - x.max(axis, keepdim=True)
+        shifted = x - _shift(x, axis)
         return shifted - shifted.exp().sum(axis, keepdim=True).log()
 
     def softmin(self: Tensor, axis: int = -1, dtype: Any = None) -> Tensor:
@@ -224,9 +224,19 @@ class ReduceMixin:
         x = self._to_float()
         if x.ndim == 0:
             return x
-        m = x.max(axis, keepdim=True)
+        m = _shift(x, axis)
         m = m.isinf().where(m._const(0), m)
         return (x - m).exp().cumsum(axis).log() + m
+
+
+def _shift(x: Tensor, axis: Axis) -> Tensor:
+    """The max along ``axis`` (kept) that exp-sums subtract for stability; zeros when the axis
+    is empty (nothing to shift, and a max over nothing is an error): an empty softmax is
+    empty and an empty logsumexp is -inf, like PyTorch."""
+    axes = x._axes(axis)
+    if any(isinstance(x.shape[a], int) and x.shape[a] == 0 for a in axes):
+        return x._const(0, shape=[1 if i in axes else s for i, s in enumerate(x.shape)])
+    return x.max(axis, keepdim=True)
 
 
 def _running_index(x: Tensor, values: Tensor, axis: int) -> Tensor:
