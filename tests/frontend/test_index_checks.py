@@ -162,3 +162,16 @@ def test_check_index_0_turns_the_tensor_checks_off() -> None:
         assert Tensor([3]).one_hot(3).tolist() == [[0, 0, 0]]
         with pytest.raises(IndexError):  # Python ints are always checked
             Tensor(X)[3]
+
+
+@pytest.mark.kernels
+def test_tinyjit_capture_skips_the_deferred_checks() -> None:
+    from fusegrad import TinyJit
+
+    table = Tensor(X).realize()
+    step = TinyJit(lambda i: (table[i] * 2).realize())
+    for k in range(4):
+        idx = lazy([k % 3, 2]).realize()
+        np.testing.assert_array_equal(step(idx).numpy(), X[[k % 3, 2]] * 2)
+    # replays run no checks: an out-of-range index selects zeros
+    np.testing.assert_array_equal(step(lazy([5, 0]).realize()).numpy(), [np.zeros(4), X[0] * 2])
