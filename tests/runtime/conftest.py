@@ -148,3 +148,14 @@ def pydev() -> Iterator[Any]:
     dev = PythonDevice("PYTHON")
     yield dev
     dev.close()
+
+
+@pytest.fixture(params=["PYTHON", "CPU"])
+def hcqdev(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A private device of each ring kind, closed after the test: PYTHON (Python rings) and
+    CPU (compiled rings where they can be built; Python programs run through callbacks)."""
+    from fusegrad.runtime import CPUDevice, PythonDevice
+
+    dev = PythonDevice("PYTHON") if request.param == "PYTHON" else CPUDevice("CPU")
+    yield dev
+    dev.close()

@@ -26,70 +26,72 @@ def test_signal_wait_returns_once_reached_and_times_out_otherwise() -> None:
         sig.wait(3, timeout=0.05)
 
 
-def test_commands_in_a_queue_run_in_order_and_signal_last(pydev: Any, rt: Any) -> None:
+def test_commands_in_a_queue_run_in_order_and_signal_last(hcqdev: Any, rt: Any) -> None:
     log: list[str] = []
     done = Signal()
     q = HWQueue()
     for name in "abc":
         q.exec(rt.FnProgram(name, lambda b, v, c, n=name: log.append(n)), [])
-    q.signal(done, 7).submit(pydev)
+    q.signal(done, 7).submit(hcqdev)
     done.wait(7, timeout=10)
     assert log == ["a", "b", "c"]
 
 
-def test_wait_across_queues_orders_work_on_two_rings(pydev: Any, rt: Any) -> None:
+def test_wait_across_queues_orders_work_on_two_rings(hcqdev: Any, rt: Any) -> None:
     log: list[str] = []
     ready, done = Signal(name="ready"), Signal(name="done")
     # the compute queue is submitted first but must wait for the copy ring's signal
     HWQueue("compute").wait(ready, 1).exec(
         rt.FnProgram("after", lambda b, v, c: log.append("after")), []
-    ).signal(done, 1).submit(pydev)
+    ).signal(done, 1).submit(hcqdev)
     time.sleep(0.05)
     assert log == []
     slow = rt.FnProgram("before", lambda b, v, c: (time.sleep(0.05), log.append("before")))
-    HWQueue("copy").exec(slow, []).signal(ready, 1).submit(pydev)
+    HWQueue("copy").exec(slow, []).signal(ready, 1).submit(hcqdev)
     done.wait(1, timeout=10)
     assert log == ["before", "after"]
 
 
-def test_signal_values_step_a_timeline_in_submission_order(pydev: Any, rt: Any) -> None:
+def test_signal_values_step_a_timeline_in_submission_order(hcqdev: Any, rt: Any) -> None:
     sig = Signal()
     seen: list[int] = []
     for i in range(1, 6):
         HWQueue().signal(sig, i).exec(
             rt.FnProgram("read", lambda b, v, c: seen.append(sig.value)), []
-        ).submit(pydev)
-    pydev.synchronize()
+        ).submit(hcqdev)
+    hcqdev.synchronize()
     assert seen == [1, 2, 3, 4, 5] and sig.value == 5
 
 
-def test_ten_thousand_small_submissions_arrive_in_order(pydev: Any, rt: Any) -> None:
+def test_ten_thousand_small_submissions_arrive_in_order(hcqdev: Any, rt: Any) -> None:
     got: list[int] = []
     prg = rt.FnProgram("count", lambda b, v, c: got.append(v[0]))
     for i in range(10_000):
-        pydev.exec(prg, [], [i])
-    pydev.synchronize()
+        hcqdev.exec(prg, [], [i])
+    hcqdev.synchronize()
     assert got == list(range(10_000))
 
 
-def test_two_python_threads_submitting_concurrently(pydev: Any, rt: Any) -> None:
+def test_two_python_threads_submitting_concurrently(hcqdev: Any, rt: Any) -> None:
     got: dict[str, list[int]] = {"x": [], "y": []}
 
     def submit(key: str) -> None:
         prg = rt.FnProgram(key, lambda b, v, c: got[key].append(v[0]))
         for i in range(2_000):
-            pydev.exec(prg, [], [i])
+            hcqdev.exec(prg, [], [i])
 
     threads = [threading.Thread(target=submit, args=(k,)) for k in got]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    pydev.synchronize()
+    hcqdev.synchronize()
     assert got["x"] == list(range(2_000)) and got["y"] == list(range(2_000))
 
 
-def test_kernel_error_surfaces_at_synchronize_and_device_keeps_working(pydev: Any, rt: Any) -> None:
+def test_kernel_error_surfaces_at_synchronize_and_device_keeps_working(
+    hcqdev: Any, rt: Any
+) -> None:
     def boom(b: Any, v: Any, c: int) -> None:
         raise ValueError("kernel exploded")
 
@@ -97,20 +99,20 @@ def test_kernel_error_surfaces_at_synchronize_and_device_keeps_working(pydev: An
     after = Signal()
     HWQueue().exec(rt.FnProgram("boom", boom), []).exec(
         rt.FnProgram("skipped", lambda b, v, c: log.append("skipped")), []
-    ).signal(after, 1).submit(pydev)
+    ).signal(after, 1).submit(hcqdev)
     after.wait(1, timeout=10)  # a failed queue still fires its signals: nobody hangs
     with pytest.raises(ValueError, match="kernel exploded"):
-        pydev.synchronize()
+        hcqdev.synchronize()
     assert log == []
-    pydev.exec(rt.FnProgram("ok", lambda b, v, c: log.append("ok")), [], wait=True)
+    hcqdev.exec(rt.FnProgram("ok", lambda b, v, c: log.append("ok")), [], wait=True)
     assert log == ["ok"]
 
 
-def test_timestamps_bracket_a_kernel(pydev: Any, rt: Any) -> None:
+def test_timestamps_bracket_a_kernel(hcqdev: Any, rt: Any) -> None:
     t0, t1 = Signal(), Signal()
     nap = rt.FnProgram("nap", lambda b, v, c: time.sleep(0.03))
-    HWQueue().timestamp(t0).exec(nap, []).timestamp(t1).submit(pydev)
-    pydev.synchronize()
+    HWQueue().timestamp(t0).exec(nap, []).timestamp(t1).submit(hcqdev)
+    hcqdev.synchronize()
     assert t1.timestamp - t0.timestamp >= 30_000_000
 
 
@@ -163,9 +165,9 @@ def test_interpreter_exit_with_work_in_flight_does_not_hang(tmp_path: Any) -> No
     assert time.monotonic() - t < 30
 
 
-def test_debug_2_prints_one_line_per_launch(pydev: Any, rt: Any, capsys: Any) -> None:
+def test_debug_2_prints_one_line_per_launch(hcqdev: Any, rt: Any, capsys: Any) -> None:
     with Context(DEBUG=2):
-        pydev.exec(rt.FnProgram("my_kernel", lambda b, v, c: None), [], global_size=(4, 1, 1))
+        hcqdev.exec(rt.FnProgram("my_kernel", lambda b, v, c: None), [], global_size=(4, 1, 1))
     out = capsys.readouterr().out
     assert "my_kernel" in out and "GFLOP/s" in out and "global (4, 1, 1)" in out
 

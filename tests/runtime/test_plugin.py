@@ -159,3 +159,35 @@ def test_casts_and_bitcast(example: Any, rt: Any, lb: Any) -> None:
     prog = lb.linear(r, lb.store(pi.index(r), as_i8), lb.store(pb.index(r), bits), lb.end(r))
     ref = _run_both(example, rt, prog, [a, np.zeros(n, np.int8), np.zeros(n, np.uint32)])
     np.testing.assert_array_equal(ref[2], a.view(np.uint32))
+
+
+# -- the plugin as a renderer conformance target and as a device for Tensor programs ------------
+
+
+def test_plugin_passes_the_renderer_conformance_suite(plugin_dir: Path, monkeypatch: Any) -> None:
+    from fusegrad.renderer.conformance import check_target, conformance_targets
+    from fusegrad.renderer.corpus import corpus
+
+    monkeypatch.syspath_prepend(str(plugin_dir))
+    target = next(t for t in conformance_targets() if t.name == "EXAMPLE")  # its entry point
+    assert target.unavailable() is None
+    assert len(corpus(target.make_renderer())) >= 40
+    assert check_target(target, run_linear) == {}
+
+
+def test_tensor_programs_run_on_the_plugin_device(example: Any) -> None:
+    from fusegrad import Tensor
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((12, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 5)).astype(np.float32)
+    ta, tb = Tensor(a, device="EXAMPLE"), Tensor(b, device="EXAMPLE")
+    out = (ta @ tb + 1).relu().sum(0)
+    assert out.device == "EXAMPLE"
+    np.testing.assert_allclose(out.numpy(), np.maximum(a @ b + 1, 0).sum(0), rtol=1e-5, atol=1e-5)
+    want = np.exp(a - a.max(1, keepdims=True))
+    np.testing.assert_allclose(ta.softmax(1).numpy(), want / want.sum(1, keepdims=True), atol=1e-6)
+    ints = Tensor(np.arange(-10, 30, dtype=np.int32), device="EXAMPLE")
+    np.testing.assert_array_equal(((ints * 3) % 7).numpy(), (np.arange(-10, 30) * 3) % 7)
+    back = ta.to("CPU").sum(1) - (ta * 1).to("CPU").sum(1)
+    assert back.device == "CPU" and np.all(back.numpy() == 0)

@@ -36,8 +36,8 @@ CODE_FOR_OP: dict[Ops, Any] = {
     Ops.SUB: lambda a, b: f"({a} - {b})",
     Ops.MUL: lambda a, b: f"({a} * {b})",
     Ops.FDIV: lambda a, b: f"({a} / {b})",
-    Ops.CDIV: lambda a, b: f"({b} == 0 ? 0 : {a} / {b})",
-    Ops.CMOD: lambda a, b: f"({b} == 0 ? 0 : {a} % {b})",
+    Ops.CDIV: lambda a, b: f"({a} / {b})",  # ints: _int_alu guards 0 and MIN / -1
+    Ops.CMOD: lambda a, b: f"fmod({a}, {b})",  # floats; ints: _int_alu
     Ops.MAX: _nan_max,
     Ops.CMPLT: lambda a, b: f"({a} < {b})",
     Ops.CMPNE: lambda a, b: f"({a} != {b})",
@@ -157,8 +157,72 @@ def _value(ctx: _Ctx, u: UOp, var: str, expr: str) -> None:
     ctx.line(f"{C_TYPES[u.dtype]} {var} = {expr};")
 
 
+def _int_div(dt: DType, a: str, b: str, op: str) -> str:
+    # x / 0 and x % 0 are 0; MIN / -1 wraps to MIN and MIN % -1 is 0 (the CPU would trap)
+    minus_one = (
+        "" if dtypes.is_unsigned(dt) else f"{b} == -1 ? {'0' if op == '%' else _wrap_neg(dt, a)} : "
+    )
+    return f"({b} == 0 ? 0 : {minus_one}{a} {op} {b})"
+
+
+def _wrap_neg(dt: DType, a: str) -> str:
+    return f"({C_TYPES[dt]})(0ull - (uint64_t){a})"
+
+
+def _shift(dt: DType, a: str, b: str, left: bool) -> str:
+    # shifts by a negative or a too large amount give 0 (or -1 for a negative >>), like exec_alu
+    if left:
+        return f"(({b}) < 0 || ({b}) >= 64 ? 0 : ({C_TYPES[dt]})((uint64_t){a} << {b}))"
+    wide = "uint64_t" if dtypes.is_unsigned(dt) else "int64_t"
+    fill = "0" if dtypes.is_unsigned(dt) else f"({a} < 0 ? -1 : 0)"
+    return f"(({b}) < 0 || ({b}) >= 64 ? {fill} : ({C_TYPES[dt]})(({wide}){a} >> {b}))"
+
+
+def _float_max(dt: DType, a: str, b: str) -> str:
+    # NaN propagates; max(-0.0, 0.0) is 0.0 whichever side it is on
+    return f"({a} != {a} ? {a} : {b} != {b} ? {b} : {a} == {b} ? (signbit({a}) ? {b} : {a}) : {a} > {b} ? {a} : {b})"
+
+
+INT_RULES: dict[Ops, Any] = {
+    Ops.CDIV: lambda dt, a, b: _int_div(dt, a, b, "/"),
+    Ops.CMOD: lambda dt, a, b: _int_div(dt, a, b, "%"),
+    Ops.SHL: lambda dt, a, b: _shift(dt, a, b, True),
+    Ops.SHR: lambda dt, a, b: _shift(dt, a, b, False),
+    Ops.NEG: _wrap_neg,  # -MIN wraps to MIN
+    Ops.TRUNC: lambda dt, a: a,  # an integer is its own truncation
+}
+FLOAT_RULES: dict[Ops, Any] = {Ops.MAX: _float_max}
+BOOL_RULES: dict[Ops, Any] = {Ops.NEG: lambda dt, a: f"(!{a})", Ops.TRUNC: lambda dt, a: a}
+
+
+def _rules(dt: DType) -> dict[Ops, Any]:
+    if dt is dtypes.bool:
+        return BOOL_RULES
+    return FLOAT_RULES if dtypes.is_float(dt) else INT_RULES
+
+
 def _alu(ctx: _Ctx, u: UOp, var: str) -> None:
+    dt = u.src[0].dtype
+    rule = _rules(dt).get(u.op)
+    if rule is not None:
+        _value(ctx, u, var, rule(dt, *ctx.src(u)))
+        return
     _value(ctx, u, var, CODE_FOR_OP[u.op](*ctx.src(u)))
+
+
+def _cast_expr(to: DType, frm: DType, x: str) -> str:
+    """C for a cast with fusegrad's semantics (``fusegrad.uop.truncate``): ints -> float go
+    through double; float -> int truncates through a 32- or 64-bit register (out of range:
+    that register's minimum, wrapped), uint64 taking all of [0, 2**64)."""
+    ctype = C_TYPES[to]
+    if dtypes.is_float(to) and not dtypes.is_float(frm):
+        return f"({ctype})(double)({x})"
+    if not dtypes.is_float(frm) or dtypes.is_float(to) or to is dtypes.bool:
+        return f"({ctype})({x})"
+    if to is dtypes.uint64:
+        return f"({x} >= 0 && {x} < 18446744073709551616.0 ? (uint64_t)({x}) : (uint64_t)(int64_t)({x}))"
+    through = "int32_t" if to.itemsize < 4 or to is dtypes.int32 else "int64_t"
+    return f"({ctype})({through})({x})"
 
 
 def _alias(ctx: _Ctx, u: UOp, var: str) -> None:
@@ -179,7 +243,7 @@ RENDER_RULES: dict[Ops, Any] = {
     Ops.LOAD: _load,
     Ops.STORE: _store,
     Ops.CAST: lambda ctx, u, var: _value(
-        ctx, u, var, f"({C_TYPES[u.dtype]})({ctx.names[u.src[0]]})"
+        ctx, u, var, _cast_expr(u.dtype, u.src[0].dtype, ctx.names[u.src[0]])
     ),
     Ops.BITCAST: _bitcast,
     Ops.BARRIER: lambda ctx, u, var: None,  # one thread per core: nothing to wait for
@@ -217,7 +281,7 @@ class ExampleRenderer(Renderer):
 class ExampleCompiler(Compiler):
     """C source -> a shared library (bytes), built by the system C compiler."""
 
-    cache_key = "example-cc-O2"
+    cache_key = "example-cc-O2-fwrapv"
 
     def __init__(self) -> None:
         super().__init__()
@@ -230,7 +294,9 @@ class ExampleCompiler(Compiler):
         """Compile with ``-O2 -shared -fPIC``; errors become CompileError."""
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "kernel.so"
-            args = [self.cc, "-O2", "-shared", "-fPIC", "-x", "c", "-", "-o", str(out), "-lm"]
+            # -fwrapv: signed integers wrap around (fusegrad's int semantics), no UB to exploit
+            args = [self.cc, "-O2", "-fwrapv", "-shared", "-fPIC", "-x", "c", "-", "-o", str(out),
+                    "-lm"]  # fmt: skip
             done = subprocess.run(args, input=src.encode(), capture_output=True, check=False)
             if done.returncode != 0:
                 raise CompileError("kernel", done.stderr.decode(), src)

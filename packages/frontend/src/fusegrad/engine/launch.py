@@ -14,6 +14,7 @@ count at submission, from the ProgramSpec's estimates at the launch's Variable v
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,7 +56,8 @@ class _State:
     """Process-wide launch state (guarded by ``lock``)."""
 
     timelines: dict[str, _Timeline] = field(default_factory=dict)
-    flights: list[_Flight] = field(default_factory=list)
+    flights: deque[_Flight] = field(default_factory=deque)  # in submission order
+    spare: list[Signal] = field(default_factory=list)  # timestamp signals of settled flights
     last: tuple[Signal, int, str] | None = None  # the last step submitted, on any device
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -113,16 +115,37 @@ def _submit(batch: _Batch) -> None:
         batch.device.synchronize()  # the launch lines print in order with everything else
 
 
-def _settle() -> None:
-    """Retire finished flights: add their kernel times, release what they kept alive."""
-    alive = []
-    for flight in _STATE.flights:
-        if flight.signal.value < flight.value:
-            alive.append(flight)
-            continue
-        for start, end in flight.timings:
-            GlobalCounters.time_sum_s += max(end.timestamp - start.timestamp, 0) * 1e-9
-    _STATE.flights = alive
+def _settle(everywhere: bool = False) -> None:
+    """Retire finished flights: add their kernel times, release what they kept alive, keep
+    their timestamp signals for reuse. Oldest first up to the first one still running (cheap:
+    called per submission), or ``everywhere``."""
+    flights = _STATE.flights
+    while flights and flights[0].signal.value >= flights[0].value:
+        _retire(flights.popleft())
+    if everywhere:
+        running = deque(f for f in flights if f.signal.value < f.value)
+        for flight in flights:
+            if flight.signal.value >= flight.value:
+                _retire(flight)
+        _STATE.flights = running
+
+
+def _retire(flight: _Flight) -> None:
+    spare = _STATE.spare
+    for start, end in flight.timings:
+        GlobalCounters.time_sum_s += max(end.timestamp - start.timestamp, 0) * 1e-9
+        if len(spare) < _SPARE_SIGNALS:
+            spare += (start, end)
+
+
+_SPARE_SIGNALS = 256
+
+
+def _timestamp_pair() -> tuple[Signal, Signal]:
+    spare = _STATE.spare
+    if len(spare) >= 2:
+        return spare.pop(), spare.pop()
+    return Signal(), Signal()
 
 
 def _var_vals(call: UOp) -> dict[str, int]:
@@ -140,7 +163,7 @@ def _encode_kernel(batch: _Batch, call: UOp, bufs: Sequence[UOp]) -> None:
     vals = [values[n] for n in kernel.var_names]
     global_size, local_size = kernel.launch(values)
     runtime = [runtime_buffer(b) for b in bufs]
-    start, end = Signal(), Signal()
+    start, end = _timestamp_pair()
     batch.queue.timestamp(start)
     batch.queue.exec(kernel.program, [b.opaque for b in runtime], vals, global_size, local_size)
     batch.queue.timestamp(end)
@@ -246,4 +269,4 @@ def synchronize(devices: Sequence[str] | None = None) -> None:
         names = list(_STATE.timelines) if devices is None else list(devices)
         for name in names:
             _device(name).synchronize()
-        _settle()
+        _settle(everywhere=True)

@@ -121,7 +121,7 @@ class Compiled:
         self.compilers = list(compilers)
         self.runtime = runtime
         self.choice: str | None = _dev_choice(device)
-        self._rings: dict[str, Ring] = {}
+        self._rings: dict[str, Any] = {}  # engine -> Ring-like (submit/check/close)
         self._timelines: dict[str, tuple[Signal, list[int]]] = {}
         self._lock = threading.Lock()
         self._selected: tuple[Renderer, Compiler] | None = None
@@ -173,7 +173,7 @@ class Compiled:
         return self.runtime(spec.function_name, binary, spec)
 
     # -- HCQ ----------------------------------------------------------------------------------
-    def ring(self, engine: str = "compute") -> Ring:
+    def ring(self, engine: str = "compute") -> Any:
         """The ring (engine thread) running queues of kind ``engine``, started on first use."""
         ring = self._rings.get(engine)
         if ring is not None:
@@ -182,9 +182,12 @@ class Compiled:
             if self.closed:
                 raise RuntimeError(f"{self.device}: the device was closed")
             if engine not in self._rings:
-                name = f"{self.device}:{engine}"
-                self._rings[engine] = _TimelineRing(name, self._execute, record)
+                self._rings[engine] = self._new_ring(f"{self.device}:{engine}")
             return self._rings[engine]
+
+    def _new_ring(self, name: str) -> Any:
+        """A ring for engine ``name`` (a Python ring; the CPU device runs compiled ones)."""
+        return _TimelineRing(name, self._execute, record)
 
     def _execute(self, cmd: ExecCmd) -> None:
         """Run every slice of a launch (devices with cores override to run them in parallel)."""
@@ -213,8 +216,7 @@ class Compiled:
         """Wait until every queue submitted so far is done; raise the first error any of them
         hit (a failed kernel's exception)."""
         for ring in list(self._rings.values()):
-            assert isinstance(ring, _TimelineRing)
-            ring.timeline.wait(ring.submitted, abort=lambda r=ring: not r.alive)  # type: ignore[misc]
+            ring.timeline.wait(ring.submitted, abort=lambda r=ring: not r.alive)
             ring.check()
 
     def close(self) -> None:

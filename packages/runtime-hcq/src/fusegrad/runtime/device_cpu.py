@@ -18,9 +18,11 @@ from typing import Any
 
 from fusegrad.codegen import Compiler, ProgramSpec, Renderer, host_cpu_count
 from fusegrad.runtime.device import Compiled, CompilerOption, Program, Unavailable
-from fusegrad.runtime.flags import CPU_THREADS
+from fusegrad.runtime.flags import CPU_THREADS, HCQ_COMPILED
 from fusegrad.runtime.hcq import ExecCmd, WorkerPool
 from fusegrad.runtime.memory import HostAllocator
+from fusegrad.runtime.native import NativeRing, native_library
+from fusegrad.runtime.profiler import record
 
 _ET_REL, _ET_DYN = 1, 3
 
@@ -156,6 +158,13 @@ class CPUDevice(Compiled):
             if self._pool is None:
                 self._pool = WorkerPool(self.threads - 1, f"fusegrad-{self.device}-core")
             return self._pool
+
+    def _new_ring(self, name: str) -> Any:
+        """A compiled ring (``native.NativeRing``) where it can be built, else a Python one."""
+        lib = native_library() if HCQ_COMPILED.value else None
+        if lib is None:
+            return super()._new_ring(name)
+        return NativeRing(name, lib, self._execute, record, helpers=self.threads - 1)
 
     def _execute(self, cmd: ExecCmd) -> None:
         prg = cmd.program

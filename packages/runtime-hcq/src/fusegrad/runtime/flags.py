@@ -18,3 +18,7 @@ PROFILE = ContextVar("PROFILE", 0)
 """1: record every command's device time and write a Chrome/Perfetto trace at exit."""
 PROFILE_PATH = ContextVar("PROFILE_PATH", "")
 """Where ``PROFILE=1`` writes its trace (default: ``fusegrad_trace.json`` in the temp folder)."""
+HCQ_COMPILED = ContextVar("HCQ_COMPILED", 1)
+"""1: the CPU device's rings run in a compiled worker loop (commands cost about a microsecond);
+0: in Python threads (the reference implementation, and the fallback where the loop can't be
+built)."""

@@ -16,25 +16,81 @@ waits; the host blocks only on signals.
 from __future__ import annotations
 
 import ctypes
+import platform
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-# every signal change notifies this one condition: signals are cheap and waiters few
+# Where the OS offers futexes (Linux), a waiter sleeps in the kernel on the signal's value word
+# and a writer (a Python thread or a compiled ring) wakes it: nothing needs the GIL to signal.
+# Elsewhere every signal change notifies one condition (signals are cheap, waiters few).
 _SIGNALED = threading.Condition()
+_SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(platform.machine())
+_FUTEX_WAIT, _FUTEX_WAKE = 128, 129  # FUTEX_WAIT / FUTEX_WAKE | FUTEX_PRIVATE_FLAG
+_WAKE_ALL = 0x7FFFFFFF
+#: busy checks of a signal before a host thread sleeps on it (a kernel often ends sooner)
+SPIN_CHECKS = 64
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [("sec", ctypes.c_long), ("nsec", ctypes.c_long)]
+
+
+def _futex_syscall() -> Any:
+    if not sys.platform.startswith("linux") or _SYS_FUTEX is None:
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):
+        return None
+    fn.restype = ctypes.c_long
+    fn.argtypes = [ctypes.c_long, ctypes.c_void_p, ctypes.c_long, ctypes.c_long,
+                   ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]  # fmt: skip
+    return fn
+
+
+_FUTEX = _futex_syscall()
+_waiters_lock = threading.Lock()
+
+#: rings holding published commands whose worker sleeps un-woken (``ring_doorbell()`` wakes
+#: it): compiled rings don't pay a wake-up for cheap work until someone waits for a signal
+UNRUNG: set[Any] = set()
+
+
+def ring_doorbells() -> None:
+    """Wake every ring with published commands its worker wasn't woken for."""
+    while UNRUNG:
+        try:
+            ring = UNRUNG.pop()
+        except KeyError:
+            return
+        ring.ring_doorbell()
+
+
+def futex_available() -> bool:
+    """Whether signals sleep on futexes (then compiled code may set and wait on them)."""
+    return _FUTEX is not None
 
 
 class Signal:
     """A timeline signal: ``value`` (uint64) and ``timestamp`` (ns) in host memory, readable
-    by the host and by device engines alike."""
+    by the host and by device engines alike.
 
-    __slots__ = ("_mem", "name")
+    Memory layout (four uint64 words at ``address``, shared with compiled rings): value,
+    timestamp, host threads sleeping on it, device engines sleeping on it. A writer wakes
+    sleepers only when one of the last two is nonzero.
+    """
+
+    __slots__ = ("_mem", "address", "name")
 
     def __init__(self, value: int = 0, name: str = "") -> None:
-        self._mem = (ctypes.c_uint64 * 2)(value, 0)
+        self._mem = (ctypes.c_uint64 * 4)(value, 0, 0, 0)
+        #: where the value lives (the timestamp and the sleeper counts follow it)
+        self.address: int = ctypes.addressof(self._mem)
         self.name = name
 
     @property
@@ -44,9 +100,15 @@ class Signal:
 
     @value.setter
     def value(self, new: int) -> None:
-        with _SIGNALED:
-            self._mem[0] = new
-            _SIGNALED.notify_all()
+        mem = self._mem
+        if _FUTEX is None:
+            with _SIGNALED:
+                mem[0] = new
+                _SIGNALED.notify_all()
+            return
+        mem[0] = new
+        if mem[2] or mem[3]:
+            _FUTEX(_SYS_FUTEX, self.address, _FUTEX_WAKE, _WAKE_ALL, None, None, 0)
 
     @property
     def timestamp(self) -> int:
@@ -57,37 +119,59 @@ class Signal:
     def timestamp(self, ns: int) -> None:
         self._mem[1] = ns
 
-    @property
-    def address(self) -> int:
-        """Where the value lives (the timestamp follows it)."""
-        return ctypes.addressof(self._mem)
-
     def wait(
         self, value: int, timeout: float | None = None, abort: Callable[[], bool] | None = None
     ) -> None:
         """Block until ``value`` is reached. Raises TimeoutError after ``timeout`` seconds;
         returns early (silently) once ``abort()`` is true."""
-        if self._mem[0] >= value:
+        mem = self._mem
+        if mem[0] >= value:
             return
+        if UNRUNG:
+            ring_doorbells()  # the work this wait depends on may not have started yet
+        for _ in range(SPIN_CHECKS):
+            if mem[0] >= value:
+                return
         deadline = None if timeout is None else time.monotonic() + timeout
+        sleep = self._sleep_futex if _FUTEX is not None else self._sleep_condition
+        while self._mem[0] < value:
+            if abort is not None and abort():
+                return
+            left = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
+            if left <= 0:
+                raise TimeoutError(
+                    f"signal {self.name or hex(self.address)}: waited {timeout}s for "
+                    f"value {value}, it is {self.value}"
+                )
+            sleep(value, left)
+
+    def _sleep_futex(self, value: int, seconds: float) -> None:
+        mem = self._mem
+        with _waiters_lock:
+            mem[2] += 1
+        try:
+            seen = mem[0]
+            if seen < value:  # the kernel compares the word again: a change now returns at once
+                ts = _Timespec(int(seconds), int((seconds % 1) * 1e9))
+                expected = seen & 0xFFFFFFFF
+                _FUTEX(_SYS_FUTEX, self.address, _FUTEX_WAIT, expected,
+                       ctypes.byref(ts), None, 0)  # fmt: skip
+        finally:
+            with _waiters_lock:
+                mem[2] -= 1
+
+    def _sleep_condition(self, value: int, seconds: float) -> None:
         with _SIGNALED:
-            while self._mem[0] < value:
-                if abort is not None and abort():
-                    return
-                left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
-                if left <= 0:
-                    raise TimeoutError(
-                        f"signal {self.name or hex(self.address)}: waited {timeout}s for "
-                        f"value {value}, it is {self.value}"
-                    )
-                _SIGNALED.wait(left)
+            if self._mem[0] < value:
+                _SIGNALED.wait(seconds)
 
     def __repr__(self) -> str:
         return f"Signal({self.name!r}, value={self.value})"
 
 
 def wake_waiters() -> None:
-    """Wake everything blocked on a signal (used on shutdown so waits can abort)."""
+    """Wake everything blocked on a signal through the condition (futex sleepers wake on
+    their own within 0.1 s and check their abort condition)."""
     with _SIGNALED:
         _SIGNALED.notify_all()
 
@@ -104,6 +188,8 @@ class ExecCmd:
     vals: tuple[int, ...]
     global_size: tuple[int, ...]
     local_size: tuple[int, ...] | None
+    #: the compiled ring's encoding of this command, once made (see native.exec_record)
+    native: list[tuple[bytes | None, int]] = field(default_factory=list, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,459 @@
+"""Compiled rings: the CPU device's HCQ engine as a loop in machine code.
+
+A ``NativeRing`` is a ring buffer of fixed-size command slots in host memory and one thread
+that spends its life inside the compiled ``fg_worker`` (``native_ir.py``), with the GIL
+released: it runs kernels through their function pointers, copies with ``memcpy``, sets and
+waits on signals with futexes and writes timestamps, and sleeps on a doorbell when the ring is
+empty. Python only encodes commands into slots and publishes the new head; the host never
+blocks except on signals. THREAD-split kernels run their slices on a pool of helper threads
+that also live in compiled code.
+
+Commands the loop can't run itself (a Python ``Program``, arguments that aren't plain
+addresses and ints, a read-only copy source) become *callbacks*: the worker calls back into
+Python (taking the GIL) to run them with the device's ``_execute``; an exception there marks
+the queue failed — its remaining exec/copy commands are skipped, its signals still fire — and
+is raised by ``check``, exactly like the Python ``Ring``.
+
+Per-command start and end times are written into the slots; ``DEBUG=2`` lines and
+``PROFILE`` events are reported when the host learns a command finished (``check``, which
+``synchronize`` calls, or the next submission).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from fusegrad.runtime.flags import PROFILE
+from fusegrad.runtime.hcq import (
+    UNRUNG,
+    Command,
+    CopyCmd,
+    ExecCmd,
+    RingClosed,
+    Signal,
+    SignalCmd,
+    TimestampCmd,
+    WaitCmd,
+    futex_available,
+    ring_doorbells,
+)
+from fusegrad.runtime.native_ir import (
+    ARG_WORD,
+    KIND_BEGIN,
+    KIND_CALLBACK,
+    KIND_COPY,
+    KIND_EXEC,
+    KIND_SIGNAL,
+    KIND_TIMESTAMP,
+    KIND_WAIT,
+    MAX_ARGS,
+    NAP_MIN_NS,
+    NO_CORE,
+    SLOT_BYTES,
+    SLOT_WORDS,
+    worker_ir,
+)
+from fusegrad.uop import DEBUG
+
+CAPACITY = 4096  # slots per ring (1 MiB)
+_U64 = (1 << 64) - 1
+_HEADER = struct.Struct(f"<4Q{SLOT_BYTES - 32}x")
+_BEGIN = _HEADER.pack(KIND_BEGIN, 0, 0, 0)
+_STOPPED: list[Any] = []  # rings whose thread outlived close(): their memory must stay mapped
+_MASK = CAPACITY - 1
+_WAITING = [0]  # queues with WAIT commands not known to be done, over every compiled ring
+
+_VOID_P = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_PUBLISH = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int32)
+_WAKE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32)
+CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_uint64)
+
+
+class NativeLibrary:
+    """The loaded worker code: ctypes entry points (calls release the GIL)."""
+
+    def __init__(self, code: Any) -> None:
+        self.code = code  # keeps the mapping alive
+        sym = code.symbols
+        self.worker = _VOID_P(sym["fg_worker"])
+        self.helper = _VOID_P(sym["fg_helper"])
+        self.publish = _PUBLISH(sym["fg_publish"])
+        self.wake = _WAKE(sym["fg_futex_wake"])
+        self.doorbell = _VOID_P(sym["fg_doorbell"])
+
+
+@functools.cache
+def native_library() -> NativeLibrary | None:
+    """The compiled worker loop, or None where it can't be built (no futexes, no LLVM, a CPU
+    the ELF loader doesn't map): the CPU device then uses Python rings."""
+    src = worker_ir()
+    if src is None or not futex_available():
+        return None
+    try:
+        import fusegrad.renderer as renderers
+
+        obj = renderers.LLVMCompiler(opt_level=2).compile_cached(src)
+        code = renderers.load_elf(obj, "fg_worker")
+    except Exception:
+        return None
+    return NativeLibrary(code)
+
+
+def exec_record(cmd: ExecCmd) -> tuple[bytes | None, int]:
+    """(the slot of an exec the compiled loop runs itself, or None; flags: whether the work is
+    worth waking the worker for at once, whether it is split over cores). The loop runs
+    programs with a native ``address`` (CPU kernels) over buffers with an ``address`` and int
+    values. Cached on the command (TinyJit replays the same commands)."""
+    if cmd.native:
+        return cmd.native[0]
+    record = _exec_slot(cmd)
+    flags = _WAKE_FLAG if record is None or _heavy(cmd.program) else 0
+    if record is not None and int.from_bytes(record[24:32], "little") > 1:
+        flags |= _SPLIT_FLAG
+    found = (record, flags)
+    cmd.native.append(found)
+    return found
+
+
+#: kernels estimated below both are "cheap": the worker isn't woken for them alone (a wake-up
+#: costs about as much as running them); the first wait for a signal wakes it
+CHEAP_OPS, CHEAP_BYTES = 1 << 20, 1 << 20
+
+
+def _heavy(prg: Any) -> bool:
+    known = getattr(prg, "_heavy", None)
+    if known is not None:
+        return bool(known)
+    est = getattr(getattr(prg, "spec", None), "estimates", None)
+    ops, mem = getattr(est, "ops", None), getattr(est, "mem", None)
+    if not (isinstance(ops, int) and isinstance(mem, int)):
+        heavy = True  # unknown or symbolic
+    else:
+        heavy = ops >= CHEAP_OPS or mem >= CHEAP_BYTES or prg.core_size is not None
+    with contextlib.suppress(AttributeError):  # a program with __slots__: decide every time
+        prg._heavy = heavy
+    return heavy
+
+
+def _exec_slot(cmd: ExecCmd) -> bytes | None:
+    prg = cmd.program
+    address = getattr(prg, "address", None)
+    if not isinstance(address, int) or not address:
+        return None
+    words = [getattr(b, "address", None) for b in cmd.bufs]
+    words += [v & _U64 if isinstance(v, int) else None for v in cmd.vals]
+    if None in words:
+        return None  # not a plain pointer or int: the Python path raises the right error
+    split = getattr(prg, "core_size", None) is not None
+    if len(words) + split > MAX_ARGS:
+        return None
+    slices = prg.slices(cmd.vals) if split else 1
+    if not 0 < slices < 1 << 16:
+        return None
+    pos = len(words) if split else NO_CORE
+    return _exec_struct(len(words)).pack(KIND_EXEC, address, 0, slices, pos, 0, 0, 0, *words)
+
+
+@functools.cache
+def _exec_struct(nargs: int) -> struct.Struct:
+    return struct.Struct(f"<{ARG_WORD + nargs}Q{(MAX_ARGS - nargs) * 8}x")
+
+
+def _writable_address(view: memoryview) -> int | None:
+    if view.readonly or not view.contiguous:
+        return None
+    if view.nbytes == 0:
+        return 0
+    return ctypes.addressof(ctypes.c_char.from_buffer(view.cast("B")))
+
+
+class _Pool:
+    """The helper threads running slices of split kernels with the worker."""
+
+    def __init__(self, lib: NativeLibrary, helpers: int, name: str) -> None:
+        self.lib = lib
+        self.mem = (ctypes.c_uint64 * 8)()
+        self.threads = [
+            threading.Thread(target=lib.helper, args=(self.address,), name=f"{name}-{i}",
+                             daemon=True)
+            for i in range(helpers)
+        ]  # fmt: skip
+        for t in self.threads:
+            t.start()
+
+    @property
+    def address(self) -> int:
+        """The pool's control words."""
+        return ctypes.addressof(self.mem)
+
+    def stop(self) -> None:
+        """Ask the helpers to leave (they finish the slice they run)."""
+        self.mem[2] = 1
+        self.lib.wake(self.address + 8, 0x7FFFFFFF)
+
+
+class _Flight:
+    """What a published stretch of slots needs until the worker passed it: the commands
+    (programs and memory must stay alive) and the commands to report to the profiler."""
+
+    __slots__ = ("end", "keep", "report", "waits")
+
+    def __init__(
+        self, end: int, keep: list[Command], report: list[tuple[int, Command]], waits: bool
+    ) -> None:
+        self.end = end
+        self.keep = keep
+        self.report = report
+        self.waits = int(waits)
+
+
+class NativeRing:
+    """A ring run by compiled code; same contract as ``hcq.Ring`` plus the device timeline
+    (``timeline``/``submitted``) of the device's Python rings."""
+
+    def __init__(
+        self,
+        name: str,
+        lib: NativeLibrary,
+        execute: Callable[[ExecCmd], None],
+        observe: Callable[..., None] | None = None,
+        helpers: int = 0,
+    ) -> None:
+        self.name = name
+        self.lib = lib
+        self.execute = execute
+        self.observe = observe
+        self.errors: list[BaseException] = []
+        self.closing = False
+        self.timeline = Signal(name=f"{name} timeline")
+        self.submitted = 0
+        self.head = 0
+        self._lock = threading.Lock()
+        self._slots = (ctypes.c_uint64 * (SLOT_WORDS * CAPACITY))()
+        self._base = ctypes.addressof(self._slots)
+        self.control = (ctypes.c_uint64 * 16)()
+        self.control[5], self.control[6] = CAPACITY - 1, self._base
+        self.control[9] = NAP_MIN_NS
+        self._control = ctypes.addressof(self.control)
+        self._callback = CALLBACK(self._run_callback)
+        self.control[7] = ctypes.cast(self._callback, ctypes.c_void_p).value or 0
+        self._calls: dict[int, Command] = {}
+        self._tokens = 0
+        self._flights: deque[_Flight] = deque()
+        self._helpers = helpers
+        self.pool: _Pool | None = None
+        self._thread = threading.Thread(
+            target=lib.worker, args=(self._control,), name=f"fusegrad-{name}",
+            daemon=True,
+        )  # fmt: skip
+        self._thread.start()
+
+    # -- the host side ------------------------------------------------------------------------
+    def submit(self, commands: list[Command]) -> None:
+        """Encode one queue (followed by a step of the timeline) and publish it."""
+        with self._lock:
+            if self.closing:
+                raise RingClosed(f"{self.name}: the device was closed")
+            self.submitted += 1
+            cmds = [*commands, SignalCmd(self.timeline, self.submitted)]
+            records, flags = [_BEGIN], _WAKE_FLAG if _WAITING[0] else 0
+            for cmd in cmds:
+                encode = _ENCODERS.get(type(cmd)) or _encode_subclass(cmd)
+                record, f = encode(self, cmd)
+                records.append(record)
+                flags |= f
+            report = self._to_report(cmds) if DEBUG.value >= 2 or PROFILE.value else []
+            if flags & _WAIT_FLAG:
+                _WAITING[0] += 1  # rings may wait on each other now: wake every worker
+                ring_doorbells()
+            if flags & _SPLIT_FLAG and self.pool is None and self._helpers:
+                self.pool = _Pool(self.lib, self._helpers, f"fusegrad-{self.name}-core")
+                self.control[8] = self.pool.address
+            self._write(records, bool(flags & _WAKE_FLAG))
+            flight = _Flight(self.head, cmds, report, bool(flags & _WAIT_FLAG))
+            self._flights.append(flight)
+
+    def _to_report(self, cmds: list[Command]) -> list[tuple[int, Command]]:
+        first = self.head + 1  # after the queue's BEGIN
+        return [(first + i, c) for i, c in enumerate(cmds) if isinstance(c, (ExecCmd, CopyCmd))]
+
+    def callback_record(self, cmd: Command) -> bytes:
+        """A slot that makes the worker call back into Python to run ``cmd``."""
+        self._tokens += 1
+        self._calls[self._tokens] = cmd
+        return _HEADER.pack(KIND_CALLBACK, 0, 0, self._tokens)
+
+    def _write(self, records: list[bytes], wake: bool) -> None:
+        n, tail = len(records), int(self.control[1])
+        if self._flights and self._flights[0].end <= tail:
+            self._reap()
+        if n > CAPACITY // 2 or self.head + n - tail > CAPACITY:
+            self._write_in_chunks(records, wake)
+            return
+        first = self.head & _MASK
+        if first + n <= CAPACITY:
+            ctypes.memmove(self._base + first * SLOT_BYTES, b"".join(records), n * SLOT_BYTES)
+        else:
+            fit = CAPACITY - first
+            ctypes.memmove(self._base + first * SLOT_BYTES, b"".join(records[:fit]),
+                           fit * SLOT_BYTES)  # fmt: skip
+            ctypes.memmove(self._base, b"".join(records[fit:]), (n - fit) * SLOT_BYTES)
+        self.head += n
+        if self.lib.publish(self._control, self.head, wake):
+            UNRUNG.add(self)  # the worker sleeps: woken by the next wait for a signal
+
+    def _write_in_chunks(self, records: list[bytes], wake: bool) -> None:
+        """A queue longer than the free slots: publish it piece by piece as slots free up."""
+        start = 0
+        while start < len(records):
+            chunk = records[start : start + min(self._room(), CAPACITY // 2)]
+            start += len(chunk)
+            self._write(chunk, wake)
+
+    def ring_doorbell(self) -> None:
+        """Wake the worker (it runs what was published without waking it)."""
+        self.lib.doorbell(self._control)
+
+    def _room(self) -> int:
+        """Free slots (waits for at least one; reports what finished first)."""
+        while True:
+            self._reap()
+            free = CAPACITY - (self.head - self.tail)
+            if free > 0:
+                return free
+            if not self.alive:
+                raise RingClosed(f"{self.name}: the ring's thread stopped")
+            self.ring_doorbell()
+            time.sleep(50e-6)
+
+    @property
+    def tail(self) -> int:
+        """Commands the worker has finished."""
+        return int(self.control[1])
+
+    def _reap(self) -> None:
+        """Drop finished flights, reporting their commands' times."""
+        tail = self.tail
+        while self._flights and self._flights[0].end <= tail:
+            flight = self._flights.popleft()
+            _WAITING[0] -= flight.waits
+            for index, cmd in flight.report:
+                self._report(index, cmd)
+        if self._flights and self._flights[0].report:
+            flight = self._flights[0]
+            done = [r for r in flight.report if r[0] < tail]
+            flight.report = [r for r in flight.report if r[0] >= tail]
+            for index, cmd in done:
+                self._report(index, cmd)
+
+    def _report(self, index: int, cmd: Command) -> None:
+        if self.observe is None:
+            return
+        at = (index & (CAPACITY - 1)) * SLOT_WORDS
+        start, end = int(self._slots[at + 5]), int(self._slots[at + 6])
+        self.observe(self.name, cmd, start, end)
+
+    def check(self) -> None:
+        """Report finished commands, then raise the first error a command hit since the
+        last check."""
+        with self._lock:
+            self._reap()
+        if not self.errors:
+            return
+        err, self.errors = self.errors[0], []
+        raise err
+
+    # -- the worker's callbacks -----------------------------------------------------------------
+    def _run_callback(self, token: int) -> int:
+        cmd = self._calls.pop(token, None)
+        try:
+            if isinstance(cmd, ExecCmd):
+                self.execute(cmd)
+            elif isinstance(cmd, CopyCmd):
+                cmd.dest[:] = cmd.src
+            return 0
+        except Exception as e:
+            self.errors.append(e)
+            return 1
+
+    # -- shutdown -------------------------------------------------------------------------------
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop: the command running now finishes, commands not started are dropped."""
+        with self._lock:
+            self.closing = True
+        self.control[4] = 1
+        self.ring_doorbell()
+        UNRUNG.discard(self)
+        if self.pool is not None:
+            self.pool.stop()
+        threads = [self._thread, *(self.pool.threads if self.pool is not None else ())]
+        deadline = time.monotonic() + timeout
+        for t in threads:
+            if t is not threading.current_thread():
+                t.join(max(deadline - time.monotonic(), 0.0))
+        if any(t.is_alive() for t in threads):
+            _STOPPED.append(self)  # a kernel still runs: keep its memory and code mapped
+        with self._lock:
+            self._reap()
+        self._calls.clear()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the ring's thread still runs."""
+        return self._thread.is_alive()
+
+
+# -- encoding commands into slots -------------------------------------------------------------
+
+_WAKE_FLAG, _SPLIT_FLAG, _WAIT_FLAG = 1, 2, 4  # wake the worker; a split kernel; a WAIT
+Encoded = tuple[bytes, int]
+
+
+def _encode_exec(ring: NativeRing, cmd: ExecCmd) -> Encoded:
+    record, flags = exec_record(cmd)
+    return (record, flags) if record is not None else (ring.callback_record(cmd), _WAKE_FLAG)
+
+
+def _encode_signal(ring: NativeRing, cmd: SignalCmd) -> Encoded:
+    return _HEADER.pack(KIND_SIGNAL, cmd.signal.address, cmd.value & _U64, 0), 0
+
+
+def _encode_wait(ring: NativeRing, cmd: WaitCmd) -> Encoded:
+    record = _HEADER.pack(KIND_WAIT, cmd.signal.address, cmd.value & _U64, 0)
+    return record, _WAKE_FLAG | _WAIT_FLAG
+
+
+def _encode_timestamp(ring: NativeRing, cmd: TimestampCmd) -> Encoded:
+    return _HEADER.pack(KIND_TIMESTAMP, cmd.signal.address, 0, 0), 0
+
+
+def _encode_copy(ring: NativeRing, cmd: CopyCmd) -> Encoded:
+    dest, src = _writable_address(cmd.dest), _writable_address(cmd.src)
+    if dest is None or src is None:
+        return ring.callback_record(cmd), _WAKE_FLAG
+    wake = _WAKE_FLAG if cmd.dest.nbytes >= CHEAP_BYTES else 0
+    return _HEADER.pack(KIND_COPY, dest, src, cmd.dest.nbytes), wake
+
+
+_ENCODERS: dict[type, Callable[[NativeRing, Any], Encoded]] = {
+    ExecCmd: _encode_exec,
+    SignalCmd: _encode_signal,
+    WaitCmd: _encode_wait,
+    TimestampCmd: _encode_timestamp,
+    CopyCmd: _encode_copy,
+}
+
+
+def _encode_subclass(cmd: Command) -> Callable[[NativeRing, Any], Encoded]:
+    for kind, encode in _ENCODERS.items():
+        if isinstance(cmd, kind):
+            return encode
+    raise TypeError(f"HCQ: unknown command {cmd!r}")
