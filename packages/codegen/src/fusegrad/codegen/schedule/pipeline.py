@@ -4,7 +4,8 @@ Stages (``SCHEDULE_STAGES``, run in order by one loop; ``DEBUG>=3`` times each):
 
 1. ``prepare``  — graph_rewrite ``pm_prepare``: unbind Variables, drop no-ops, give copies
    and custom kernels whole buffers
-2. ``realize``  — one walk users-first: which nodes get buffers (``realize.py``)
+2. ``realize``  — which nodes get buffers (``realize.py``; the recompute cost model in
+   ``recompute.py``: one walk users-first, one sources-first)
 3. ``rangeify`` — a graph_rewrite ``pm_rangeify`` per kernel: realized nodes -> kernel ASTs
    (``kernelize.py``), adding assign-hazard and buffer-cap realizations on the way
 4. ``merge``    — outputs sharing their loops become one multi-output kernel (``order.py``)
