@@ -175,3 +175,9 @@ def test_tinyjit_capture_skips_the_deferred_checks() -> None:
         np.testing.assert_array_equal(step(idx).numpy(), X[[k % 3, 2]] * 2)
     # replays run no checks: an out-of-range index selects zeros
     np.testing.assert_array_equal(step(lazy([5, 0]).realize()).numpy(), [np.zeros(4), X[0] * 2])
+
+
+def test_tensor_of_a_checked_tensor_keeps_the_check() -> None:
+    wrapped = Tensor(Tensor(X)[lazy([7])])
+    with pytest.raises(IndexError, match="index 7"):
+        wrapped.numpy()

@@ -92,6 +92,8 @@ class TensorCore:
             else:
                 uop = data_to_uop(data, canonical_device(device), dt)
         self.uop = uop
+        if isinstance(data, TensorCore) and data._checks:
+            self._checks = data._checks
         self._requires_grad = None
         self._leaf = True
         self.grad = None

@@ -7,6 +7,10 @@ Basic indices (ints, slices with any step, None, Ellipsis) become movement ops. 
 indices (int/bool Tensors, lists) select by comparing the index with an ``arange`` (a one-hot
 mask) and reducing: everything stays one fused graph. Where the advanced result dims go follows
 NumPy: in place when the advanced indices are adjacent, else first.
+
+Out-of-range indices raise IndexError: Python ints and lists at the call, index tensors at the
+call when they hold host data, else when the result is realized (``fusegrad.tensor.checks``;
+``CHECK_INDEX=0`` turns the tensor checks off). A bound Variable can bound a slice (step 1).
 """
 
 from __future__ import annotations
