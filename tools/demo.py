@@ -4,7 +4,8 @@
 sentences are tokenized, run through the 6-layer BERT encoder compiled by fusegrad (graph ->
 scheduler -> generated kernels -> CPU), mean-pooled and L2-normalized, and the cosine
 similarities are printed with the timings of a first call (graph building, scheduling,
-compiling) and a second one. Extra arguments replace the default sentences.
+compiling), of TinyJit's capture (second call) and of the steady state (a replay of the
+captured kernels). Extra arguments replace the default sentences.
 """
 
 from __future__ import annotations
