@@ -6,7 +6,7 @@ implementation and the lowering pipeline passes it through, so it is expanded he
 uint32 ALU ops, exactly as ``threefry2x32`` defines it (wrapping adds, 32-bit rotations,
 five key injections). Integer ``POW`` (the lowering approximates float pow only) becomes
 exponentiation by squaring with ``exec_alu``'s semantics: wrapping for ``y >= 0``; for
-``y < 0``, 1 for ``x == 1``, +-1 for ``x == -1``, else 0. TODO(#5): drop these once codegen's
+``y < 0``, 1 for ``x == 1``, +-1 for ``x == -1``, else 0. TODO(#6): drop these once codegen's
 lowering handles both ops.
 """
 
