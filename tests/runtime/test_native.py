@@ -246,3 +246,14 @@ def test_python_ring_fallback_when_disabled(rt: Any) -> None:
             assert _values(log) == [3]
         finally:
             dev.close()
+
+
+def test_profile_keeps_work_submitted_under_it_reported_later(cpu: Any, rt: Any) -> None:
+    prg = CPUProgram("append", rt.gcc_shared(APPEND))
+    log = _log(cpu, 2)
+    before = len([e for e in events() if e["name"] == "append"])
+    with Context(PROFILE=1):
+        cpu.exec(prg, [log], [1])  # cheap: runs once someone waits, after the context
+    cpu.exec(prg, [log], [2])  # not profiled
+    cpu.synchronize()
+    assert len([e for e in events() if e["name"] == "append"]) == before + 1

@@ -281,6 +281,19 @@ def _dev_choice(device: str) -> str | None:
 
 def canonicalize(name: str) -> str:
     """``cpu`` -> ``CPU``, ``CPU:0`` -> ``CPU``, ``disk:/x`` -> ``DISK:/x``."""
+    found = _CANONICAL.get(name) if isinstance(name, str) else None
+    if found is not None:
+        return found
+    canon = _canonicalize(name)
+    if len(_CANONICAL) < 4096:
+        _CANONICAL[name] = canon
+    return canon
+
+
+_CANONICAL: dict[str, str] = {}
+
+
+def _canonicalize(name: str) -> str:
     if not isinstance(name, str) or not name:
         raise ValueError(f"device name must be a non-empty str, got {name!r}")
     kind, sep, rest = name.partition(":")
@@ -328,6 +341,9 @@ class DeviceRegistry:
 
     def __getitem__(self, name: str) -> Compiled:
         key = canonicalize(name)
+        dev = self._opened.get(key)
+        if dev is not None and not dev.closed:
+            return dev  # opened already: no lock needed to read the table
         with self._lock:
             dev = self._opened.get(key)
             if dev is None or dev.closed:

@@ -45,6 +45,9 @@ class BufferSpec:
     writable: bool = False
 
 
+DEFAULT_SPEC = BufferSpec()
+
+
 class Allocator(Generic[Opaque]):
     """Allocates device memory. Subclasses implement ``_alloc``/``_free`` and the copies;
     host-visible memory also implements ``_as_buffer`` (zero-copy ``memoryview``)."""
@@ -57,7 +60,7 @@ class Allocator(Generic[Opaque]):
         if not isinstance(size, int) or size < 0:
             raise ValueError(f"{self.device}: allocation size must be an int >= 0, got {size!r}")
         try:
-            return self._alloc(size, options or BufferSpec())
+            return self._alloc(size, options or DEFAULT_SPEC)
         except (MemoryError, OverflowError) as e:
             if isinstance(e, OutOfMemoryError):
                 raise
@@ -65,7 +68,7 @@ class Allocator(Generic[Opaque]):
 
     def free(self, opaque: Opaque, size: int, options: BufferSpec | None = None) -> None:
         """Give the memory back."""
-        self._free(opaque, options or BufferSpec())
+        self._free(opaque, options or DEFAULT_SPEC)
 
     def _alloc(self, size: int, options: BufferSpec) -> Opaque:
         raise NotImplementedError(f"{type(self).__name__} must implement _alloc")
@@ -96,7 +99,7 @@ class LRUAllocator(Allocator[Opaque]):
 
     def alloc(self, size: int, options: BufferSpec | None = None) -> Opaque:
         """A cached allocation of exactly this size and options, else a new one."""
-        opts = options or BufferSpec()
+        opts = options or DEFAULT_SPEC
         cached = self.cache.get((size, opts))
         if cached:
             return cached.pop()
@@ -110,7 +113,7 @@ class LRUAllocator(Allocator[Opaque]):
 
     def free(self, opaque: Opaque, size: int, options: BufferSpec | None = None) -> None:
         """Keep the allocation for reuse (``nolru``: free it now)."""
-        opts = options or BufferSpec()
+        opts = options or DEFAULT_SPEC
         if opts.nolru:
             super().free(opaque, size, opts)
             return

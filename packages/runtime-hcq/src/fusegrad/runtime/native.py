@@ -74,6 +74,9 @@ _WAITING = [0]  # queues with WAIT commands not known to be done, over every com
 _VOID_P = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _PUBLISH = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int32)
 _WAKE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32)
+_SUBMIT = ctypes.CFUNCTYPE(
+    ctypes.c_int32, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_int32
+)
 CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_uint64)
 
 
@@ -88,6 +91,7 @@ class NativeLibrary:
         self.publish = _PUBLISH(sym["fg_publish"])
         self.wake = _WAKE(sym["fg_futex_wake"])
         self.doorbell = _VOID_P(sym["fg_doorbell"])
+        self.submit = _SUBMIT(sym["fg_submit"])
 
 
 @functools.cache
@@ -200,15 +204,16 @@ class _Pool:
         self.lib.wake(self.address + 8, 0x7FFFFFFF)
 
 
+_Report = tuple[int, Command, int, int]  # slot index, command, DEBUG and PROFILE at submission
+
+
 class _Flight:
     """What a published stretch of slots needs until the worker passed it: the commands
     (programs and memory must stay alive) and the commands to report to the profiler."""
 
     __slots__ = ("end", "keep", "report", "waits")
 
-    def __init__(
-        self, end: int, keep: list[Command], report: list[tuple[int, Command]], waits: bool
-    ) -> None:
+    def __init__(self, end: int, keep: list[Command], report: list[_Report], waits: bool) -> None:
         self.end = end
         self.keep = keep
         self.report = report
@@ -270,7 +275,8 @@ class NativeRing:
                 record, f = encode(self, cmd)
                 records.append(record)
                 flags |= f
-            report = self._to_report(cmds) if DEBUG.value >= 2 or PROFILE.value else []
+            debug, profile = int(DEBUG.value), int(PROFILE.value)
+            report = self._to_report(cmds, debug, profile) if debug >= 2 or profile else []
             if flags & _WAIT_FLAG:
                 _WAITING[0] += 1  # rings may wait on each other now: wake every worker
                 ring_doorbells()
@@ -281,9 +287,13 @@ class NativeRing:
             flight = _Flight(self.head, cmds, report, bool(flags & _WAIT_FLAG))
             self._flights.append(flight)
 
-    def _to_report(self, cmds: list[Command]) -> list[tuple[int, Command]]:
+    def _to_report(self, cmds: list[Command], debug: int, profile: int) -> list[_Report]:
         first = self.head + 1  # after the queue's BEGIN
-        return [(first + i, c) for i, c in enumerate(cmds) if isinstance(c, (ExecCmd, CopyCmd))]
+        return [
+            (first + i, c, debug, profile)
+            for i, c in enumerate(cmds)
+            if isinstance(c, (ExecCmd, CopyCmd))
+        ]
 
     def callback_record(self, cmd: Command) -> bytes:
         """A slot that makes the worker call back into Python to run ``cmd``."""
@@ -298,17 +308,9 @@ class NativeRing:
         if n > CAPACITY // 2 or self.head + n - tail > CAPACITY:
             self._write_in_chunks(records, wake)
             return
-        first = self.head & _MASK
-        if first + n <= CAPACITY:
-            ctypes.memmove(self._base + first * SLOT_BYTES, b"".join(records), n * SLOT_BYTES)
-        else:
-            fit = CAPACITY - first
-            ctypes.memmove(self._base + first * SLOT_BYTES, b"".join(records[:fit]),
-                           fit * SLOT_BYTES)  # fmt: skip
-            ctypes.memmove(self._base, b"".join(records[fit:]), (n - fit) * SLOT_BYTES)
-        self.head += n
-        if self.lib.publish(self._control, self.head, wake):
+        if self.lib.submit(self._control, b"".join(records), n, wake):
             UNRUNG.add(self)  # the worker sleeps: woken by the next wait for a signal
+        self.head += n
 
     def _write_in_chunks(self, records: list[bytes], wake: bool) -> None:
         """A queue longer than the free slots: publish it piece by piece as slots free up."""
@@ -345,21 +347,21 @@ class NativeRing:
         while self._flights and self._flights[0].end <= tail:
             flight = self._flights.popleft()
             _WAITING[0] -= flight.waits
-            for index, cmd in flight.report:
-                self._report(index, cmd)
+            for report in flight.report:
+                self._report(*report)
         if self._flights and self._flights[0].report:
             flight = self._flights[0]
             done = [r for r in flight.report if r[0] < tail]
             flight.report = [r for r in flight.report if r[0] >= tail]
-            for index, cmd in done:
-                self._report(index, cmd)
+            for report in done:
+                self._report(*report)
 
-    def _report(self, index: int, cmd: Command) -> None:
+    def _report(self, index: int, cmd: Command, debug: int, profile: int) -> None:
         if self.observe is None:
             return
         at = (index & (CAPACITY - 1)) * SLOT_WORDS
         start, end = int(self._slots[at + 5]), int(self._slots[at + 6])
-        self.observe(self.name, cmd, start, end)
+        self.observe(self.name, cmd, start, end, debug, profile)
 
     def check(self) -> None:
         """Report finished commands, then raise the first error a command hit since the

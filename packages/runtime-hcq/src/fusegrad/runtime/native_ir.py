@@ -166,6 +166,38 @@ awake:
   ret i32 0
 }
 
+; copy %n slots from %src behind the published ones (the host checked there is room), then
+; publish them: fg_publish's result
+define i32 @fg_submit(ptr %ring, ptr %src, i64 %n, i32 %wake) #0 {
+entry:
+  %head = load atomic i64, ptr %ring monotonic, align 8
+  %mp = getelementptr i64, ptr %ring, i64 5
+  %mask = load i64, ptr %mp
+  %bp = getelementptr i64, ptr %ring, i64 6
+  %base = load ptr, ptr %bp
+  %first = and i64 %head, %mask
+  %cap = add i64 %mask, 1
+  %room = sub i64 %cap, %first
+  %wraps = icmp ugt i64 %n, %room
+  %fit = select i1 %wraps, i64 %room, i64 %n
+  %dst = getelementptr i8, ptr %base, i64 0
+  %off = mul i64 %first, {slot_bytes}
+  %at = getelementptr i8, ptr %base, i64 %off
+  %len = mul i64 %fit, {slot_bytes}
+  %c1 = call ptr @memcpy(ptr %at, ptr %src, i64 %len)
+  br i1 %wraps, label %rest, label %publish
+rest:
+  %src2 = getelementptr i8, ptr %src, i64 %len
+  %left = sub i64 %n, %fit
+  %len2 = mul i64 %left, {slot_bytes}
+  %c2 = call ptr @memcpy(ptr %dst, ptr %src2, i64 %len2)
+  br label %publish
+publish:
+  %new = add i64 %head, %n
+  %r = call i32 @fg_publish(ptr %ring, i64 %new, i32 %wake)
+  ret i32 %r
+}
+
 ; wake the worker whatever it does (commands published without waking it, or stop)
 define void @fg_doorbell(ptr %ring) #0 {
   %dbp = getelementptr i64, ptr %ring, i64 2

@@ -47,13 +47,22 @@ def launch_line(ring: str, cmd: ExecCmd, seconds: float, number: int) -> str:
     )
 
 
-def record(ring: str, cmd: ExecCmd | CopyCmd, start_ns: int, end_ns: int) -> None:
-    """Report one finished command (called on the ring's thread)."""
-    if DEBUG.value >= 2 and isinstance(cmd, ExecCmd):
+def record(
+    ring: str,
+    cmd: ExecCmd | CopyCmd,
+    start_ns: int,
+    end_ns: int,
+    debug: int | None = None,
+    profile: int | None = None,
+) -> None:
+    """Report one finished command (called on the ring's thread, or by a compiled ring's host
+    side once it knows the command finished: then with the ``DEBUG``/``PROFILE`` values from
+    when it was submitted)."""
+    if (DEBUG.value if debug is None else debug) >= 2 and isinstance(cmd, ExecCmd):
         with _lock:
             number = next(_launches)
         print(launch_line(ring, cmd, (end_ns - start_ns) * 1e-9, number), flush=True)
-    if PROFILE.value:
+    if PROFILE.value if profile is None else profile:
         name = getattr(cmd.program, "name", "exec") if isinstance(cmd, ExecCmd) else "copy"
         device, _, engine = ring.rpartition(":")
         event = {
