@@ -7,6 +7,12 @@ and a warm compile cache, for each renderer available here (LLVM; C with gcc and
   plus the C compiler's), which is what wall time would be on an idle machine;
 * ``warm``: ``compile_cached`` of the same source again — a cache lookup, no compiler.
 
+``--lower`` adds the lowering pipeline: ``to_program`` (optimize, lower, render) of the kernels
+the scheduler makes for small frontend workloads and, when the weights package is installed,
+for MiniLM's first call: CPU time per kernel, the first lowering of each kernel (cold: nothing
+cached yet) and the best of the repeats (warm: the simplifier's per-node caches are filled), and
+how much of it the optimizer's "apply opts" stage takes.
+
 Kernels: ``elementwise`` is a typical fused elementwise kernel (``relu(a * b + c)`` over
 float32.vec(4) lanes in a loop, the shape the optimizer gives), the others are conformance
 corpus kernels of growing size. The compiler objects (LLVM's target machine) are built once
@@ -120,9 +126,97 @@ def bench_renderer(
         )
 
 
+def _workloads() -> dict[str, Callable[[], list[UOp]]]:
+    """Kernel ASTs (as the engine lowers them) of small frontend programs, by name."""
+    import numpy as np
+    from fusegrad.codegen.schedule import get_kernel_graph
+    from fusegrad.engine.decompose import decompose_kernel
+    from fusegrad.tensor import Tensor
+
+    rs = np.random.default_rng(0)
+
+    def asts(out: Tensor) -> list[UOp]:
+        kg = get_kernel_graph(UOp.sink(out.uop), cache=None)
+        return [decompose_kernel(k.src[0]) for k in kg.kernels]
+
+    def t(*shape: int) -> Tensor:
+        return Tensor(rs.standard_normal(shape).astype(np.float32))
+
+    ids = Tensor(rs.integers(0, 1000, (4, 16)).astype(np.int32))
+    return {
+        "matmul 256": lambda: asts(t(256, 256) @ t(256, 256)),
+        "softmax 64x512": lambda: asts(t(64, 512).softmax(-1)),
+        "layernorm 64x384": lambda: asts(t(64, 384).layernorm()),
+        "conv2d 8x16x32x32": lambda: asts(t(8, 16, 32, 32).conv2d(t(32, 16, 3, 3)).relu()),
+        "embedding 1000x64": lambda: asts(t(1000, 64)[ids]),
+        "minilm first call": _minilm_asts,
+    }
+
+
+def _minilm_asts() -> list[UOp]:
+    """MiniLM's kernels for 4 short sentences (empty without the weights package)."""
+    try:
+        from fusegrad.examples import embed
+    except ImportError:
+        return []
+    try:
+        model, tok = embed.load_model(), embed.load_tokenizer()
+    except (FileNotFoundError, ImportError):
+        return []
+    import numpy as np
+    from fusegrad.codegen.schedule import get_kernel_graph
+    from fusegrad.engine.decompose import decompose_kernel
+    from fusegrad.tensor import Tensor
+
+    sentences = ["A man is playing a guitar.", "Someone plays an instrument on stage."]
+    sentences += ["The stock market fell sharply today.", "Shares dropped as investors worried."]
+    ids, mask = embed.tokenize(tok, sentences)
+    out = model(Tensor(ids), Tensor(np.asarray(mask)))
+    kg = get_kernel_graph(UOp.sink(out.uop), cache=None)
+    return list(dict.fromkeys(decompose_kernel(k.src[0]) for k in kg.kernels))
+
+
+def bench_lowering(repeats: int) -> None:
+    """Print per workload: kernels, median cold and warm ``to_program`` ms per kernel."""
+    from fusegrad.codegen.lower import pipeline
+    from fusegrad.codegen.lower.context import LowerContext
+    from fusegrad.runtime import Device
+
+    renderer = Device["CPU"].renderer
+    opts_stage = next(s for s in pipeline.STAGES if s.name == "apply opts")
+    for name, make in _workloads().items():
+        kernels = make()
+        if not kernels:
+            print(f"lower    {name:28s} (skipped: not available here)")
+            continue
+        cold = []
+        for ast in kernels:
+            start = _cpu_seconds()
+            pipeline.to_program(ast, renderer)
+            cold.append(_cpu_seconds() - start)
+        warm = [float("inf")] * len(kernels)
+        for _ in range(repeats):
+            pipeline._cache.clear()
+            for i, ast in enumerate(kernels):
+                start = _cpu_seconds()
+                pipeline.to_program(ast, renderer)
+                warm[i] = min(warm[i], _cpu_seconds() - start)
+        opts = 0.0
+        for ast in kernels:
+            start = _cpu_seconds()
+            opts_stage.run(ast, LowerContext(renderer))
+            opts += _cpu_seconds() - start
+        print(
+            f"lower    {name:28s} {len(kernels):3d} kernels  cold median "
+            f"{statistics.median(cold) * 1e3:7.2f} ms (total {sum(cold) * 1e3:7.1f} ms)  warm median "
+            f"{statistics.median(warm) * 1e3:7.2f} ms  [apply opts {opts * 1e3:6.1f} ms in all]"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--lower", action="store_true", help="also time the lowering pipeline")
     args = parser.parse_args()
     targets: list[tuple[str, Renderer, Callable[[], Compiler]]] = [
         ("LLVM", LLVMRenderer(fast_math=False), LLVMCompiler)
@@ -136,6 +230,8 @@ def main() -> None:
         f"median of {args.repeats} repeats (warm: {args.repeats * 10}) per kernel; "
         f"load average {load} on {os.cpu_count()} cpus"
     )
+    if args.lower:
+        bench_lowering(max(1, args.repeats // 3))
     with tempfile.TemporaryDirectory(prefix="fusegrad-bench-") as tmp:
         for label, renderer, make in targets:
             bench_renderer(label, renderer, make(), args.repeats, Path(tmp))
