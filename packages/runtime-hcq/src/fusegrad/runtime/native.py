@@ -308,6 +308,7 @@ class NativeRing:
         if n > CAPACITY // 2 or self.head + n - tail > CAPACITY:
             self._write_in_chunks(records, wake)
             return
+        wake = wake or self.head + n - tail > CAPACITY // 4  # drain before the ring fills up
         if self.lib.submit(self._control, b"".join(records), n, wake):
             UNRUNG.add(self)  # the worker sleeps: woken by the next wait for a signal
         self.head += n
