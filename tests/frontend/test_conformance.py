@@ -21,6 +21,7 @@ CASES: list[tuple[str, Callable[[], Tensor], Any]] = [
     ("cat empty middle", lambda: Tensor(X).cat(Tensor(E), Tensor(X)), np.concatenate([X, X])),
     ("cat all empty", lambda: Tensor(E).cat(Tensor(E)), np.zeros((0, 3), np.float32)),
     ("cat keeps -0.0 alone", lambda: Tensor(E).cat(Tensor([[-0.0, 1, 2]])), np.array([[-0.0, 1, 2]], np.float32)),
+    ("cat keeps -0.0 and NaN", lambda: Tensor([-0.0, np.nan]).cat(Tensor([-0.0, 1.0])), [-0.0, np.nan, -0.0, 1.0]),
     ("pad empty", lambda: Tensor(E).pad(((1, 1), None)), np.zeros((2, 3), np.float32)),
     ("softmax over empty dim", lambda: Tensor(E).softmax(0), E),
     ("log_softmax over empty dim", lambda: Tensor(E).log_softmax(0), E),
@@ -47,7 +48,7 @@ CASES: list[tuple[str, Callable[[], Tensor], Any]] = [
 @pytest.mark.parametrize(("name", "fn", "want"), CASES, ids=[c[0] for c in CASES])
 def test_edge_case_matches_numpy(name: str, fn: Callable[[], Tensor], want: Any) -> None:
     got = fn()
-    want = np.asarray(want)
+    want = np.asarray(want, dtype=np.float32 if isinstance(want, list) else None)
     assert got.shape == want.shape
     np.testing.assert_array_equal(got.numpy(), want)
     if want.size and want.dtype.kind == "f":

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from fusegrad.uop import Ops, UOp, argfix, dtypes, least_upper_dtype, prod, resolve, sint
+from fusegrad.uop import UOp, argfix, dtypes, least_upper_dtype, prod, resolve, sint
 
 if TYPE_CHECKING:
     from fusegrad.tensor.tensor import Tensor
@@ -264,12 +264,13 @@ class MovementMixin:
                 for i in range(self.ndim)
             ]
             piece = t.cast(dt)._pad_zero(pads)
-            out = (
-                piece
-                if out is None
-                else out._apply(Ops.OR if dt is dtypes.bool else Ops.ADD, piece)
-            )
             offset = offset + t.shape[axis]
+            if out is None:
+                out = piece
+                continue
+            # select, not add: exact for -0.0 (and any value) from either side
+            region = piece._const(True, dtypes.bool, t.shape)._pad_zero(pads)
+            out = region.where(piece, out)
         assert out is not None
         return out
 
