@@ -180,3 +180,13 @@ def test_sym_infer_of_ranges_specials_vectors_and_invalid() -> None:
     assert sym_infer(valid, {"x": 7}) is Invalid
     assert sym_infer(valid + 1, {"x": 7}) is Invalid
     assert sym_infer(UOp.sink(x, x + 1), {"x": 1}) == (1, 2)
+
+
+def test_evaluate_all_gives_every_node_its_value() -> None:
+    from fusegrad.uop.render import evaluate, evaluate_all
+
+    e = (x * 4 + y) // 3
+    values = evaluate_all(e, {"x": 2, "y": 5})
+    assert values[e] == 4 == evaluate(e, {"x": 2, "y": 5})
+    assert values[x * 4] == 8 and values[x * 4 + y] == 13
+    assert set(values) == set(e.toposort())

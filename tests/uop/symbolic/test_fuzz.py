@@ -48,6 +48,21 @@ def test_simplify_is_idempotent_on_the_fuzz_corpus() -> None:
         assert graph_rewrite(s, sym) is s, s.render(simplify=False)
 
 
+def test_a_run_splits_into_chunks_that_check_the_same_expressions(tmp_path: Path) -> None:
+    fuzz = _fuzzer()
+    whole = fuzz.run(12, seed=4, use_z3=False)
+    with open(tmp_path / "a.rec", "w") as a, open(tmp_path / "b.rec", "w") as b:
+        first = fuzz.run(5, seed=4, use_z3=False, record=a)
+        rest = fuzz.run(7, seed=4, use_z3=False, first=5, record=b)
+    assert first.corpus + rest.corpus == whole.corpus
+    lines = (tmp_path / "a.rec").read_text().splitlines()
+    lines += (tmp_path / "b.rec").read_text().splitlines()
+    assert [line.split("\t")[0] for line in lines] == [str(i) for i in range(12)]
+    assert [line.split("\t")[1] for line in lines] == [
+        s.render(simplify=False) for s in whole.corpus
+    ]
+
+
 def test_a_wrong_rule_is_caught_and_printed_as_a_test() -> None:
     fuzz = _fuzzer()
     from fusegrad.uop import UOp, dtypes

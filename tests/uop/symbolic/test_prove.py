@@ -44,6 +44,34 @@ def test_prove_equal_proves_and_finds_counterexamples() -> None:
     assert bad.status == "counterexample" and bad.model["y"] < 0
 
 
+@pytest.mark.parametrize("c", [-7, -3, -1, 0, 1, 3, 7])
+def test_division_by_a_constant_matches_exec_alu_semantics(c: int) -> None:
+    # a constant divisor is translated without the divisor-sign branches: check each sign
+    # (and 0, where exec_alu gives 0) against the values sym_infer computes
+    from fusegrad.uop import sym_infer
+
+    k = UOp.const(dtypes.weakint, c)
+    exprs = [y // k, y % k, y.cdiv(k), y.cmod(k)]
+    solver = z3.Solver()
+    terms = uops_to_z3(solver, *exprs)
+    for value in range(-4, 4):
+        solver.push()
+        solver.add(z3.Int("y") == value)
+        assert solver.check() == z3.sat
+        model = solver.model()
+        got = [model.eval(t).as_long() for t in terms]
+        assert got == [sym_infer(e, {"y": value}) for e in exprs], (c, value)
+        solver.pop()
+
+
+def test_prove_equal_with_constant_divisors() -> None:
+    assert prove_equal(y // -3, (-y) // 3).proved
+    assert prove_equal(y.cdiv(-3), -y.cdiv(3)).proved
+    assert prove_equal(y.cmod(-3), y.cmod(3)).proved
+    assert prove_equal(y // 0 + y % 0, UOp.const(dtypes.weakint, 0)).proved
+    assert prove_equal(y // -3, -(y // 3)).status == "counterexample"  # differs at y=1
+
+
 def test_prove_equal_tracks_invalid() -> None:
     valid = x.valid(x < 5)
     assert prove_equal(valid + 1, (x + 1).valid(x < 5)).proved

@@ -53,6 +53,7 @@ from fusegrad.uop.dtype import DType, Invalid, dtypes
 from fusegrad.uop.ops import GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
 from fusegrad.uop.terms import (
+    bounds,
     may_be_invalid,
     normalize_bitwise_chain,
     normalize_product,
@@ -218,7 +219,7 @@ def _fold_by_range(a: UOp) -> UOp | None:
     """An int/bool node whose range is one value -> that value."""
     if a.dtype.count > 1 or a.dtype.scalar() not in _INTS_AND_BOOL:
         return None
-    lo, hi = a._min_max
+    lo, hi = bounds(a)
     if lo != hi or may_be_invalid(a):
         return None
     return UOp.const(a.dtype, lo)

@@ -43,12 +43,18 @@ def order_key(u: UOp) -> OrderKey:
     key = u.__dict__.get("_order_key")
     if key is not None:
         return key  # type: ignore[no-any-return]
-    try:  # the common case: the sources are keyed already
-        srcs = tuple([s.__dict__["_order_key"] for s in u.src])
-    except KeyError:
-        pass
+    # the common case: the sources are keyed already, or are leaves (a new constant)
+    keys = []
+    for s in u.src:
+        k = s.__dict__.get("_order_key")
+        if k is None:
+            if s.src:
+                break
+            k = s.__dict__["_order_key"] = (s.op.value, _arg_key(s.arg), s.dtype.name, ())
+        keys.append(k)
     else:
-        key = u.__dict__["_order_key"] = (u.op.value, _arg_key(u.arg), u.dtype.name, srcs)
+        key = (u.op.value, _arg_key(u.arg), u.dtype.name, tuple(keys))
+        u.__dict__["_order_key"] = key
         return key
     # iterative, so deep graphs are fine: every source is keyed before its users
     for n in u.toposort(gate=lambda n: "_order_key" not in n.__dict__):
@@ -185,8 +191,14 @@ def normalize_sum(u: UOp) -> UOp | None:
 def scale_canonical_sum(u: UOp, factor: int) -> UOp | None:
     """``u * factor`` for a canonical sum ``u``, as one canonical sum: every coefficient and
     the constant times ``factor`` (what distributing term by term and collecting again
-    gives, in one step); None when ``u`` is not a canonical sum."""
-    if u.op is not Ops.ADD or normalize_sum(u) is not None:
+    gives, in one step); None when ``u`` is not a canonical ``weakint`` sum.
+
+    Only for ``weakint`` (index math, where deep chains occur): with no wrap-around, scaling
+    by a nonzero factor keeps every coefficient nonzero and makes no new divmod pair merge,
+    so the result is exactly the canonical sum distributing would reach."""
+    if u.op is not Ops.ADD or u.dtype.scalar() is not dtypes.weakint or factor == 0:
+        return None
+    if normalize_sum(u) is not None:
         return None
     coefficients, const = collect_terms(u)
     scaled = {base: k * factor for base, k in coefficients.items()}
@@ -283,17 +295,29 @@ def normalize_bitwise_chain(u: UOp) -> UOp | None:
     return None if out is u else out
 
 
+def bounds(u: UOp) -> tuple[Any, Any]:
+    """``(u.vmin, u.vmax)``. Leaf sources get theirs first: the bounds descriptor walks the
+    whole graph below a node when any source lacks bounds, and a new constant always does."""
+    for s in u.src:
+        if not s.src:
+            s._min_max  # noqa: B018 (computed and cached on the leaf)
+    return u._min_max
+
+
 def may_be_invalid(u: UOp) -> bool:
     """True when ``Invalid`` can reach ``u``'s value (cached on the node)."""
     flag = u.__dict__.get("_may_be_invalid")
     if flag is not None:
         return bool(flag)
-    try:  # the common case: the sources are known already
-        flag = (u.op is Ops.CONST and u.arg is Invalid) or any(
-            [s.__dict__["_may_be_invalid"] for s in u.src]
-        )
-    except KeyError:
-        pass
+    # the common case: the sources are known already, or are leaves (a new constant)
+    flag = u.op is Ops.CONST and u.arg is Invalid
+    for s in u.src:
+        f = s.__dict__.get("_may_be_invalid")
+        if f is None:
+            if s.src:
+                break
+            f = s.__dict__["_may_be_invalid"] = s.op is Ops.CONST and s.arg is Invalid
+        flag = flag or f
     else:
         u.__dict__["_may_be_invalid"] = flag
         return flag
