@@ -79,11 +79,13 @@ class BertEmbeddings:
         self.token_type_embeddings = Embedding(c.type_vocab_size, c.hidden_size)
         self.LayerNorm = _layer_norm(c)
 
-    def __call__(self, ids: Tensor, token_types: Tensor) -> Tensor:
+    def __call__(self, ids: Tensor, token_types: Tensor | None = None) -> Tensor:
+        """``token_types`` None: every token is of type 0 (a row of the table, no lookup)."""
         length = int(ids.shape[1])
         positions = self.position_embeddings.weight[:length].unsqueeze(0)
-        x = self.word_embeddings(ids) + positions + self.token_type_embeddings(token_types)
-        return self.LayerNorm(x)
+        table = self.token_type_embeddings
+        types = table.weight[0] if token_types is None else table(token_types)
+        return self.LayerNorm(self.word_embeddings(ids) + positions + types)
 
 
 _FUSED_QKV: weakref.WeakKeyDictionary[Any, tuple[tuple[UOp, ...], Tensor, Tensor]] = (
@@ -159,7 +161,7 @@ class SentenceEncoder:
 
     def __call__(self, ids: Tensor, mask: Tensor) -> Tensor:
         """(batch, hidden) unit vectors for token ids and attention mask (batch, length)."""
-        x = self.embeddings(ids, ids.zeros_like())
+        x = self.embeddings(ids)
         key_mask = mask.cast(dtypes.bool).reshape(int(mask.shape[0]), 1, 1, int(mask.shape[1]))
         for layer in self.encoder.layer:  # type: ignore[attr-defined]
             x = layer(x, key_mask)
