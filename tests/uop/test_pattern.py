@@ -471,6 +471,15 @@ def test_patterns_the_compiler_leaves_to_the_interpreter() -> None:
     ctx_capture = UPat(Ops.ADD, src=(UPat.var("ctx"), UPat.var("b")))
     pm = PatternMatcher([(ctx_capture, lambda **kw: kw["ctx"])])
     assert pm.rewrite(x + y) is x
+    keyword_capture = UPat(Ops.ADD, src=(UPat.var("if"), UPat.var("b")))
+    assert keyword_capture.compiled("call")(x + y, None, lambda **kw: kw["if"]) is x
+    deep = UPat.var("leaf")
+    for _ in range(120):  # deeper than Python's indentation limit
+        deep = UPat(Ops.NEG, src=(deep,))
+    chain = x
+    for _ in range(120):
+        chain = UOp(Ops.NEG, x.dtype, (chain,))
+    assert deep.compiled("stores")(chain) == [{"leaf": x}]
     wide = UPat(Ops.SINK, src=[UPat(name=n) for n in "abcde"])  # 120 orders: interpreted
     five = UOp.sink(x, y, z, x, y)
     assert len(wide.compiled("stores")(five)) == 120

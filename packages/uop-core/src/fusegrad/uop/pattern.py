@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import itertools
+import keyword
 import marshal
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -432,7 +433,7 @@ class _Codegen:
         if name in bound:
             conds.append(f"{var} is {bound[name]}")  # the same name, the same node
             return bound
-        if not name.isidentifier() or name == "ctx":
+        if not name.isidentifier() or keyword.iskeyword(name) or name == "ctx":
             raise _Unsupported(f"capture name {name!r}")
         return {**bound, name: var}
 
@@ -522,12 +523,13 @@ def compile_upat(pat: UPat, kind: str) -> Callable[..., Any]:
     gen = _Codegen(kind)
     try:
         gen.node(pat, "uop", {}, 1, gen.leaf, kind == "stores")
-    except _Unsupported:
+        body = ([f"    {prologue}"] if prologue else []) + gen.lines + [f"    return {result}"]
+        source = "\n".join([f"def match({params}):", *body])
+        code = compile(source, f"<UPat {pat!r:.60}>", "exec")
+    except (_Unsupported, SyntaxError, RecursionError):  # SyntaxError: nested too deep
         return _interpreted(pat, kind)
-    body = ([f"    {prologue}"] if prologue else []) + gen.lines + [f"    return {result}"]
-    source = "\n".join([f"def match({params}):", *body])
     namespace = dict(gen.env)
-    exec(compile(source, f"<UPat {pat!r:.60}>", "exec"), namespace)
+    exec(code, namespace)
     match: Callable[..., Any] = namespace["match"]
     match.__doc__ = source  # for debugging: the generated code
     return match
