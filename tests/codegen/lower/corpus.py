@@ -277,6 +277,7 @@ def build() -> list[Case]:
         for part in (
             _elementwise, _unary_math, _broadcasts, _reductions, _matmul, _dtype_cases, _pads,
             _gathers, _one_hot_gathers, _convolution, _symbolic, _multi, _composites,
+            _integer_ops,
         ):  # fmt: skip
             part()
     return CASES
@@ -583,6 +584,42 @@ def _one_hot_gathers() -> None:
     ast = kernel(st(out, i, val).end(i))
     inputs = [zeros(n, np.int32), grid, keep, a_ids, b_ids]
     case("gather_two_axes", ast, inputs, {0: want}, opts={"gpu": typ(0, G)}, exact=True)
+
+
+def _integer_ops() -> None:
+    """THREEFRY and integer POW, which targets without them get decomposed."""
+    from fusegrad.uop import exec_alu, threefry2x32
+
+    n = 16
+    xs = _rs.integers(0, 2**64, n, dtype=np.uint64)
+    keys = _rs.integers(0, 2**64, n, dtype=np.uint64)
+    out, x, k = (buf(s, dtypes.uint64, n) for s in range(3))
+    i = rng(n, 0)
+    ast = kernel(st(out, i, UOp(Ops.THREEFRY, dtypes.uint64, (ld(x, i), ld(k, i)))).end(i))
+    want = np.array(
+        [threefry2x32(int(a), int(b)) for a, b in zip(xs, keys, strict=True)], np.uint64
+    )
+    case(
+        "threefry",
+        ast,
+        [zeros(n, np.uint64), xs, keys],
+        {0: want},
+        opts={"cpu": up(0, 4)},
+        exact=True,
+    )
+    for dt, npdt in ((dtypes.int32, np.int32), (dtypes.uint8, np.uint8)):
+        lo = -3 if npdt is np.int32 else 0
+        a = _rs.integers(lo, 4, 32).astype(npdt)
+        b = _rs.integers(lo, 12, 32).astype(npdt)
+        b[:4] = [0, 1, 7, 11] if npdt is np.uint8 else [0, -1, -2, -3]
+        a[:4] = [2, 1, 3, 255] if npdt is np.uint8 else [-1, -1, 1, 2]
+        out, x, y = (buf(s, dt, 32) for s in range(3))
+        i = rng(32, 0)
+        ast = kernel(st(out, i, ld(x, i) ** ld(y, i)).end(i))
+        want = np.array(
+            [exec_alu(Ops.POW, dt, (int(p), int(q))) for p, q in zip(a, b, strict=True)], npdt
+        )
+        case(f"int_pow_{dt.name}", ast, [zeros(32, npdt), a, b], {0: want}, exact=True)
 
 
 def _convolution() -> None:

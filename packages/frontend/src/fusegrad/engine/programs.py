@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusegrad.codegen import ProgramSpec, Renderer, to_program
-from fusegrad.engine.decompose import decompose_kernel
 from fusegrad.runtime import Compiled, Program
 from fusegrad.uop import UOp
 
@@ -47,7 +46,7 @@ def get_kernel(ast: UOp, device: Compiled) -> Kernel:
     hit = _KERNELS.get((ast, renderer))
     if hit is not None:
         return hit
-    spec = to_program(decompose_kernel(ast), renderer)
+    spec = to_program(ast, renderer)
     names = tuple(str(v.arg[0]) for v in spec.variables)
     fixed = None
     if not names:

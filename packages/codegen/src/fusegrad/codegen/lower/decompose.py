@@ -2,14 +2,15 @@
 
 Each rule fires only when the renderer's ``code_for_op`` does not list the op (integer
 division by a constant is the exception: it becomes multiply-and-shift whenever the target has
-both, since that is several times faster than a divide on every target we know). The
-decompositions are exact: each gives bit-for-bit the result ``exec_alu`` defines, NaN and
+both, since that is several times faster than a divide on every target we know). THREEFRY and
+integer POW, which no renderer prints, come from ``integer_ops.py``. The decompositions are exact: each gives bit-for-bit the result ``exec_alu`` defines, NaN and
 signed-zero rules included.
 """
 
 from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext
+from fusegrad.codegen.lower.integer_ops import int_pow, threefry
 from fusegrad.uop import Ops, PatternMatcher, UOp, UPat, dtypes
 
 
@@ -158,8 +159,23 @@ def _fast_cmod(ctx: LowerContext, a: UOp, c: UOp) -> UOp | None:
 # -- rules -------------------------------------------------------------------------------------
 
 
+def _threefry(ctx: LowerContext, x: UOp, key: UOp) -> UOp | None:
+    return _cond(ctx, Ops.THREEFRY, threefry(x, key))
+
+
+def _int_pow(ctx: LowerContext, p: UOp) -> UOp | None:
+    if not lacks(ctx, Ops.POW) or not dtypes.is_int(p.dtype):
+        return None
+    return int_pow(p.src[0], p.src[1])
+
+
 pm_decompose = PatternMatcher(
     [
+        (
+            UPat(Ops.THREEFRY, src=(UPat.var("x"), UPat.var("key"))),
+            _threefry,
+        ),  # threefry2x32 -> 20 rounds of uint32 add/rotate/xor
+        (UPat(Ops.POW, name="p"), _int_pow),  # int x ** y -> square-and-multiply on y's bits
         (
             UPat(Ops.MULACC, src=(UPat.var("a"), UPat.var("b"), UPat.var("c"))),
             lambda ctx, a, b, c: _cond(ctx, Ops.MULACC, a * b + c),

@@ -101,7 +101,7 @@ def _parallel(census: Census, ctx: LowerContext) -> bool:
 _TRANSCENDENTAL = (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.POW)
 _DECOMPOSED = (
     Ops.MULACC, Ops.SUB, Ops.NEG, Ops.MAX, Ops.CMPNE, Ops.CMPEQ, Ops.FLOORDIV, Ops.FLOORMOD,
-    Ops.RECIPROCAL, Ops.FDIV,
+    Ops.RECIPROCAL, Ops.FDIV, Ops.THREEFRY, Ops.POW,
 )  # fmt: skip
 
 
