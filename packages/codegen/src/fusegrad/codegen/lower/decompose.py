@@ -3,8 +3,9 @@
 Each rule fires only when the renderer's ``code_for_op`` does not list the op (integer
 division by a constant is the exception: it becomes multiply-and-shift whenever the target has
 both, since that is several times faster than a divide on every target we know). THREEFRY and
-integer POW, which no renderer prints, come from ``integer_ops.py``. The decompositions are exact: each gives bit-for-bit the result ``exec_alu`` defines, NaN and
-signed-zero rules included.
+integer POW, which no renderer prints, come from ``integer_ops.py``. The decompositions are
+exact: each gives bit-for-bit the result ``exec_alu`` defines, NaN and signed-zero rules
+included.
 """
 
 from __future__ import annotations
