@@ -1,19 +1,29 @@
 """Benchmark of the engine's dispatch path (issue 9): what one small kernel costs end to end,
-and how much a large elementwise kernel gains from the CPU device's cores.
+what a TinyJit replay costs per kernel, and how much a large elementwise kernel gains from the
+CPU device's cores.
 
 1. **Per-kernel overhead**: ``x = (x + 1).realize()`` 1,000 times on a 1-element tensor, each
    step depending on the one before: graph build + schedule-cache hit + kernel launch, with a
-   single wait at the end (``x.item()``). Also timed apart: graph build alone (``x + 1``),
-   ``get_kernel_graph`` alone (a schedule-cache hit), and the same loop with a wait after every
-   step. Target: <= 300 us per step.
-2. **Multi-core speed-up**: a memory-bound (``a * b + c``) and a compute-bound elementwise
+   single wait at the end (``x.item()``). Also timed apart: the same loop with a wait after
+   every step, graph build alone (``x + 1``), ``get_kernel_graph`` alone (a schedule-cache
+   hit) and ``run_graph`` alone (encoding and submitting the cached kernel graph). Target:
+   <= 300 us per step. Run in child processes once per ring kind: the compiled ring
+   (``HCQ_COMPILED=1``, the default) and the Python ring (``HCQ_COMPILED=0``, the reference).
+2. **TinyJit replay**: captures of 8 and 64 dependent 1-element kernels replayed; the slope is
+   the cost per kernel (host: until the call returns; wall: waiting after every replay, minus
+   the kernels' device time), the intercept the fixed cost per call. Target: a few us per
+   kernel.
+3. **Multi-core speed-up**: a memory-bound (``a * b + c``) and a compute-bound elementwise
    kernel over 2^24 float32 elements (inputs already realized), timed in child processes with
-   ``CPU_THREADS=1`` and with every core, wall time including the wait.
-   The kernel is the same in both (the optimizer's THREAD split depends on the renderer's
-   core count, not on ``CPU_THREADS``), so the ratio is the runtime's parallel speed-up.
+   ``CPU_THREADS=1`` and with every core, wall time including the wait. The kernel is the
+   same in both (the optimizer's THREAD split depends on the renderer's core count, not on
+   ``CPU_THREADS``), so the ratio is the runtime's parallel speed-up.
 
-Every number is the median over ``--repeats`` runs (default 5). ``--size`` changes the
-elementwise size. Run with ``tools/dev bench dispatch``.
+Every time is a median over ``--repeats`` runs (default 5), with the best in parentheses. On a
+shared machine wall time includes waiting for a core: each line also gives the CPU time of
+the main thread and of the whole process (every thread), which is what wall time would be on
+an idle machine. The load average is printed before and after. Run with
+``tools/dev bench dispatch``; ``--size`` changes the elementwise size, ``--only`` picks parts.
 """
 
 from __future__ import annotations
@@ -28,22 +38,42 @@ import time
 from collections.abc import Callable
 
 STEPS = 1000
+Timing = dict[str, float]
 
 
-def _median_per_step(fn: Callable[[], None], repeats: int, steps: int = STEPS) -> float:
-    """Median over ``repeats`` of the time of ``fn()`` divided by ``steps``, in us."""
-    times = []
+def _timed(fn: Callable[[], None], repeats: int, steps: int) -> Timing:
+    """Per-step medians and bests (us) of wall, main-thread CPU and process CPU time."""
+    rows = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        wall, thread, proc = time.perf_counter(), time.thread_time(), time.process_time()
         fn()
-        times.append((time.perf_counter() - start) / steps * 1e6)
-    return statistics.median(times)
+        rows.append(
+            (
+                (time.perf_counter() - wall) / steps * 1e6,
+                (time.thread_time() - thread) / steps * 1e6,
+                (time.process_time() - proc) / steps * 1e6,
+            )
+        )
+    out: Timing = {}
+    for name, column in zip(("wall", "thread", "process"), zip(*rows, strict=True), strict=True):
+        out[name], out[f"{name}_best"] = statistics.median(column), min(column)
+    return out
 
 
-def dispatch_overhead(repeats: int) -> dict[str, float]:
-    """Per-step medians (us) of the 1-element dependent chain and of its parts."""
+def _repeat(fn: Callable[[], object], end: Callable[[], None] = lambda: None) -> Callable[[], None]:
+    def run() -> None:
+        for _ in range(STEPS):
+            fn()
+        end()
+
+    return run
+
+
+def dispatch_overhead(repeats: int) -> dict[str, Timing]:
+    """Per-step times of the 1-element dependent chain and of its parts."""
     from fusegrad import Tensor
     from fusegrad.codegen import get_kernel_graph
+    from fusegrad.engine.launch import run_graph, synchronize
     from fusegrad.uop import UOp
 
     x = Tensor([0.0]).realize()
@@ -67,99 +97,19 @@ def dispatch_overhead(repeats: int) -> dict[str, float]:
         for _ in range(STEPS):
             _ = x + 1
 
-    def schedule() -> None:
-        sink = UOp.sink((x + 1).uop)
-        for _ in range(STEPS):
-            get_kernel_graph(sink)
+    sink = UOp.sink((x + 1).uop)
+    graph = get_kernel_graph(sink)
+    schedule = _repeat(lambda: get_kernel_graph(sink))
+    launch = _repeat(lambda: run_graph(graph), synchronize)  # no allocations: same output
 
     return {
-        "chain (realize, one wait at the end)": _median_per_step(chain, repeats),
-        "chain (wait after every step)": _median_per_step(chain_waiting, repeats),
-        "graph build only (x + 1)": _median_per_step(build, repeats),
-        "get_kernel_graph only (cache hit)": _median_per_step(schedule, repeats),
+        "chain (realize, one wait at the end)": _timed(chain, repeats, STEPS),
+        "chain (wait after every step)": _timed(chain_waiting, repeats, STEPS),
+        "graph build only (x + 1)": _timed(build, repeats, STEPS),
+        "get_kernel_graph only (cache hit)": _timed(schedule, repeats, STEPS),
+        "run_graph only (encode + submit)": _timed(launch, repeats, STEPS),
     }
 
-
-WORKLOADS = {
-    "a*b+c (memory-bound)": "a * b + c",
-    "(a.sin()*b.exp()+c).sqrt() (compute-bound)": "(a.sin() * b.exp() + c).sqrt()",
-}
-
-
-def elementwise_time(size: int, repeats: int, expr: str = "a * b + c") -> dict[str, float]:
-    """Median wall and device time (ms) of one elementwise kernel ``expr`` (over tensors
-    ``a``, ``b``, ``c`` of ``size`` floats)."""
-    import numpy as np
-    from fusegrad import GlobalCounters, Tensor
-    from fusegrad.engine import synchronize
-    from fusegrad.runtime import Device
-
-    rng = np.random.default_rng(0)
-    a, b, c = (Tensor(rng.random(size, dtype=np.float32)).realize() for _ in range(3))
-    run = eval(f"lambda a, b, c: ({expr}).realize()")  # the workload is this module's constant
-    run(a, b, c)  # compile
-    synchronize()
-    walls, device = [], []
-    for _ in range(repeats):
-        GlobalCounters.reset()
-        start = time.perf_counter()
-        run(a, b, c)
-        synchronize()
-        walls.append((time.perf_counter() - start) * 1e3)
-        device.append(GlobalCounters.time_sum_s * 1e3)
-    threads = getattr(Device["CPU"], "threads", 1)
-    return {"wall_ms": statistics.median(walls), "device_ms": statistics.median(device),
-            "threads": threads}  # fmt: skip
-
-
-def _child(threads: int, size: int, repeats: int, expr: str) -> dict[str, float]:
-    env = dict(os.environ, CPU_THREADS=str(threads), DEBUG="0")
-    code = (
-        "import json, sys; sys.path.insert(0, 'tools/bench'); import dispatch; "
-        f"print(json.dumps(dispatch.elementwise_time({size}, {repeats}, {expr!r})))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    )
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
-
-
-def main() -> None:
-    """Run both benchmarks and print labelled medians."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--size", type=int, default=1 << 24)
-    args = parser.parse_args()
-
-    print(f"dispatch overhead, 1-element tensor, {STEPS} dependent steps (median per step):")
-    for label, us in dispatch_overhead(args.repeats).items():
-        print(f"  {label:<40s} {us:9.1f} us")
-    launch = dispatch_overhead_note()
-    if launch:
-        print(launch)
-
-    for label, expr in WORKLOADS.items():
-        print(f"elementwise {label} over {args.size:,} float32 (median of {args.repeats}):")
-        one = _child(1, args.size, args.repeats, expr)
-        many = _child(0, args.size, args.repeats, expr)
-        for cores, r in (("1 core", one), (f"{int(many['threads'])} cores", many)):
-            print(f"  {cores:<10s} wall {r['wall_ms']:8.2f} ms   device {r['device_ms']:8.2f} ms")
-        print(f"  multi-core speed-up (wall)   {one['wall_ms'] / many['wall_ms']:5.2f}x")
-        dev = one["device_ms"] / max(many["device_ms"], 1e-9)
-        print(f"  multi-core speed-up (device) {dev:5.2f}x")
-
-
-def dispatch_overhead_note() -> str:
-    """A line about the machine the numbers come from."""
-    return f"  (host: {os.cpu_count()} cores visible, python {sys.version.split()[0]})"
-
-
-if __name__ == "__main__":
-    main()
-
-
-# -- TinyJit replay overhead (issue 11; appended by the TinyJit owner) ----------------------------
 
 JIT_KERNELS = (8, 64)
 
@@ -215,7 +165,108 @@ def jit_replay_overhead(repeats: int, steps: int = 200) -> dict[str, float]:
     }
 
 
+WORKLOADS = {
+    "a*b+c (memory-bound)": "a * b + c",
+    "(a.sin()*b.exp()+c).sqrt() (compute-bound)": "(a.sin() * b.exp() + c).sqrt()",
+}
+
+
+def elementwise_time(size: int, repeats: int, expr: str = "a * b + c") -> dict[str, float]:
+    """Median wall and device time (ms) of one elementwise kernel ``expr`` (over tensors
+    ``a``, ``b``, ``c`` of ``size`` floats)."""
+    import numpy as np
+    from fusegrad import GlobalCounters, Tensor
+    from fusegrad.engine import synchronize
+    from fusegrad.runtime import Device
+
+    rng = np.random.default_rng(0)
+    a, b, c = (Tensor(rng.random(size, dtype=np.float32)).realize() for _ in range(3))
+    run = eval(f"lambda a, b, c: ({expr}).realize()")  # the workload is this module's constant
+    run(a, b, c)  # compile
+    synchronize()
+    walls, device = [], []
+    for _ in range(repeats):
+        GlobalCounters.reset()
+        start = time.perf_counter()
+        run(a, b, c)
+        synchronize()
+        walls.append((time.perf_counter() - start) * 1e3)
+        device.append(GlobalCounters.time_sum_s * 1e3)
+    threads = getattr(Device["CPU"], "threads", 1)
+    return {"wall_ms": statistics.median(walls), "device_ms": statistics.median(device),
+            "threads": threads}  # fmt: skip
+
+
+def _child(call: str, **env: str) -> object:
+    """Run ``dispatch.<call>`` in a fresh interpreter with ``env`` set; its JSON result."""
+    full = dict(os.environ, DEBUG="0", **env)
+    code = (
+        "import json, sys; sys.path.insert(0, 'tools/bench'); import dispatch; "
+        f"print(json.dumps(dispatch.{call}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=full, capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+RINGS = {"compiled ring": "1", "Python ring": "0"}
+
+
+def _print_overhead(repeats: int) -> None:
+    print(f"dispatch overhead, 1-element tensor, {STEPS} dependent steps, us per step:")
+    print(f"  {'':<40s} {'wall':>16s} {'main thread CPU':>16s} {'process CPU':>16s}")
+    for ring, flag in RINGS.items():
+        print(f"  [{ring}, HCQ_COMPILED={flag}]")
+        result = _child(f"dispatch_overhead({repeats})", HCQ_COMPILED=flag)
+        assert isinstance(result, dict)
+        for label, t in result.items():
+            cells = [f"{t[k]:8.1f} ({t[k + '_best']:5.1f})" for k in ("wall", "thread", "process")]
+            print(f"  {label:<40s} {' '.join(cells)}")
+
+
+def _print_jit(repeats: int) -> None:
+    print("TinyJit replay of dependent 1-element kernels (median, us):")
+    for ring, flag in RINGS.items():
+        print(f"  [{ring}, HCQ_COMPILED={flag}]")
+        result = _child(f"jit_replay_overhead({repeats})", HCQ_COMPILED=flag)
+        assert isinstance(result, dict)
+        for label, us in result.items():
+            print(f"  {label:<40s} {us:9.2f}")
+
+
+def _print_multicore(repeats: int, size: int) -> None:
+    for label, expr in WORKLOADS.items():
+        print(f"elementwise {label} over {size:,} float32 (median of {repeats}):")
+        call = f"elementwise_time({size}, {repeats}, {expr!r})"
+        one, many = _child(call, CPU_THREADS="1"), _child(call, CPU_THREADS="0")
+        assert isinstance(one, dict) and isinstance(many, dict)
+        for cores, r in (("1 core", one), (f"{int(many['threads'])} cores", many)):
+            print(f"  {cores:<10s} wall {r['wall_ms']:8.2f} ms   device {r['device_ms']:8.2f} ms")
+        print(f"  multi-core speed-up (wall)   {one['wall_ms'] / many['wall_ms']:5.2f}x")
+        dev = one["device_ms"] / max(many["device_ms"], 1e-9)
+        print(f"  multi-core speed-up (device) {dev:5.2f}x")
+
+
+def main() -> None:
+    """Run the benchmarks and print labelled medians."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--size", type=int, default=1 << 24)
+    parser.add_argument("--only", choices=["overhead", "jit", "multicore"], default=None)
+    args = parser.parse_args()
+    print(f"host: {os.cpu_count()} cores visible, python {sys.version.split()[0]}, "
+          f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    parts = {
+        "overhead": lambda: _print_overhead(args.repeats),
+        "jit": lambda: _print_jit(args.repeats),
+        "multicore": lambda: _print_multicore(args.repeats, args.size),
+    }
+    for name, run in parts.items():
+        if args.only in (None, name):
+            run()
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+
+
 if __name__ == "__main__":
-    print("TinyJit replay of dependent 1-element kernels (median):")
-    for _label, _us in jit_replay_overhead(5).items():
-        print(f"  {_label:<40s} {_us:9.2f} us")
+    main()

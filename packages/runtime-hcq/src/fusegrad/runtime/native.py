@@ -64,6 +64,7 @@ from fusegrad.runtime.native_ir import (
 from fusegrad.uop import DEBUG
 
 CAPACITY = 4096  # slots per ring (1 MiB)
+BATCH_SLOTS = 64  # unstarted slots of cheap work that wake the worker anyway
 _U64 = (1 << 64) - 1
 _HEADER = struct.Struct(f"<4Q{SLOT_BYTES - 32}x")
 _BEGIN = _HEADER.pack(KIND_BEGIN, 0, 0, 0)
@@ -308,7 +309,8 @@ class NativeRing:
         if n > CAPACITY // 2 or self.head + n - tail > CAPACITY:
             self._write_in_chunks(records, wake)
             return
-        wake = wake or self.head + n - tail > CAPACITY // 4  # drain before the ring fills up
+        # cheap work waits for a wait, but not long: held-up slots hold memory (and fill the ring)
+        wake = wake or self.head + n - tail > BATCH_SLOTS
         if self.lib.submit(self._control, b"".join(records), n, wake):
             UNRUNG.add(self)  # the worker sleeps: woken by the next wait for a signal
         self.head += n
