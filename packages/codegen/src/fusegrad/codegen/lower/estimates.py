@@ -1,4 +1,5 @@
-"""Work estimates of a linear program: ALU ops, bytes loaded+stored, buffer bytes touched.
+"""Work estimates of a linear program: ALU ops, bytes loaded+stored, buffer bytes touched
+(per buffer the smaller of its size and the bytes accessed in it).
 
 Counts are exact for one launch: each node is counted once per iteration of the loops around
 it and once per launched thread (``SPECIAL`` sizes), vector ops once per lane. Index and gate
@@ -57,15 +58,23 @@ def _ops_of(u: UOp) -> int:
     return (2 if u.op is Ops.MULACC else 1) * u.dtype.count
 
 
-def _global_bytes(u: UOp) -> int:
+def _global_access(u: UOp) -> tuple[int, int] | None:
+    """(buffer slot, bytes) of a LOAD/STORE of a kernel buffer; None for registers/locals."""
     idx = u.src[0]
     ptr = idx.src[0]
     while ptr.op is Ops.AFTER:
         ptr = ptr.src[0]
     if ptr.op is not Ops.PARAM:
-        return 0
+        return None
     value = u if u.op is Ops.LOAD else u.src[1]
-    return int(value.dtype.itemsize)
+    return ptr.arg, int(value.dtype.itemsize)
+
+
+def _touched(buffer: BufferParam, accessed: Any) -> Any:
+    """Distinct bytes of ``buffer`` a run touches: at most its size, at most what it
+    accesses (a gather reads a few rows of a big table)."""
+    size = buffer.size * buffer.dtype.itemsize
+    return min(size, accessed) if isinstance(accessed, int) else size
 
 
 def estimate(uops: list[UOp], buffers: tuple[BufferParam, ...]) -> Estimates:
@@ -77,6 +86,7 @@ def estimate(uops: list[UOp], buffers: tuple[BufferParam, ...]) -> Estimates:
             threads = threads * _size(u.src[0])
     ops: Any = 0
     lds: Any = 0
+    accessed: dict[int, Any] = {}
     mult: Any = threads
     stack: list[Any] = []
     for u in uops:
@@ -87,7 +97,9 @@ def estimate(uops: list[UOp], buffers: tuple[BufferParam, ...]) -> Estimates:
             mult = stack.pop()
         elif u.op in GroupOp.ALU and u not in skip:
             ops = ops + mult * _ops_of(u)
-        elif u.op in (Ops.LOAD, Ops.STORE):
-            lds = lds + mult * _global_bytes(u)
-    mem = sum(b.size * b.dtype.itemsize for b in buffers)
+        elif u.op in (Ops.LOAD, Ops.STORE) and (access := _global_access(u)) is not None:
+            slot, nbytes = access
+            accessed[slot] = accessed.get(slot, 0) + mult * nbytes
+            lds = lds + mult * nbytes
+    mem = sum(_touched(b, accessed.get(b.slot, 0)) for b in buffers)
     return Estimates(ops, lds, mem).simplify()
