@@ -127,17 +127,16 @@ def bench_renderer(
 
 
 def _workloads() -> dict[str, Callable[[], list[UOp]]]:
-    """Kernel ASTs (as the engine lowers them) of small frontend programs, by name."""
+    """Kernel ASTs of small frontend programs, by name."""
     import numpy as np
     from fusegrad.codegen.schedule import get_kernel_graph
-    from fusegrad.engine.decompose import decompose_kernel
     from fusegrad.tensor import Tensor
 
     rs = np.random.default_rng(0)
 
     def asts(out: Tensor) -> list[UOp]:
         kg = get_kernel_graph(UOp.sink(out.uop), cache=None)
-        return [decompose_kernel(k.src[0]) for k in kg.kernels]
+        return [k.src[0] for k in kg.kernels]
 
     def t(*shape: int) -> Tensor:
         return Tensor(rs.standard_normal(shape).astype(np.float32))
@@ -165,7 +164,6 @@ def _minilm_asts() -> list[UOp]:
         return []
     import numpy as np
     from fusegrad.codegen.schedule import get_kernel_graph
-    from fusegrad.engine.decompose import decompose_kernel
     from fusegrad.tensor import Tensor
 
     sentences = ["A man is playing a guitar.", "Someone plays an instrument on stage."]
@@ -173,7 +171,7 @@ def _minilm_asts() -> list[UOp]:
     ids, mask = embed.tokenize(tok, sentences)
     out = model(Tensor(ids), Tensor(np.asarray(mask)))
     kg = get_kernel_graph(UOp.sink(out.uop), cache=None)
-    return list(dict.fromkeys(decompose_kernel(k.src[0]) for k in kg.kernels))
+    return list(dict.fromkeys(k.src[0] for k in kg.kernels))
 
 
 def bench_lowering(repeats: int) -> None:
