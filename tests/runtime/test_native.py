@@ -257,3 +257,21 @@ def test_profile_keeps_work_submitted_under_it_reported_later(cpu: Any, rt: Any)
     cpu.exec(prg, [log], [2])  # not profiled
     cpu.synchronize()
     assert len([e for e in events() if e["name"] == "append"]) == before + 1
+
+
+def test_a_device_dropped_without_close_keeps_its_ring_alive(rt: Any) -> None:
+    import gc
+    import weakref
+
+    dev = CPUDevice("CPU:7")
+    prg = CPUProgram("append", rt.gcc_shared(APPEND))
+    log = _log(dev, 2)
+    dev.exec(prg, [log], [4])
+    ring = weakref.ref(dev.ring())
+    del dev
+    gc.collect()
+    alive = ring()
+    assert alive is not None  # its thread runs in the ring's memory: the thread holds it
+    alive.timeline.wait(1, timeout=10)
+    assert _values(log) == [4]
+    alive.close()

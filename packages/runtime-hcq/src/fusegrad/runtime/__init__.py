@@ -9,7 +9,8 @@ Public names:
   ``PythonCompiler``, ``load_code``, ``load_shared_object``;
 * memory: ``Buffer``, ``BufferSpec``, ``Allocator``, ``LRUAllocator``, ``HostAllocator``,
   ``HostMemory``, ``OutOfMemoryError``;
-* HCQ: ``HWQueue``, ``Signal``, ``Ring``, ``RingClosed``, ``WorkerPool``;
+* HCQ: ``HWQueue``, ``Signal``, ``Ring``, ``RingClosed``, ``WorkerPool``, and ``NativeRing``
+  (the CPU device's compiled ring);
 * the emulator: ``run_linear``, ``Memory``, ``bitcast_value``;
 * profiling: ``launch_line``, ``write_trace``, ``profile_events``.
 """
@@ -45,6 +46,7 @@ from fusegrad.runtime.memory import (
     LRUAllocator,
     OutOfMemoryError,
 )
+from fusegrad.runtime.native import NativeRing
 from fusegrad.runtime.profiler import events as profile_events
 from fusegrad.runtime.profiler import launch_line, write_trace
 
@@ -64,6 +66,7 @@ __all__ = [
     "HostMemory",
     "LRUAllocator",
     "Memory",
+    "NativeRing",
     "NullDevice",
     "OutOfMemoryError",
     "Program",

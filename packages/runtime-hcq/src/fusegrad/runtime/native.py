@@ -187,10 +187,9 @@ class _Pool:
         self.lib = lib
         self.mem = (ctypes.c_uint64 * 8)()
         self.threads = [
-            threading.Thread(target=lib.helper, args=(self.address,), name=f"{name}-{i}",
-                             daemon=True)
+            threading.Thread(target=self._help, name=f"{name}-{i}", daemon=True)
             for i in range(helpers)
-        ]  # fmt: skip
+        ]
         for t in self.threads:
             t.start()
 
@@ -198,6 +197,9 @@ class _Pool:
     def address(self) -> int:
         """The pool's control words."""
         return ctypes.addressof(self.mem)
+
+    def _help(self) -> None:
+        self.lib.helper(self.address)  # returns once stopped
 
     def stop(self) -> None:
         """Ask the helpers to leave (they finish the slice they run)."""
@@ -256,11 +258,12 @@ class NativeRing:
         self._flights: deque[_Flight] = deque()
         self._helpers = helpers
         self.pool: _Pool | None = None
-        self._thread = threading.Thread(
-            target=lib.worker, args=(self._control,), name=f"fusegrad-{name}",
-            daemon=True,
-        )  # fmt: skip
+        # the thread's target is a bound method: the ring (its memory) lives while it runs
+        self._thread = threading.Thread(target=self._work, name=f"fusegrad-{name}", daemon=True)
         self._thread.start()
+
+    def _work(self) -> None:
+        self.lib.worker(self._control)  # returns once stopped
 
     # -- the host side ------------------------------------------------------------------------
     def submit(self, commands: list[Command]) -> None:
@@ -268,8 +271,8 @@ class NativeRing:
         with self._lock:
             if self.closing:
                 raise RingClosed(f"{self.name}: the device was closed")
-            self.submitted += 1
-            cmds = [*commands, SignalCmd(self.timeline, self.submitted)]
+            step = self.submitted + 1  # counted once published: a failed submit isn't waited for
+            cmds = [*commands, SignalCmd(self.timeline, step)]
             records, flags = [_BEGIN], _WAKE_FLAG if _WAITING[0] else 0
             for cmd in cmds:
                 encode = _ENCODERS.get(type(cmd)) or _encode_subclass(cmd)
@@ -285,6 +288,7 @@ class NativeRing:
                 self.pool = _Pool(self.lib, self._helpers, f"fusegrad-{self.name}-core")
                 self.control[8] = self.pool.address
             self._write(records, bool(flags & _WAKE_FLAG))
+            self.submitted = step
             flight = _Flight(self.head, cmds, report, bool(flags & _WAIT_FLAG))
             self._flights.append(flight)
 
