@@ -171,3 +171,24 @@ def test_shard_underscore_realizes_each_piece() -> None:
     m = shard_(Tensor(x), DEVS, axis=1)
     assert all(s.uop.op.name in ("RESHAPE", "BUFFER") for s in m.shards)
     _close(m, x)
+
+
+def test_tensor_methods_and_operators_reach_multitensor() -> None:
+    x, y = _arr(4, 3), _arr(4, 3)
+    m = Tensor(x).shard(DEVS, axis=0)
+    assert isinstance(m, MultiTensor) and m.axis == 0
+    assert isinstance(Tensor(x).shard_(DEVS), MultiTensor)
+    # Tensor on the left defers to MultiTensor's reflected operators
+    _close(Tensor(y) + m, y + x)
+    _close(Tensor(y) - m, y - x)
+    _close(Tensor(y) * m, y * x)
+    _close(Tensor(y) / m, y / x)
+    replicated = Tensor(x).to(DEVS)
+    assert isinstance(replicated, MultiTensor) and replicated.axis is None
+    _close(replicated, x)
+    with pytest.raises(TypeError):
+        _ = Tensor(y) < m  # no reflected comparison on MultiTensor: a clean TypeError
+    a, b = Tensor(x) * 2, m * 3
+    Tensor.realize(a, b)
+    assert a.is_realized and all(s.is_realized for s in b.shards)
+    np.testing.assert_allclose(b.numpy(), x * 3, rtol=1e-6)

@@ -7,7 +7,7 @@ import builtins
 import math
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from fusegrad.uop import (
 )
 
 if TYPE_CHECKING:
+    from fusegrad.tensor.multi import MultiTensor
     from fusegrad.tensor.tensor import Tensor
 
 DTypeLike = DType | str
@@ -366,8 +367,9 @@ class TensorCore:
         """Compute this tensor (and ``others``, in the same schedule) into buffers.
 
         Raises IndexError (before handing anything out) when an index tensor used on the way
-        holds an out-of-range value (see ``fusegrad.tensor.checks``)."""
-        tensors = [self, *others]
+        holds an out-of-range value (see ``fusegrad.tensor.checks``). A MultiTensor among them
+        is realized with all its shards."""
+        tensors = [s for t in (self, *others) for s in getattr(t, "shards", None) or (t,)]
         keep = [bool(t.requires_grad) and not has_assign(t.uop) for t in tensors]
         checks = pending(tensors)
         extra = stats_uops(checks, type(self))
@@ -427,8 +429,17 @@ class TensorCore:
             )
         return int(self.item())
 
-    def to(self, device: str | None) -> Tensor:
-        """This tensor on ``device`` (itself when already there)."""
+    @overload
+    def to(self, device: str | None) -> Tensor: ...
+    @overload
+    def to(self, device: tuple[str, ...] | list[str]) -> MultiTensor: ...
+    def to(self, device: str | tuple[str, ...] | list[str] | None) -> Tensor | MultiTensor:
+        """This tensor on ``device`` (itself when already there); a tuple or list of devices
+        gives a MultiTensor holding a whole copy on each (``shard(devices)``)."""
+        if isinstance(device, (tuple, list)):
+            from fusegrad.tensor.multi import shard
+
+            return shard(self, device)  # type: ignore[arg-type]
         dev = canonical_device(device)
         if dev == self.device:
             return self  # type: ignore[return-value]

@@ -6,6 +6,7 @@ comparisons, bitwise ops and ``where``. Everything lowers to the ALU ops of the 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fusegrad.tensor.core import broadcast_shape
@@ -30,6 +31,24 @@ def _check_int_or_bool(t: Tensor, name: str) -> None:
         raise RuntimeError(
             f'"{name}" not implemented for {t.dtype!r} (needs an int or bool tensor)'
         )
+
+
+class DefersOperators:
+    """Marker base: Tensor's binary operators return NotImplemented for an operand of such a
+    class, so Python asks the operand's reflected method (``Tensor + MultiTensor`` runs
+    ``MultiTensor.__radd__``)."""
+
+
+def _deferring(fn: Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, Any], Tensor]:
+    def operator(self: Tensor, x: Any) -> Tensor:
+        if isinstance(x, DefersOperators):
+            return NotImplemented  # type: ignore[no-any-return]
+        return fn(self, x)
+
+    operator.__name__ = fn.__name__
+    operator.__qualname__ = fn.__qualname__
+    operator.__doc__ = fn.__doc__
+    return operator
 
 
 class ElementwiseMixin:  # noqa: PLW1641 (__hash__ comes from TensorCore)
@@ -689,3 +708,43 @@ class ElementwiseMixin:  # noqa: PLW1641 (__hash__ comes from TensorCore)
 
     def __irshift__(self: Tensor, x: Any) -> Tensor:
         return self.assign(self.rshift(x))
+
+
+# binary operators (not the in-place ones: ``t += multi`` must fail loudly) defer to operands
+# that are DefersOperators
+_DEFERRING_OPERATORS = (
+    "__add__",
+    "__radd__",
+    "__sub__",
+    "__rsub__",
+    "__mul__",
+    "__rmul__",
+    "__truediv__",
+    "__rtruediv__",
+    "__floordiv__",
+    "__rfloordiv__",
+    "__mod__",
+    "__rmod__",
+    "__pow__",
+    "__rpow__",
+    "__matmul__",
+    "__rmatmul__",
+    "__and__",
+    "__rand__",
+    "__or__",
+    "__ror__",
+    "__xor__",
+    "__rxor__",
+    "__lshift__",
+    "__rlshift__",
+    "__rshift__",
+    "__rrshift__",
+    "__lt__",
+    "__gt__",
+    "__le__",
+    "__ge__",
+    "__eq__",
+    "__ne__",
+)
+for _name in _DEFERRING_OPERATORS:
+    setattr(ElementwiseMixin, _name, _deferring(getattr(ElementwiseMixin, _name)))

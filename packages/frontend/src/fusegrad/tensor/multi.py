@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fusegrad.tensor.convert import canonical_device
+from fusegrad.tensor.elementwise import DefersOperators
 from fusegrad.tensor.tensor import Tensor
 from fusegrad.uop import DType
 
@@ -104,7 +105,7 @@ def _piece(t: Tensor, axis: int, start: int, end: int) -> Tensor:
     return t.shrink(tuple((start, end) if i == axis else None for i in range(t.ndim)))
 
 
-class MultiTensor:
+class MultiTensor(DefersOperators):
     """A tensor held as one lazy Tensor per device (``shards``), split along ``axis``
     (``None``: every device holds all of it).
 

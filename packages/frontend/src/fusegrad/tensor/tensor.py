@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from fusegrad.tensor.autograd import AutogradMixin
 from fusegrad.tensor.core import TensorCore
 from fusegrad.tensor.create import CreateMixin
@@ -17,6 +20,9 @@ from fusegrad.tensor.random import RandomMixin
 from fusegrad.tensor.reduce import ReduceMixin
 from fusegrad.tensor.schedule import ScheduleMixin
 from fusegrad.tensor.sort import SortMixin
+
+if TYPE_CHECKING:
+    from fusegrad.tensor.multi import MultiTensor
 
 
 class Tensor(
@@ -42,3 +48,17 @@ class Tensor(
     """
 
     __hash__ = TensorCore.__hash__
+
+    def shard(self, devices: Sequence[str] | str, axis: int | None = None) -> MultiTensor:
+        """This tensor split along ``axis`` across ``devices`` (``axis=None``: a whole copy on
+        each); see ``fusegrad.tensor.multi``."""
+        from fusegrad.tensor.multi import shard
+
+        return shard(self, devices, axis)
+
+    def shard_(self, devices: Sequence[str] | str, axis: int | None = None) -> MultiTensor:
+        """``shard`` with every piece realized now. A Tensor cannot become multi-device, so
+        unlike tinygrad this returns the MultiTensor; ``self`` stays the gradient leaf."""
+        from fusegrad.tensor.multi import shard_
+
+        return shard_(self, devices, axis)
