@@ -275,3 +275,33 @@ def test_a_device_dropped_without_close_keeps_its_ring_alive(rt: Any) -> None:
     alive.timeline.wait(1, timeout=10)
     assert _values(log) == [4]
     alive.close()
+
+
+TIDS = """
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <time.h>
+void tids(long* out, int core) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do clock_gettime(CLOCK_MONOTONIC, &t);
+  while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000000L);
+  out[core] = syscall(SYS_gettid);
+}
+"""
+
+
+def test_split_slices_run_on_the_pool_threads(rt: Any, lb: Any) -> None:
+    core = lb.special("core", 8)
+    spec = rt.spec_for("tids", [core], device="CPU")
+    dev = CPUDevice("CPU:8")
+    dev.threads = 4
+    try:
+        prg = CPUProgram("tids", rt.gcc_shared(TIDS), spec)
+        out = dev.allocator.alloc(8 * 8)
+        dev.exec(prg, [out], [], wait=True)
+        tids = np.frombuffer(out.view, np.int64)
+    finally:
+        dev.close()
+    assert np.all(tids > 0)  # every slice ran
+    assert len(set(tids.tolist())) >= 2  # 160 ms of slices: the helpers take some
