@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from fusegrad import Tensor, dtypes
+from fusegrad.uop import Ops
 from reference import assert_close, rand_np
 
 torch = pytest.importorskip("torch")
@@ -319,3 +320,32 @@ def test_pow_edge_cases_match_torch() -> None:
     assert (Tensor([2, 3]) ** 2).dtype is dtypes.int32
     assert (Tensor([2, 3]) ** 0.5).dtype is dtypes.float32
     assert math.isclose((Tensor([4]) ** 0.5).item(), 2.0)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 8, -1, 2.0, 3.0])
+def test_small_integral_powers_multiply(n: float) -> None:
+    """x ** n for a small integral scalar multiplies (no POW in the graph) and matches NumPy,
+    incl. inf/NaN/-0.0, the dtype and the gradient."""
+    x = np.array([1.5, -2.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 0.3], dtype=np.float32)
+    t = Tensor(x)
+    out = t**n
+    assert Ops.POW not in {u.op for u in out.uop.toposort()}
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(out.numpy(), x ** np.float32(n), rtol=1e-6)
+    g = Tensor([0.5, -1.5, 2.0], requires_grad=True)
+    (g**n).sum().backward()
+    want = n * np.array([0.5, -1.5, 2.0], dtype=np.float32) ** (n - 1)
+    assert g.grad is not None
+    np.testing.assert_allclose(g.grad.numpy(), want, rtol=1e-6)
+
+
+def test_powers_that_keep_pow_semantics() -> None:
+    i = Tensor([2, 3, -4])
+    assert (i**3).dtype is dtypes.int32 and (i**3).tolist() == [8, 27, -64]
+    assert (i**2.0).dtype is dtypes.float32 and (i**2.0).tolist() == [4.0, 9.0, 16.0]
+    assert (Tensor([True, False]) ** 2).dtype is dtypes.int32
+    g = Tensor([0.5, 2.0], requires_grad=True)
+    (g**0).sum().backward()
+    assert g.grad is not None and g.grad.tolist() == [0.0, 0.0]
+    x = Tensor([1.0, 2.0])
+    assert x**1 is not x and (x**1).tolist() == [1.0, 2.0]

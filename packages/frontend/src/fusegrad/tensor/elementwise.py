@@ -33,6 +33,9 @@ def _check_int_or_bool(t: Tensor, name: str) -> None:
         )
 
 
+_MAX_MULTIPLIED_POWER = 8  # x ** n for integral 2 <= n <= this multiplies
+
+
 class DefersOperators:
     """Marker base: Tensor's binary operators return NotImplemented for an operand of such a
     class, so Python asks the operand's reflected method (``Tensor + MultiTensor`` runs
@@ -409,11 +412,37 @@ class ElementwiseMixin:  # noqa: PLW1641 (__hash__ comes from TensorCore)
         return a._apply(Ops.FLOORMOD, b)
 
     def pow(self: Tensor, x: Any, reverse: bool = False) -> Tensor:
-        """self ** x (ints stay ints)."""
+        """self ** x (ints stay ints). An integral Python exponent in 2..8 (or -1)
+        multiplies instead (exact for ints, how PyTorch computes x**2 and x**3 for floats, and
+        far cheaper than a general pow in a kernel)."""
+        if not reverse and not isinstance(x, bool) and isinstance(x, (int, float)):
+            keeps_dtype = isinstance(x, int) or dtypes.is_float(self.dtype)
+            if keeps_dtype and float(x).is_integer() and -1 <= x <= _MAX_MULTIPLIED_POWER:
+                out = self._multiplied_power(int(x))
+                if out is not None:
+                    return out
         a, b = self._promoted(x, reverse=reverse)
         if a.dtype is dtypes.bool:
             a, b = a.int(), b.int()
         return a._apply(Ops.POW, b)
+
+    def _multiplied_power(self: Tensor, n: int) -> Tensor | None:
+        """self ** n by square-and-multiply; None for a bool base, an int base with n < 0, and
+        n in (0, 1) (pow keeps x ** 0 in the gradient graph, x ** 1 is a new tensor)."""
+        if self.dtype is dtypes.bool or n in (0, 1) or (n < 0 and not dtypes.is_float(self.dtype)):
+            return None
+        if n == -1:
+            return self.reciprocal()
+        result: Tensor | None = None
+        square = self
+        while n:
+            if n & 1:
+                result = square if result is None else result * square
+            n >>= 1
+            if n:
+                square = square * square
+        assert result is not None
+        return result
 
     def maximum(self: Tensor, x: Any) -> Tensor:
         """Elementwise max (NaN propagates)."""
