@@ -165,19 +165,44 @@ def _constant_out(base: UOp, offsets: tuple[int, ...]) -> Affine:
     return base, offsets
 
 
+def _uniform(x: UOp) -> UOp | None:
+    """The scalar every lane of ``x`` is (``x`` itself when scalar), or None."""
+    if x.dtype.count == 1:
+        return x
+    if x.op is Ops.VECTORIZE and all(s is x.src[0] for s in x.src):
+        return x.src[0]
+    if x.op is Ops.CONST:
+        return UOp.const(x.dtype.scalar(), x.arg)
+    return None
+
+
+def _peel_valid(vidx: UOp) -> tuple[UOp, UOp]:
+    """(validity shared by all lanes, the index under it) of ``valid ? idx : Invalid``; (True,
+    ``vidx``) when the lanes have no mask or masks that differ."""
+    true = UOp.const(dtypes.bool, True)
+    if vidx.op is not Ops.WHERE:
+        return true, vidx
+    cond, invalid = _uniform(vidx.src[0]), _uniform(vidx.src[2])
+    if cond is None or invalid is None or invalid.op is not Ops.CONST or invalid.arg is not Invalid:
+        return true, vidx
+    return cond, vidx.src[1]
+
+
 def _lane_addresses(idx: UOp) -> tuple[list[UOp], list[_Lane]]:
     """Every lane's address as a scalar expression, and split into base + offset: affine
-    indices directly (one base for all lanes), others lane by lane (one rewrite for all)."""
-    vidx = idx.src[1]
+    indices directly (one base for all lanes, under a mask they all share), others lane by
+    lane (one rewrite for all)."""
+    valid, vidx = _peel_valid(idx.src[1])
     affine = _affine(vidx, {})
     if affine is None:
-        exprs = list(lanes(vidx))
+        exprs = list(lanes(idx.src[1]))
         return exprs, [_split_lane(x) for x in exprs]
     base, offsets = affine if affine[0] is None else _constant_out(simplify(affine[0]), affine[1])
-    valid = UOp.const(dtypes.bool, True)
     exprs = [
         UOp.const(dtypes.weakint, o) if base is None else base + o if o else base for o in offsets
     ]
+    if valid.op is not Ops.CONST:
+        exprs = [e.valid(valid) for e in exprs]
     return exprs, [_Lane(valid, base, o, False) for o in offsets]
 
 
