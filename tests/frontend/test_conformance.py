@@ -82,12 +82,9 @@ def test_edge_cases_agree_with_torch() -> None:
 
 
 @pytest.mark.kernels
-@pytest.mark.xfail(
-    strict=True,
-    reason="scheduler: a PAD of an empty (size-0) buffer added to another tensor realizes as "
-    "zeros (the frontend's cat/pad avoid building it)",
-)
 def test_kernels_pad_of_an_empty_buffer_plus_a_tensor() -> None:
     empty = Tensor(np.zeros((0, 3), np.float32)).realize()
     padded = Tensor(empty.uop.pad(((0, 2), (0, 0))))
     np.testing.assert_array_equal((padded + Tensor(X)).numpy(), X)
+    front = Tensor(empty.uop.pad(((1, 1), (0, 0))))
+    np.testing.assert_array_equal((front * Tensor(X) - 1).numpy(), np.full((2, 3), -1, np.float32))

@@ -123,6 +123,17 @@ def test_symbolic_output_view_keeps_the_bound_variable(mem: Memory) -> None:
     assert view.shape[0].is_bound_var and view.shape[0].unbind()[1] == 4
 
 
+# -- empty buffers ----------------------------------------------------------------------------------
+
+
+def test_pad_of_an_empty_buffer_reads_nothing_from_it(mem: Memory) -> None:
+    empty, x = mem.buf(np.zeros((0, 3), np.float32)), mem.rand(2, 3)
+    kg = check(mem, empty.pad(((0, 2), (0, 0))) + x)
+    kg = check(mem, empty.pad(((1, 1), (0, 0))) * x, execute=run_on_emulator)
+    (call,) = kg.kernels
+    assert all(b.arg != 0 for b in call.src[1:])  # no parameter for the empty buffer
+
+
 # -- kernel forms -----------------------------------------------------------------------------------
 
 

@@ -94,6 +94,9 @@ def _read_realized(ctx: KernelContext, i: UOp, x: UOp) -> UOp | None:
 
 def _load_buffer(ctx: KernelContext, i: UOp, b: UOp) -> UOp:
     (idx,), gate = _parts(i)
+    if isinstance(b.arg, int) and b.arg == 0:
+        # an empty buffer is never read (every index is masked off): no parameter, no load
+        return UOp.const(b.dtype, 0)
     base = b.replace(tag=None) if b.tag is not None else b
     if b.tag is None:
         ctx.raw_reads[base] = None
