@@ -6,10 +6,13 @@ have concrete shapes (one compiled kernel for every bound value)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
-from fusegrad import Tensor, Variable
+from fusegrad import GlobalCounters, Tensor, Variable
+from fusegrad.codegen.schedule import schedule_cache
+from fusegrad.engine import buffer_of, clear_kernels, programs
 from fusegrad.uop import UOp
 
 BASE = np.arange(40, dtype=np.float32).reshape(10, 4) / 7
@@ -89,11 +92,46 @@ def test_kernels_reduce_over_a_symbolic_dim(name: str) -> None:
 
 
 @pytest.mark.kernels
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine/scheduler: a result with a symbolic shape can't be realized yet (the "
-    "kernel executor wants a whole buffer; tinygrad keeps a max-size buffer and a shrink view)",
-)
 def test_kernels_realize_a_symbolic_shaped_result() -> None:
     out = base()[: VAR.bind(3)] * 2
     np.testing.assert_allclose(out.numpy(), BASE[:3] * 2)
+
+
+@pytest.mark.kernels
+def test_kernels_symbolic_result_is_a_view_of_a_max_size_buffer() -> None:
+    t = base()
+    out = (t[: VAR.bind(4)] + 1).realize()
+    buf = buffer_of(out.uop)
+    assert buf is not None and buf.arg == 40  # sized for n's max value (10 rows of 4)
+    assert out.shape[0].is_bound_var and out.shape[0].unbind()[1] == 4
+    np.testing.assert_allclose(out.numpy(), BASE[:4] + 1, rtol=1e-6)
+    # the realized view feeds later kernels like any tensor
+    np.testing.assert_allclose((out * 2).sum(0).numpy(), ((BASE[:4] + 1) * 2).sum(0), rtol=1e-5)
+    np.testing.assert_allclose(t[: VAR.bind(4)].sum(1).numpy(), BASE[:4].sum(1), rtol=1e-5)
+
+
+@pytest.mark.kernels
+def test_kernels_symbolic_results_share_one_schedule_and_one_kernel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    compiled: list[UOp] = []
+    real = programs.to_program
+
+    def counting(ast: UOp, renderer: Any) -> Any:
+        compiled.append(ast)
+        return real(ast, renderer)
+
+    monkeypatch.setattr(programs, "to_program", counting)
+    clear_kernels()
+    t, var = base(), Variable("rows", 1, 10)
+    hits = schedule_cache.hits
+    ops = []
+    for value in (2, 9, 5):
+        GlobalCounters.reset()
+        out = (t[: var.bind(value)] * 3 - 1).realize()
+        assert GlobalCounters.kernel_count == 1
+        ops.append(GlobalCounters.global_ops)
+        np.testing.assert_allclose(out.numpy(), BASE[:value] * 3 - 1, rtol=1e-6)
+    assert len(compiled) == 1  # one compiled kernel serves every bound value
+    assert schedule_cache.hits - hits >= 2
+    assert ops[0] < ops[2] < ops[1]  # the kernel runs over the bound rows, not the max

@@ -19,6 +19,7 @@ from fusegrad.codegen import get_kernel_graph
 from fusegrad.engine.buffers import buffer_device, known_buffer, runtime_buffer
 from fusegrad.engine.host import HOST, storage_dtype
 from fusegrad.engine.launch import run_graph, synchronize
+from fusegrad.engine.realize import symbolic_prefix
 from fusegrad.uop import Ops, UOp
 
 
@@ -29,7 +30,8 @@ def _whole_buffer(view: UOp, shape: tuple[Any, ...]) -> UOp | None:
     if view.op is Ops.BUFFER and shape == (view.arg,):
         return view  # a 1-D output: reshaping the BUFFER to its own shape is the BUFFER
     if not all(isinstance(s, int) for s in shape):
-        return None
+        # a symbolic shape: the leading part of a buffer sized for the Variables' max values
+        return view if view.arg == shape and symbolic_prefix(view) is not None else None
     base = view
     while base.op is Ops.RESHAPE:
         base = base.src[0]

@@ -16,18 +16,31 @@ import numpy as np
 
 from fusegrad.engine.executor import get_executor
 from fusegrad.engine.host import HOST, decode_floats, has_numpy_type, storage_dtype
-from fusegrad.uop import GroupOp, Ops, UOp, prod
+from fusegrad.uop import GroupOp, Ops, UOp, prod, sym_infer
 
 REALIZED: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
 
 
+def symbolic_prefix(u: UOp) -> UOp | None:
+    """The BUFFER of ``BUFFER.shrink(((0, size),)).reshape(shape)`` with a symbolic
+    ``shape``: a result whose shape holds a bound Variable lives in a buffer sized for the
+    Variable's max value, and this view is the bound value's extent of it."""
+    if u.op is not Ops.RESHAPE or all(isinstance(s, int) for s in u.arg):
+        return None
+    shrink = u.src[0]
+    if shrink.op is not Ops.SHRINK or len(shrink.arg) != 1 or shrink.arg[0][0] != 0:
+        return None
+    return shrink.src[0] if shrink.src[0].op is Ops.BUFFER else None
+
+
 def buffer_of(u: UOp) -> UOp | None:
-    """The BUFFER of a contiguous buffer view (``BUFFER`` or ``BUFFER.reshape(s)``)."""
+    """The BUFFER of a contiguous buffer view (``BUFFER``, ``BUFFER.reshape(s)``, or the
+    leading part of a buffer viewed with a symbolic shape: ``symbolic_prefix``)."""
     if u.op is Ops.BUFFER:
         return u
     if u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER:
         return u.src[0]
-    return None
+    return symbolic_prefix(u)
 
 
 def _prepare(u: UOp) -> tuple[UOp, list[UOp]]:
@@ -37,7 +50,7 @@ def _prepare(u: UOp) -> tuple[UOp, list[UOp]]:
     check = len(REALIZED) > 0
 
     def gate(node: UOp) -> bool:
-        if node.op is Ops.BUFFER or (node.op is Ops.RESHAPE and node.src[0].op is Ops.BUFFER):
+        if buffer_of(node) is not None:
             return False
         view = REALIZED.get(node) if check and node is not u else None
         if view is not None:
@@ -97,12 +110,23 @@ def read_buffer(buf: UOp) -> np.ndarray[Any, Any]:
     return get_executor().read(buf)
 
 
+def bound_value(size: int | UOp) -> int:
+    """The value of a size (an int, or an expression over bound Variables) at the bound
+    values."""
+    if isinstance(size, int):
+        return size
+    bound = [n for n in size.toposort() if n.is_bound_var]
+    pairs = [b.unbind() for b in bound]
+    expr = size.substitute({b: var for b, (var, _) in zip(bound, pairs, strict=True)})
+    return int(sym_infer(expr, dict(pairs)))
+
+
 def to_numpy(u: UOp) -> np.ndarray[Any, Any]:
     """The value of tensor UOp ``u`` as a NumPy array of its shape (a copy)."""
     (view,), _ = realize_uops([u])
     buf = buffer_of(view)
     assert buf is not None, "executor returned a non-buffer view"
-    shape = tuple(int(s) for s in u.shape)
+    shape = tuple(bound_value(s) for s in u.shape)
     flat = read_buffer(buf)[: int(prod(shape))]
     arr = flat.view(storage_dtype(u.dtype)).reshape(shape)
     if not has_numpy_type(u.dtype):
