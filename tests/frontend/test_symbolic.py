@@ -135,3 +135,14 @@ def test_kernels_symbolic_results_share_one_schedule_and_one_kernel(
     assert len(compiled) == 1  # one compiled kernel serves every bound value
     assert schedule_cache.hits - hits >= 2
     assert ops[0] < ops[2] < ops[1]  # the kernel runs over the bound rows, not the max
+
+
+@pytest.mark.kernels
+@pytest.mark.parametrize("value", [1, 4, 10])
+def test_kernels_pad_by_a_symbolic_amount(value: int) -> None:
+    t, n = base(), VAR.bind(value)
+    np.testing.assert_allclose(
+        t[:2].pad(((n, 0), None)).numpy(), np.pad(BASE[:2], ((value, 0), (0, 0)))
+    )
+    got = t[:3].pad(((0, n), (n, 1))) + 1
+    np.testing.assert_allclose(got.numpy(), np.pad(BASE[:3], ((0, value), (value, 1))) + 1)

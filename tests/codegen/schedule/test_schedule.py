@@ -123,6 +123,22 @@ def test_symbolic_output_view_keeps_the_bound_variable(mem: Memory) -> None:
     assert view.shape[0].is_bound_var and view.shape[0].unbind()[1] == 4
 
 
+def test_padding_by_a_symbolic_amount_closes_every_range(mem: Memory) -> None:
+    v = UOp.variable("n", 1, 8)
+    data = np.arange(6, dtype=np.float32)
+    x = mem.buf(data.reshape(2, 3)).uop
+    for n in (1, 4):
+        out = x.pad(((v.bind(n), 0), (0, 0))) * UOp.const(
+            dtypes.float32, 2.0, "CPU", (2 + v.bind(n), 3)
+        )
+        kg = get_kernel_graph(UOp.sink(out), cache=None)
+        ast = kg.kernels[0].src[0]
+        ends = {r for e in ast.toposort() if e.op is Ops.END for r in e.src[1:]}
+        assert {u for u in ast.toposort() if u.op is Ops.RANGE} == ends  # one RANGE per loop
+        want = np.pad(data.reshape(2, 3), ((n, 0), (0, 0))) * 2
+        np.testing.assert_allclose(run_graph(kg, mem, run_on_emulator)[0], want)
+
+
 # -- empty buffers ----------------------------------------------------------------------------------
 
 
@@ -132,6 +148,7 @@ def test_pad_of_an_empty_buffer_reads_nothing_from_it(mem: Memory) -> None:
     kg = check(mem, empty.pad(((1, 1), (0, 0))) * x, execute=run_on_emulator)
     (call,) = kg.kernels
     assert all(b.arg != 0 for b in call.src[1:])  # no parameter for the empty buffer
+    check(mem, empty * 2.0 + 1.0)  # an empty output is still stored through its PARAM
 
 
 # -- kernel forms -----------------------------------------------------------------------------------

@@ -202,6 +202,13 @@ def pad_index(
     return tuple(out), cond
 
 
+def range_size(size: sint) -> sint:
+    """A RANGE's size in the form ``simplify_indices`` leaves it in: a symbolic size is
+    simplified up front, so simplifying an index that holds the RANGE can't rebuild the
+    RANGE with a reordered size (``2+n`` -> ``n+2``) that its END no longer closes."""
+    return size.simplify() if isinstance(size, UOp) else size
+
+
 def simplify_indices(ast: UOp) -> UOp:
     """``ast`` with every INDEX's index expression simplified (one ``sym`` rewrite over all
     of them at once, so shared subexpressions are simplified once)."""

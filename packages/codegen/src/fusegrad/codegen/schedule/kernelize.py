@@ -22,7 +22,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fusegrad.codegen.schedule.indexing import ZERO, Index, is_one, simplify_indices
+from fusegrad.codegen.schedule.indexing import (
+    ZERO,
+    Index,
+    is_one,
+    range_size,
+    simplify_indices,
+)
 from fusegrad.codegen.schedule.rangeify import (
     STORE_TAG,
     VIEW_TAG,
@@ -89,7 +95,10 @@ def buffer_view(buf: UOp, shape: tuple[Any, ...]) -> UOp:
 
 def output_ranges(shape: tuple[Any, ...]) -> tuple[Index, list[UOp]]:
     """One LOOP range per dim of ``shape`` (axis = dim; size-1 dims index 0)."""
-    idx = tuple(ZERO if is_one(s) else UOp.range(s, d, AxisType.LOOP) for d, s in enumerate(shape))
+    idx = tuple(
+        ZERO if is_one(s) else UOp.range(range_size(s), d, AxisType.LOOP)
+        for d, s in enumerate(shape)
+    )
     return idx, [i for i in idx if i.op is Ops.RANGE]
 
 

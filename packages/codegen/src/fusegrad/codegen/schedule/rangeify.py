@@ -29,6 +29,7 @@ from fusegrad.codegen.schedule.indexing import (
     logical_and,
     pad_index,
     permute_index,
+    range_size,
     reshape_index,
     shrink_index,
 )
@@ -65,7 +66,7 @@ class KernelContext:
     def new_range(self, size: UOp | int, axis_type: AxisType) -> UOp:
         """A fresh RANGE of this kernel."""
         self.next_axis += 1
-        return UOp.range(size, self.next_axis - 1, axis_type)
+        return UOp.range(range_size(size), self.next_axis - 1, axis_type)
 
 
 def at(x: UOp, idx: Index, gate: UOp = TRUE) -> UOp:
@@ -94,7 +95,7 @@ def _read_realized(ctx: KernelContext, i: UOp, x: UOp) -> UOp | None:
 
 def _load_buffer(ctx: KernelContext, i: UOp, b: UOp) -> UOp:
     (idx,), gate = _parts(i)
-    if isinstance(b.arg, int) and b.arg == 0:
+    if b.arg == 0 and b.tag != STORE_TAG:
         # an empty buffer is never read (every index is masked off): no parameter, no load
         return UOp.const(b.dtype, 0)
     base = b.replace(tag=None) if b.tag is not None else b
