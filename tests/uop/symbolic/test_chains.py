@@ -89,3 +89,25 @@ def test_prefixes_of_a_canonical_sum_are_canonical() -> None:
         assert _normal_sum(node) is node
         assert normalize_sum(node) is None
         node = node.src[0]
+
+
+def test_long_sum_built_in_order_is_kept_and_in_any_order_is_sorted() -> None:
+    # a sum built term by term in canonical order is recognized one term at a time
+    v = [UOp.variable(f"t{i:03d}", 0, 9) for i in range(300)]
+    in_order = v[0] * 2
+    for i, t in enumerate(v[1:], start=1):
+        in_order = in_order + t * (i % 4 + 2)
+    assert graph_rewrite(in_order, sym) is in_order
+    shuffled = v[299] * 5
+    for i in range(298, -1, -1):
+        shuffled = shuffled + v[i] * (i % 4 + 2)
+    assert graph_rewrite(shuffled, sym) is in_order
+
+
+@pytest.mark.parametrize("dtype", [dtypes.weakint, dtypes.uint8])
+def test_a_divmod_term_after_its_pair_still_merges(dtype: Any) -> None:
+    # the one-term-at-a-time check leaves // and % terms to full term collection
+    x, y = UOp.variable("x", 0, 200, dtype), UOp.variable("y", 0, 3, dtype)
+    four = UOp.const(dtype, 4)
+    e = y + x // four * four + x % four
+    assert e.simplify() is (x + y).simplify()

@@ -175,9 +175,38 @@ def _mark_canonical(u: UOp) -> None:
         node = node.src[0]
 
 
+_DIVMOD = frozenset({Ops.FLOORDIV, Ops.FLOORMOD, Ops.CDIV, Ops.CMOD})
+
+
+def _extends_canonical(u: UOp) -> bool:
+    """True when ``u = P + t`` with ``P`` a known canonical sum (no constant) and ``t`` a term
+    that sorts after all of ``P``'s: then ``u`` is canonical, no collecting needed. ``t``'s
+    base sorts strictly after the last base (so it is new), isn't a ``//``/``%`` (so no pair
+    merges), and ``t`` is the node ``build_sum`` would make for it."""
+    p, t = u.src
+    if p.op is not Ops.ADD or "_canonical_sum" not in p.__dict__ or p.dtype is not u.dtype:
+        return False
+    last = p.src[1]
+    if last.op is Ops.CONST or t.op is Ops.CONST or t.dtype is not u.dtype:
+        return False
+    base, k = split_term(t)
+    if base.op in _DIVMOD or (base.op is Ops.ADD and base.dtype is u.dtype):
+        return False
+    if base is not t and (
+        k in (0, 1) or UOp(Ops.MUL, u.dtype, (base, UOp.const(u.dtype, k))) is not t
+    ):
+        return False
+    if not order_key(split_term(last)[0]) < order_key(base):
+        return False
+    return UOp(Ops.ADD, u.dtype, (p, t)) is u
+
+
 def normalize_sum(u: UOp) -> UOp | None:
     """Term collection and constant gathering: ``x*2 + y + x*3 + 1 + 2 -> x*5 + y + 3``."""
     if "_canonical_sum" in u.__dict__:
+        return None
+    if _extends_canonical(u):
+        u.__dict__["_canonical_sum"] = True  # a sum built term by term in order: O(1) each
         return None
     out = _normal_sum(u)
     if out is u:
