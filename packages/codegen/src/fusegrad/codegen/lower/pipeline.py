@@ -39,6 +39,7 @@ from fusegrad.uop import (
     PatternMatcher,
     PtrDType,
     UOp,
+    dtypes,
     graph_rewrite,
 )
 
@@ -192,13 +193,37 @@ def lower(
             ms = (time.perf_counter() - start) * 1e3
             note = "skipped" if skip else f"{len(graph.toposort()):6d} nodes"
             print(f"lower: {stage.name:20s} {ms:8.2f} ms  {note}")
-    uops = list(graph.src)
+    uops = with_every_parameter(ast, list(graph.src))
     if SPEC:
         verify_linear(uops)
         verify_target_ops(uops, renderer)
     if DEBUG >= 6:
         print(format_linear(uops))
     return uops, ctx
+
+
+def _parameter_order(u: UOp) -> tuple[int, int, str]:
+    return (0, u.arg, "") if isinstance(u.arg, int) else (1, 0, u.arg[0])
+
+
+def with_every_parameter(ast: UOp, uops: list[UOp]) -> list[UOp]:
+    """``uops`` with a PARAM for every buffer slot and Variable of ``ast``, also those whose
+    every use the lowering removed (a load folded away, a Variable simplified out): the
+    calling convention passes all of them by position, so a missing one would shift the
+    ones after it. The parameters lead the program, buffers by slot then Variables by name."""
+    have = {u.arg if isinstance(u.arg, int) else u.arg[0] for u in uops if u.op is Ops.PARAM}
+    missing = [
+        u
+        if u.op is Ops.PARAM
+        else UOp(Ops.PARAM, dtypes.int32, (), u.arg)  # as lower_index_dtype makes them
+        for u in nodes(ast)
+        if (u.op is Ops.PARAM and isinstance(u.arg, int) and u.arg not in have)
+        or (u.op is Ops.DEFINE_VAR and u.arg[0] not in have)
+    ]
+    if not missing:
+        return uops
+    params = sorted([u for u in uops if u.op is Ops.PARAM] + missing, key=_parameter_order)
+    return params + [u for u in uops if u.op is not Ops.PARAM]
 
 
 def verify_target_ops(uops: list[UOp], renderer: Renderer) -> None:
