@@ -10,7 +10,6 @@ import pytest
 from fusegrad import Tensor
 
 API = Path(__file__).resolve().parents[3] / "shared" / "API.md"
-NOT_YET = {"shard", "shard_"}  # multi-device needs MULTI support in the scheduler and engine
 # API names that double as parameter names in API.md: the parser skips them as words, so they
 # are checked here explicitly (else a missing one would go unnoticed)
 ALSO_PARAMETERS = {"data", "device", "dtype", "requires_grad", "shape", "ndim", "grad", "linear",
@@ -38,7 +37,7 @@ def api_methods() -> list[str]:
 @pytest.mark.skipif(not API.exists(), reason="shared/API.md not available")
 def test_count_api_methods_present() -> None:
     names = api_methods()
-    missing = [n for n in names if not hasattr(Tensor, n) and n not in NOT_YET]
+    missing = [n for n in names if not hasattr(Tensor, n)]
     assert not missing, f"missing API methods: {missing}"
     present = sum(1 for n in names if hasattr(Tensor, n))
     print(f"API.md Tensor names: {present}/{len(names)} present")
