@@ -183,7 +183,7 @@ def lower(
     if DEBUG >= 5:
         print(ast)
     ctx = LowerContext(renderer)
-    graph = ast
+    graph = without_empty_loops(ast)
     for stage in stages:
         start = time.perf_counter()
         skip = stage.when is not None and not stage.when(ctx.census(graph), ctx)
@@ -200,6 +200,23 @@ def lower(
     if DEBUG >= 6:
         print(format_linear(uops))
     return uops, ctx
+
+
+def without_empty_loops(ast: UOp) -> UOp:
+    """``ast`` without the stores that sit in a loop over nothing (an END closing a RANGE of
+    size 0): their index need not use that loop (``x[0, :0] = v`` stores along the other
+    axes), so placing them by their dependencies alone would run them once. A reduce over an
+    empty range is not such a loop: its store still runs."""
+
+    def empty(end: UOp) -> bool:
+        return end.op is Ops.END and any(
+            r.op is Ops.RANGE and r.src[0].op is Ops.CONST and r.src[0].arg == 0
+            for r in end.src[1:]
+        )
+
+    if ast.op is not Ops.SINK or not any(empty(u) for u in ast.src):
+        return ast
+    return ast.replace(src=tuple(u for u in ast.src if not empty(u)))
 
 
 def _parameter_order(u: UOp) -> tuple[int, int, str]:
