@@ -3,6 +3,8 @@ one_hot, masked_select, nonzero."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from fusegrad import Tensor, dtypes
@@ -187,3 +189,27 @@ def test_one_hot_masked_select_nonzero() -> None:
     with pytest.raises(RuntimeError, match="one_hot"):
         Tensor([1.0]).one_hot(2)
     assert Tensor([1, 2]).one_hot(3).dtype is dtypes.int32
+
+
+@pytest.mark.parametrize(
+    "idx",
+    [True, False, (True,), (slice(None), True), (Ellipsis, False), (None, True, slice(1, 3)),
+     (slice(None), False, slice(None)), (slice(2, None), Ellipsis, True)],
+)  # fmt: skip
+def test_python_bool_index_is_a_new_axis(idx: Any) -> None:
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    got = Tensor(a)[idx]
+    assert got.shape == a[idx].shape
+    np.testing.assert_array_equal(got.numpy(), a[idx])
+
+
+def test_python_bool_setitem_and_unsupported_mixes() -> None:
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    x = Tensor(a.copy())
+    x[False] = 5
+    np.testing.assert_array_equal(x.numpy(), a)
+    x[True] = Tensor([1, 2, 3, 4])
+    np.testing.assert_array_equal(x.numpy(), np.broadcast_to([1, 2, 3, 4], (3, 4)))
+    for bad in ((True, 0), (True, Ellipsis, False), ([0, 1], True)):
+        with pytest.raises(IndexError, match="Python bool index"):
+            _ = Tensor(a)[bad]

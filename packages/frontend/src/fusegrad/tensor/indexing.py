@@ -95,6 +95,36 @@ def _normalize(t: Tensor, indices: Any) -> list[Any]:
     return _expand_masks(out, t)
 
 
+def _python_bools(t: Tensor, indices: Any) -> tuple[Any, set[int]]:
+    """A Python bool index is NumPy's 0-d mask: a new axis of size 1 (True) or 0 (False).
+    Returns the indices with each bool made ``None`` and the result axes that must be empty.
+    Mixed with int, tensor or other bool indices NumPy broadcasts it as an advanced index,
+    which is not supported (IndexError)."""
+    items = list(indices) if isinstance(indices, tuple) else [indices]
+    if not any(isinstance(it, bool) for it in items):
+        return indices, set()
+    others_basic = all(
+        it is None or it is Ellipsis or isinstance(it, slice)
+        for it in items
+        if not isinstance(it, bool)
+    )
+    if not others_basic or sum(isinstance(it, bool) for it in items) > 1:
+        raise IndexError(
+            "a Python bool index is supported once, with slices, None and Ellipsis only "
+            f"(not with int, tensor or other bool indices): {indices!r}"
+        )
+    ellipsis_dims = t.ndim - sum(1 for it in items if isinstance(it, slice))
+    out: list[Any] = []
+    empty: set[int] = set()
+    axis = 0
+    for it in items:
+        if isinstance(it, bool) and not it:
+            empty.add(axis)
+        out.append(None if isinstance(it, bool) else it)
+        axis += max(ellipsis_dims, 0) if it is Ellipsis else 1
+    return tuple(out), empty
+
+
 _EMPTY_ELLIPSIS = object()
 """An Ellipsis that stands for no dims: it still separates advanced indices (NumPy's rule)."""
 
@@ -291,6 +321,10 @@ class IndexingMixin:
         )
 
     def __getitem__(self: Tensor, indices: Any) -> Tensor:
+        indices, empty_axes = _python_bools(self, indices)
+        if empty_axes:
+            x = self[indices]
+            return x.shrink(tuple((0, 0) if d in empty_axes else None for d in range(x.ndim)))
         plan, adv = _plan(self, indices)
         x = self._apply_basic(plan)
         if not adv:
@@ -379,6 +413,10 @@ class IndexingMixin:
         return out.permute(inverse)
 
     def __setitem__(self: Tensor, indices: Any, value: Any) -> None:
+        indices, empty_axes = _python_bools(self, indices)
+        if empty_axes:
+            self._operand(value)._broadcast_to(self[indices].shape)  # shapes still checked
+            return  # x[False] selects nothing: nothing to write
         plan, adv = _plan(self, indices)
         basic = self._apply_basic(plan)
         v = self._operand(value).cast(self.dtype)
