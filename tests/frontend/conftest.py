@@ -28,9 +28,3 @@ def reference_executor(request: pytest.FixtureRequest) -> Iterator[RefExecutor]:
         yield REFERENCE
     finally:
         set_executor(previous)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "kernels: run on the real kernel pipeline, not the reference"
-    )
