@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
+from pathlib import Path
 
 with warnings.catch_warnings():
     # TODO(#9): fusegrad.uop's Ops enum warns on Python 3.11 (enum.auto after an alias)
@@ -10,3 +12,6 @@ with warnings.catch_warnings():
     import fusegrad.uop
 
 fusegrad.uop.SPEC.value = 1
+
+# the sibling helper modules (targets, corpus, npeval) import by name
+sys.path.insert(0, str(Path(__file__).parent))

@@ -5,31 +5,14 @@ GLOBAL/LOCAL/GROUP_REDUCE on the GPU-like one), standing in for the kernel optim
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+import targets as _targets
 from fusegrad.uop import AxisType, Ops, UOp, dtypes
 
-
-def _load(name: str) -> Any:
-    """Sibling module ``name`` loaded by path under a unique module name."""
-    mod_name = f"_fusegrad_tests_lower_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, Path(__file__).parent / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-_targets = _load("targets")
 buf, kernel, retype, rng, split = (
     _targets.buf,
     _targets.kernel,

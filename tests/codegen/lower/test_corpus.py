@@ -4,31 +4,15 @@ workgroups, locals, grouped reductions) where the case has them."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
+import corpus as _corpus
 import numpy as np
 import pytest
+import targets as _targets
 from fusegrad.codegen.lower import to_program
 from fusegrad.uop import dtypes
 
-
-def _load(name: str) -> Any:
-    """Sibling module ``name`` loaded by path under a unique module name."""
-    mod_name = f"_fusegrad_tests_lower_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, Path(__file__).parent / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-_targets, _corpus = _load("targets"), _load("corpus")
 RENDERERS, bf16_values, run_program = _targets.RENDERERS, _targets.bf16_values, _targets.run_program
 Case, build = _corpus.Case, _corpus.build
 

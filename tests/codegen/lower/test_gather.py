@@ -7,33 +7,17 @@ and negative indices), for hand-built ASTs and for the kernels the frontend sche
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
+import corpus as C
 import numpy as np
 import pytest
+import targets as T
 from fusegrad.codegen.lower import STAGES, lower
 from fusegrad.codegen.lower.gather import collapse_one_hot_sum, pm_gather
 from fusegrad.runtime import run_linear
 from fusegrad.uop import AxisType, Ops, PtrDType, UOp, dtypes, graph_rewrite
 
-
-def _load(name: str) -> Any:
-    """Sibling module ``name`` loaded by path under a unique module name."""
-    mod_name = f"_fusegrad_tests_lower_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, Path(__file__).parent / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-T, C = _load("targets"), _load("corpus")
 WITHOUT = tuple(s for s in STAGES if s.name != "collapse gathers")
 R = AxisType.REDUCE
 

@@ -4,31 +4,12 @@ the scalar forms on every target and through the LLVM/C renderers)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any
-
+import corpus as C
 import numpy as np
 import pytest
+import targets as T
 from fusegrad.codegen.lower import to_program
 from fusegrad.uop import Ops, dtypes
-
-
-def _load(name: str) -> Any:
-    """Sibling module ``name`` loaded by path under a unique module name."""
-    mod_name = f"_fusegrad_tests_lower_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, Path(__file__).parent / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-T, C = _load("targets"), _load("corpus")
 
 
 class VectorIntRenderer(T.CPUTestRenderer):  # type: ignore[misc,name-defined]

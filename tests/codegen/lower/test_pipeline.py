@@ -3,33 +3,16 @@ views, the opts hook, index widths, loop placement, estimates, names, division m
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+import targets as T
 from fusegrad.codegen import KernelInfo, register_opts_applier, to_program
 from fusegrad.codegen.lower import STAGES, kernel_name
 from fusegrad.codegen.lower.decompose import magic_divisor
 from fusegrad.uop import AxisType, Context, Ops, UOp, dtypes
 
-
-def _load(name: str) -> Any:
-    """Sibling module ``name`` loaded by path under a unique module name."""
-    mod_name = f"_fusegrad_tests_lower_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, Path(__file__).parent / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-T = _load("targets")
 CPU = T.RENDERERS["cpu"]
 
 

@@ -7,35 +7,17 @@ sin <= 2, sqrt <= 1; special values (NaN, +-inf, +-0.0, subnormals) exact."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import targets as _targets
 from fusegrad.codegen.lower import to_program
 from fusegrad.codegen.lower.transcendental import xexp2, xlog2, xpow, xsin, xsqrt
 from fusegrad.uop import AxisType, Ops, UOp, dtypes
-
-
-def _load(name: str) -> Any:
-    """Sibling module ``name`` loaded by path under a unique module name."""
-    mod_name = f"_fusegrad_tests_lower_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, Path(__file__).parent / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-np_eval = _load("npeval").np_eval
-_targets = _load("targets")
+from npeval import np_eval
 
 X32 = UOp(Ops.DEFINE_VAR, dtypes.float32, (), ("x", -math.inf, math.inf))
 _rs = np.random.default_rng(1234)

@@ -3,32 +3,13 @@ the target's width, accumulators are loaded and stored whole, results stay right
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any
-
 import numpy as np
 import pytest
+import targets as T
 from fusegrad.codegen import KernelInfo, to_program
 from fusegrad.codegen.opt import Opt, OptOps, apply_opts
 from fusegrad.uop import AddrSpace, AxisType, GroupOp, Ops, PtrDType, UOp, dtypes
 
-
-def _load(name: str) -> Any:
-    """Sibling module ``name`` loaded by path under a unique module name."""
-    mod_name = f"_fusegrad_tests_lower_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, Path(__file__).parent / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-T = _load("targets")
 CPU = T.RENDERERS["cpu"]  # float32 vectors of 4 and 8
 
 

@@ -4,7 +4,6 @@ running a kernel with opts in the PYTHON emulator or on the CPU device."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import sys
 import warnings
@@ -25,24 +24,11 @@ from fusegrad.uop import UOp
 
 fusegrad.uop.SPEC.value = 1
 
-_LOWER = Path(__file__).parent.parent / "lower"
-
-
-def load_lower(name: str) -> Any:
-    """A module of tests/codegen/lower loaded by path (shared with the lowering tests)."""
-    mod_name = f"_fusegrad_tests_lower_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, _LOWER / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-TARGETS = load_lower("targets")
-CORPUS = load_lower("corpus")
+# the lowering tests' helper modules, imported by name as tests/codegen/lower/conftest.py
+# makes them importable there (one module object shared by both test folders)
+sys.path.insert(0, str(Path(__file__).parent.parent / "lower"))
+import corpus as CORPUS  # noqa: E402, F401 (used by the opt tests through this module)
+import targets as TARGETS  # noqa: E402
 
 
 def random_opts(
