@@ -260,7 +260,7 @@ def build() -> list[Case]:
         for part in (
             _elementwise, _unary_math, _broadcasts, _reductions, _matmul, _dtype_cases, _pads,
             _gathers, _one_hot_gathers, _convolution, _symbolic, _multi, _composites,
-            _integer_ops,
+            _integer_ops, _grouped_in_loops,
         ):  # fmt: skip
             part()
     return CASES
@@ -847,4 +847,39 @@ def _mixed_cases() -> None:
         {0: np.clip(a, -0.5, 0.5)},
         exact=True,
         opts={"cpu": up(1, 8), "gpu": chain(typ(0, G), up(1, 2, LO, G))},
+    )
+
+
+# -- grouped (local-memory) reductions inside loops ---------------------------------------------
+
+
+def _grouped_in_loops() -> None:
+    """A GROUP_REDUCE nested in a reduce loop: the local buffer of partials is refilled every
+    iteration of the outer loop (the barrier placement test_local_barriers checks)."""
+    n, a_, b_ = 3, 5, 16
+    data = rand(n, a_, b_)
+    out, x = buf(0, dtypes.float32, n), buf(1, dtypes.float32, n * a_ * b_)
+    i, k1, k2 = rng(n, 0), rng(a_, 1, R), rng(b_, 2, R)
+    row_max = ld(x, i * a_ * b_ + k1 * b_ + k2).reduce(k2, arg=MAX)
+    ast = kernel(st(out, i, row_max.reduce(k1, arg=ADD)).end(i))
+    case(
+        "grouped_max_in_sum",
+        ast,
+        [zeros(n), data],
+        {0: data.max(2).sum(1)},
+        opts={"cpu": up(2, 4, UR), "gpu": chain(typ(0, G), up(2, 8, GR))},
+        tol=1e-5,
+    )
+    # the same partials buffer shape in a sum of sums, vectors of 2 per thread
+    y = buf(1, dtypes.float32, n * a_ * b_)
+    inner = (ld(y, i * a_ * b_ + k1 * b_ + k2) * 2.0).reduce(k2, arg=ADD)
+    ast = kernel(st(out, i, (inner * inner).reduce(k1, arg=ADD)).end(i))
+    want = ((data * 2).sum(2) ** 2).sum(1)
+    case(
+        "grouped_sum_in_sum",
+        ast,
+        [zeros(n), data],
+        {0: want},
+        opts={"cpu": up(2, 8, UR), "gpu": chain(typ(0, G), up(2, 4, GR))},
+        tol=1e-4,
     )

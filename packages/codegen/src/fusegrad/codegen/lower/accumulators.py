@@ -15,7 +15,11 @@ the effects; in the linear program it is an alias of its first source.
 
 A reduction over GROUP_REDUCE axes (targets with workgroups) first reduces each thread's share
 in a register, stores the partial results to a DEFINE_LOCAL, waits at a BARRIER, and then every
-thread reduces the partials of its group from local memory.
+thread reduces the partials of its group from local memory. When that sits inside a loop (a
+grouped reduce nested in another reduce, or under an output loop that is not a hardware id),
+the next iteration's stores would overwrite partials other threads are still reading, so a
+second BARRIER goes before the stores: every thread has finished the previous iteration's
+reads before any thread writes again.
 """
 
 from __future__ import annotations
@@ -88,6 +92,15 @@ def _local_index(ranges: list[UOp], count: int) -> UOp:
     return idx if count == 1 else idx * count + _lanes(count)
 
 
+_THREAD_IDS = (AxisType.GLOBAL, AxisType.LOCAL, AxisType.GROUP_REDUCE)
+
+
+def _in_loop(value: UOp) -> bool:
+    """``value`` varies with a range that stays a loop (not a workgroup/thread id): code that
+    uses it runs once per iteration of that loop."""
+    return any(r.arg[1] not in _THREAD_IDS for r in value.ranges)
+
+
 def _group_reduce(ctx: LowerContext, value: UOp, groups: tuple[UOp, ...], op: Ops) -> UOp:
     """Partials of every thread of the group through local memory, then reduced again."""
     dt = value.dtype
@@ -99,7 +112,8 @@ def _group_reduce(ctx: LowerContext, value: UOp, groups: tuple[UOp, ...], op: Op
     size = prod(r.src[0].arg for r in threads) * dt.count
     local = UOp(Ops.DEFINE_LOCAL, dt.scalar().ptr(size, AddrSpace.LOCAL), (), ctx.fresh_buffer())
     slot = _local_index(threads, dt.count)
-    stored = local.index(slot).store(value)
+    target = local.after(UOp(Ops.BARRIER, dtypes.void, (value,))) if _in_loop(value) else local
+    stored = target.index(slot).store(value)
     barrier = UOp(Ops.BARRIER, dtypes.void, (stored,))
     again = {g: UOp.range(g.src[0], ctx.fresh_axis(), AxisType.REDUCE) for g in groups}
     partial = local.after(barrier).index(slot.substitute(again)).load(dtype=dt)
