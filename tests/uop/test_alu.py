@@ -267,8 +267,11 @@ def test_where_and_mulacc_match_numpy(dt: DType) -> None:
     c = b[::-1].copy()
     with np.errstate(all="ignore"):
         want = np.add(np.multiply(a, b), c)
-    for x, y, z, w in zip(a.tolist(), b.tolist(), c.tolist(), want.tolist(), strict=True):
-        assert same(exec_alu(Ops.MULACC, dt, [x, y, z]), w, dt), (x, y, z)
+    # float32/float64 MULACC is fused (one rounding): tests/uop/test_mulacc.py checks it
+    # against an exact reference; the narrow floats round the product, then the sum
+    if dt is dtypes.float16:
+        for x, y, z, w in zip(a.tolist(), b.tolist(), c.tolist(), want.tolist(), strict=True):
+            assert same(exec_alu(Ops.MULACC, dt, [x, y, z]), w, dt), (x, y, z)
     assert exec_alu(Ops.WHERE, dt, [True, 1.5, 2.5]) == 1.5
     assert exec_alu(Ops.WHERE, dt, [False, 1.5, 2.5]) == 2.5
 

@@ -50,7 +50,7 @@ void alu_float32(float* restrict buf0, float* restrict buf1, float* restrict buf
     *(buf18 + v5) = v72;
     float v76 = v13 ? v7 : v9;
     *(buf19 + v5) = v76;
-    float v80 = v7 * v9 + v11;
+    float v80 = __builtin_fmaf(v7, v9, v11);
     *(buf20 + v5) = v80;
   }
 }

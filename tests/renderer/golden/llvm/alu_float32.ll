@@ -68,8 +68,7 @@ loop5.body:
   %v76 = select i1 %v13, float %v7, float %v9
   store float %v76, ptr %v75, align 4
   %v79 = getelementptr inbounds float, ptr %buf20, i32 %v5
-  %v80.m = fmul float %v7, %v9
-  %v80 = fadd float %v80.m, %v11
+  %v80 = call float @llvm.fma.f32(float %v7, float %v9, float %v11)
   store float %v80, ptr %v79, align 4
   br label %loop5.latch
 loop5.latch:

@@ -171,7 +171,12 @@ def _reciprocal(dt: DType, a: str) -> str:
 def _mulacc(dt: DType, a: str, b: str, c: str) -> str:
     if dt is dtypes.bool:
         return f"({a} & {b}) | {c}"
-    return f"{a} * {b} + {c}"  # two roundings: compiled with -ffp-contract=off
+    if dt is dtypes.float64:
+        return f"__builtin_fma({a}, {b}, {c})"  # exec_alu: fused, one rounding
+    if dt is dtypes.float32:
+        return f"__builtin_fmaf({a}, {b}, {c})"
+    # integers wrap; float16/bfloat16 never get here (alu_expr rounds the product, then the sum)
+    return f"{a} * {b} + {c}"
 
 
 CODE_FOR_OP: dict[Ops, CExpr] = {

@@ -395,6 +395,57 @@ def nested_case() -> Case:
     return p.case("nested-int64")
 
 
+def _fma_triples(dt: DType) -> list[tuple[float, float, float]]:
+    """(a, b, c) where a fused multiply-add differs from a rounded multiply then add:
+    ``c`` cancels most of the product, so the result is the product's rounding error; plus a
+    subnormal tie and an intermediate overflow (float32)."""
+    half = 12 if dt is dtypes.float32 else 27  # (1 + 2^-half)^2 = 1 + 2^(1-half) + 2^-2half
+    out: list[tuple[float, float, float]] = []
+    for k in range(8):
+        a = truncate(dt)((1 + 2.0**-half) * (1 + k * 2.0 ** (1 - 2 * half)))
+        b = (1 + 2.0**-half) * (-1) ** k
+        out.append((a, b, -truncate(dt)(a * b)))
+    out += [(3.0, 1 / 3, -1.0), (0.1, 10.0, -1.0), (-0.0, 2.0, -0.0), (1.0, -0.0, 0.0)]
+    if dt is dtypes.float32:
+        tiny = 2.0**-149
+        out += [(2.0**-75, 2.0**-75, tiny), (2.0**64, 2.0**64, -float(dtypes.max(dt)))]
+    return out
+
+
+def mulacc_case(renderer: Renderer, dt: DType) -> Case | None:
+    """MULACC on operands where fusing matters (one rounding: exec_alu's fma), scalar and, if
+    the renderer has ``dt`` vectors, as a vector op; also the accumulation the lowering
+    contracts (``acc = fma(a, b, acc)`` in a register)."""
+    if Ops.MULACC not in renderer.code_for_op or dt not in renderer.supported_dtypes:
+        return None
+    triples = _fma_triples(dt)
+    width = vector_width(renderer, dt)
+    n = len(triples) if width is None else -(-len(triples) // width) * width
+    triples += [triples[i % len(triples)] for i in range(n - len(triples))]
+    p = Builder()
+    a, b, c = (p.buffer(dt, [t[j] for t in triples]) for j in range(3))
+    out = p.output(dt, n, f"MULACC fused {dt.name}")
+    i = p.add(rng(n))
+    x, y, z = (load(index(buf, i)) for buf in (a, b, c))
+    p.add(store(index(out, i), alu(Ops.MULACC, x, y, z)), end(i))
+    if width is not None:
+        vdt = dt.vec(width)
+        vout = p.output(dt, n, f"MULACC fused {vdt.name}")
+        v = p.add(rng(n // width, 1))
+        at = alu(Ops.MUL, v, c32(width))
+        vx, vy, vz = (load(index(buf, at), vdt) for buf in (a, b, c))
+        p.add(store(index(vout, at), alu(Ops.MULACC, vx, vy, vz)), end(v))
+    reg = p.add(UOp(Ops.DEFINE_REG, dt.ptr(1, AddrSpace.REG), (), 0))
+    total = p.output(dt, 1, f"MULACC accumulation {dt.name}")
+    init = p.add(store(index(reg, c32(0)), UOp.const(dt, 0.0)))
+    k = p.add(rng(n, 2))
+    acc = load(index(reg.after(init, k), c32(0)))
+    step = alu(Ops.MULACC, load(index(a, k)), load(index(b, k)), acc)
+    done = p.add(store(index(reg, c32(0)), step), end(k))
+    p.add(store(index(total, c32(0)), load(index(reg.after(done), c32(0)))))
+    return p.case(f"mulacc-fused-{dt.name}")
+
+
 # -- vectors --------------------------------------------------------------------------------
 
 
@@ -478,4 +529,5 @@ def corpus(renderer: Renderer) -> list[Case]:
             cases.append(vector_case(renderer, dt, width))
     if vector_width(renderer, dtypes.float32) is not None:
         cases += [vector_gated_case(4), vector_reduce_case(4)]
+    cases += [mulacc_case(renderer, dt) for dt in (dtypes.float32, dtypes.float64)]
     return [c for c in cases if c is not None]

@@ -209,10 +209,9 @@ def _where(o: str, t: LLType, c: str, a: str, b: str) -> str:
 def _mulacc(o: str, t: LLType, a: str, b: str, c: str) -> str:
     if t.kind != "f":
         return f"{o}.m = mul {t.ty} {a}, {b}\n{o} = add {t.ty} {o}.m, {c}"
-    if t.fmf:  # fast-math: allow one fused rounding
-        return f"{o} = call {t.fmf}{t.ty} @llvm.fmuladd.{t.sfx}({t.ty} {a}, {t.ty} {b}, {t.ty} {c})"
-    # exec_alu rounds the product, then the sum: no fusing
-    return f"{o}.m = fmul {t.ty} {a}, {b}\n{o} = fadd {t.ty} {o}.m, {c}"
+    # exec_alu: a fused multiply-add, rounded once (float16/bfloat16 MULACC is rendered as a
+    # rounded multiply and a rounded add by the renderer before it gets here)
+    return f"{o} = call {t.fmf}{t.ty} @llvm.fma.{t.sfx}({t.ty} {a}, {t.ty} {b}, {t.ty} {c})"
 
 
 CODE_FOR_OP: dict[Ops, OpRenderer] = {

@@ -8,11 +8,14 @@ propagates through MAX (PyTorch's ``maximum``). Integer division and remainder b
 0 (NumPy's result) instead of trapping; float division by zero follows IEEE (inf or NaN) for
 FDIV, FLOORDIV, FLOORMOD, CDIV and CMOD alike. On floats, CDIV is the truncated quotient and
 CMOD is C's ``fmod``.
+MULACC (``a * b + c``) is fused on float32 and float64: the exact value rounded once, C's
+``fma``; on the narrow floats it rounds the product and the sum; on integers it wraps.
 """
 
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -176,6 +179,79 @@ def threefry2x32(x: int, key: int) -> int:
     return (x1 << 32) | x0
 
 
+# -- MULACC: fused multiply-add -------------------------------------------------------------------
+
+_F64, _I64 = struct.Struct("<d"), struct.Struct("<q")
+
+
+def _parts(x: float) -> tuple[int, int]:
+    """Finite ``x`` as ``m * 2**e`` with an integer ``m``."""
+    m, e = math.frexp(x)
+    return int(m * (1 << 53)), e - 53
+
+
+def _round_scaled(n: int, e: int, precision: int, min_exp: int) -> float:
+    """``n * 2**e`` (``n != 0``) rounded once to nearest even with ``precision`` significant
+    bits and no finer step than ``2**min_exp`` (subnormals); inf past the double range."""
+    mag = abs(n)
+    step = max(mag.bit_length() + e - precision, min_exp)
+    if step > e:
+        shift = step - e
+        rest, mag = mag & ((1 << shift) - 1), mag >> shift
+        half = 1 << (shift - 1)
+        mag += rest > half or (rest == half and mag & 1)
+        e = step
+    try:
+        out = math.ldexp(float(mag), e)  # mag has at most precision + 1 bits: exact
+    except OverflowError:
+        out = math.inf
+    return -out if n < 0 else out
+
+
+def _fma64(x: float, y: float, z: float) -> float:
+    """``x * y + z`` on doubles, computed exactly in integers and rounded once (IEEE 754
+    fusedMultiplyAdd)."""
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return x * y + z  # inf/NaN operands: the unfused expression has the same result
+    if not math.isfinite(z):
+        return z  # a finite product plus inf or NaN
+    (mx, ex), (my, ey), (mz, ez) = _parts(x), _parts(y), _parts(z)
+    low = min(ex + ey, ez)
+    total = ((mx * my) << (ex + ey - low)) + (mz << (ez - low))
+    if total == 0:  # an exact zero: -0.0 only when both terms are -0.0 (round to nearest)
+        product_negative = math.copysign(1.0, x) * math.copysign(1.0, y) < 0
+        return -0.0 if product_negative and math.copysign(1.0, z) < 0 else 0.0
+    return _round_scaled(total, low, 53, -1074)
+
+
+def _fma32_odd(x: float, y: float, z: float) -> float:
+    """``x * y + z`` for float32 operands as a double rounded to odd: converting it to float32
+    rounds the exact value correctly (the product of two float32 values is exact in double;
+    the sum's rounding error is exact too, TwoSum; round-to-odd keeps enough bits, 53 >= 24 +
+    2, that the second rounding cannot double-round)."""
+    p = x * y
+    s = p + z
+    if not math.isfinite(s):
+        return s  # inf/NaN: no rounding involved (float32 products cannot overflow a double)
+    v = s - p
+    err = (p - (s - v)) + (z - v)
+    if err != 0 and not _I64.unpack(_F64.pack(s))[0] & 1:
+        s = math.nextafter(s, math.copysign(math.inf, err))
+    return s
+
+
+def _mulacc_float(dtype: DType, x: float, y: float, z: float) -> float:
+    """MULACC on floats: float32 and float64 fuse (``x * y + z`` rounded once, C's ``fma``);
+    the narrow floats (float16, bfloat16, fp8) round the product and then the sum, as a MUL
+    followed by an ADD does (the lowering never forms MULACC for them)."""
+    scalar, conv = dtype.scalar(), truncate(dtype)
+    if scalar is dtypes.float32:
+        return float(conv(_fma32_odd(x, y, z)))
+    if scalar in (dtypes.float64, dtypes.weakfloat):
+        return _fma64(x, y, z)
+    return float(conv(conv(x * y) + z))
+
+
 ALU_FNS: dict[Ops, AluFn] = {
     Ops.ADD: lambda x, y: x + y,
     Ops.SUB: lambda x, y: x - y,
@@ -230,8 +306,7 @@ def exec_alu(op: Ops, dtype: DType, operands: Sequence[Any]) -> Any:
     if op in (Ops.MUL, Ops.ADD, Ops.SUB) and dtypes.is_float(dtype):
         operands = [float(x) for x in operands]
     if op is Ops.MULACC and dtypes.is_float(dtype):
-        conv = truncate(dtype)
-        return conv(conv(float(operands[0]) * float(operands[1])) + float(operands[2]))
+        return _mulacc_float(dtype, float(operands[0]), float(operands[1]), float(operands[2]))
     return truncate(dtype)(fn(*operands))
 
 
