@@ -5,11 +5,16 @@ GLOBAL/LOCAL/GROUP_REDUCE on the GPU-like one), standing in for the kernel optim
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+if str(Path(__file__).parent) not in sys.path:  # loaded by path from another test folder
+    sys.path.insert(0, str(Path(__file__).parent))
 import targets as _targets
 from fusegrad.uop import AxisType, Ops, UOp, dtypes
 

@@ -13,7 +13,7 @@ import corpus as C
 import numpy as np
 import pytest
 import targets as T
-from fusegrad.codegen.lower import STAGES, lower
+from fusegrad.codegen.lower import STAGES, lower, to_program
 from fusegrad.codegen.lower.gather import collapse_one_hot_sum, pm_gather
 from fusegrad.runtime import run_linear
 from fusegrad.uop import AxisType, Ops, PtrDType, UOp, dtypes, graph_rewrite
@@ -156,3 +156,121 @@ def test_frontend_gathers_collapse(make: Any, size: int) -> None:
     assert kernels, "expected the gather as a reduce over the indexed axis"
     for k in kernels:
         _agree(k, "cpu", 0, spread=size + 3, gone=size)
+
+
+# -- index widths: the gate bounds the gathered address ----------------------------------------
+
+_EXTREME_IDS = np.array([0, 36, -1, 37, 2**31 - 1, -(2**31), 5, 2**30], dtype=np.int32)
+
+
+def _int64_nodes(uops: Any) -> list[UOp]:
+    return [u for u in uops if u.dtype.scalar() is dtypes.int64]
+
+
+@pytest.mark.parametrize("target", ["cpu", "gpu", "scalar"])
+@pytest.mark.parametrize(
+    "make", [_embedding, _fancy, _gather_dim1, _two_indices], ids=["emb", "fancy", "dim1", "two"]
+)
+def test_gathered_index_math_is_int32(make: Any, target: str) -> None:
+    """An id is any int32, so ``id * row`` is not; where the gate ``0 <= id < rows`` holds it
+    is small, and the address is only used there: no int64 math in the program."""
+    for k in _frontend_kernels(make):
+        uops, _ = lower(k, T.RENDERERS[target])
+        assert _int64_nodes(uops) == [], k.arg
+
+
+@pytest.mark.parametrize("name", ["gather_one_hot_sum", "gather_two_axes", "gather_masked"])
+def test_corpus_gathers_have_int32_index_math(name: str) -> None:
+    c = next(c for c in C.build() if c.name == name)
+    for target in ("cpu", "gpu"):
+        ast = c.opts[target](c.ast) if target in c.opts else c.ast
+        assert _int64_nodes(lower(ast, T.RENDERERS[target])[0]) == []
+
+
+def _embedding_ast(vocab: int, dim: int, n: int) -> UOp:
+    """out[i, d] = sum over r of (r == ids[i]) ? table[r, d] : 0 (what Embedding builds)."""
+    out, table, ids = (
+        T.buf(0, dtypes.float32, n * dim),
+        T.buf(1, dtypes.float32, vocab * dim),
+        T.buf(2, dtypes.int32, n),
+    )
+    i, d, r = T.rng(n, 0), T.rng(dim, 1), T.rng(vocab, 2, R)
+    hot = r.cast(dtypes.int32).eq(ids.index(i).load())
+    val = hot.where(table.index(r * dim + d).load(), 0.0).reduce(r, arg=Ops.ADD)
+    return T.kernel(out.index(i * dim + d).store(val).end(i, d), name="emb")
+
+
+def _embedding_want(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    ok = (ids >= 0) & (ids < table.shape[0])
+    return np.where(ok[:, None], table[np.where(ok, ids, 0)], 0).reshape(-1)
+
+
+def test_out_of_range_ids_read_zero_in_the_emulator() -> None:
+    """ids at the int32 extremes: ``id * dim`` wraps in int32 where the gate is false, and
+    nothing is read there."""
+    vocab, dim = 37, 5
+    table = np.random.default_rng(3).standard_normal((vocab, dim)).astype(np.float32)
+    ast = _embedding_ast(vocab, dim, len(_EXTREME_IDS))
+    for target in ("cpu", "gpu", "scalar"):
+        spec = to_program(ast, T.RENDERERS[target])
+        assert _int64_nodes(spec.uops) == []
+        arrays = [np.zeros(len(_EXTREME_IDS) * dim, np.float32), table, _EXTREME_IDS]
+        got = T.run_program(spec, arrays)[0]
+        np.testing.assert_array_equal(got, _embedding_want(table, _EXTREME_IDS))
+
+
+@pytest.mark.parametrize("backend", ["llvm", "c"])
+def test_out_of_range_ids_read_zero_compiled(backend: str) -> None:
+    from fusegrad.renderer import (
+        CCompiler,
+        CPUProgram,
+        CRenderer,
+        LLVMCompiler,
+        LLVMRenderer,
+        find_c_compiler,
+        kernel_signature,
+    )
+
+    if backend == "c":
+        if find_c_compiler() is None:
+            pytest.skip("no C compiler")
+        renderer: Any = CRenderer()
+        compiler: Any = CCompiler()
+    else:
+        renderer, compiler = LLVMRenderer(), LLVMCompiler()
+    vocab, dim = 37, 5
+    table = np.random.default_rng(4).standard_normal((vocab, dim)).astype(np.float32)
+    spec = to_program(_embedding_ast(vocab, dim, len(_EXTREME_IDS)), renderer)
+    assert _int64_nodes(spec.uops) == []
+    out = np.full(len(_EXTREME_IDS) * dim, np.nan, np.float32)
+    lib = compiler.compile_cached(renderer.render(list(spec.uops), spec.name))
+    CPUProgram(lib, kernel_signature(list(spec.uops), spec.name))([out, table, _EXTREME_IDS])
+    np.testing.assert_array_equal(out, _embedding_want(table, _EXTREME_IDS))
+
+
+def test_a_use_outside_the_gate_keeps_int64() -> None:
+    """``id * 5`` both as a gated address and as a stored value: the stored value needs the
+    whole range, so the shared math stays int64."""
+    out, vals, table, ids = (
+        T.buf(0, dtypes.float32, 4),
+        T.buf(1, dtypes.int64, 4),
+        T.buf(2, dtypes.float32, 50),
+        T.buf(3, dtypes.int32, 4),
+    )
+    i = T.rng(4, 0)
+    e = ids.index(i).load().cast(dtypes.weakint)
+    ok = (e > -1) & (e < 10)
+    read = table.index((e * 5).valid(ok)).load()
+    ast = T.kernel(
+        out.index(i).store(read).end(i), vals.index(i).store((e * 5).cast(dtypes.int64)).end(i)
+    )
+    uops = to_program(ast, T.RENDERERS["cpu"]).uops
+    mul = next(u for u in uops if u.op is Ops.MUL)
+    assert mul.dtype is dtypes.int64
+    got = T.run_program(
+        to_program(ast, T.RENDERERS["cpu"]),
+        [np.zeros(4, np.float32), np.zeros(4, np.int64), np.arange(50, dtype=np.float32),
+         np.array([1, 2**31 - 1, -3, 9], np.int32)],
+    )  # fmt: skip
+    np.testing.assert_array_equal(got[0], [5, 0, 0, 45])
+    np.testing.assert_array_equal(got[1], [5, (2**31 - 1) * 5, -15, 45])

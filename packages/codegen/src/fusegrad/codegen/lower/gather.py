@@ -190,7 +190,7 @@ def _solve_side(a: UOp, e: UOp, r: UOp) -> UOp | None:
     if offset is None:
         return None
     at = e.cast(dtypes.weakint)
-    return at - offset if offset else at
+    return at + (-offset) if offset else at  # a sum: the index algebra reads sums
 
 
 def solve(cond: UOp, r: UOp) -> UOp | None:

@@ -220,6 +220,16 @@ def _constant_last(x: UOp, y: UOp, c: UOp) -> UOp | None:
     return (x + y) + int(c.arg)
 
 
+def _lt_shifted(x: UOp, c: UOp, c2: UOp, left: bool) -> UOp | None:
+    """x + c < c2 -> x < c2 - c and c2 < x + c -> c2 - c < x on exact (weakint) index math:
+    the comparison then needs only ``x``'s range, not the shifted one (a gather's gate
+    ``-1 < e - 1`` on an int32 ``e`` stays int32 as ``0 < e``)."""
+    if x.dtype.scalar() is not dtypes.weakint or x.dtype.count != 1 or not _ints(x, c, c2):
+        return None
+    bound = UOp.const(x.dtype, int(c2.arg - c.arg))
+    return x < bound if left else bound < x
+
+
 def _same_value(a: UOp, b: UOp) -> bool:
     return a is b and a.op is not Ops.CONST
 
@@ -241,6 +251,14 @@ pm_index_algebra = PatternMatcher(
         ),  # x + (y + c) -> (x + y) + c
         (UPat.var("x") // _int_const, _floordiv_sum),  # (c*a + r) // c -> a + r // c
         (UPat.var("x") % _int_const, _floormod_sum),  # (c*a + r) % c -> r % c
+        (
+            (UPat.var("x") + _int_const) < _c2,
+            lambda x, c, c2: _lt_shifted(x, c, c2, True),
+        ),  # x + c < c2 -> x < c2 - c
+        (
+            _c2 < (UPat.var("x") + _int_const),
+            lambda x, c, c2: _lt_shifted(x, c, c2, False),
+        ),  # c2 < x + c -> c2 - c < x
         (UPat(GroupOp.Comparison, name="x"), _decided),  # cmp decided by value ranges -> const
         (UPat((Ops.AND, Ops.OR), dtype=dtypes.bool, name="x"), _decided),  # bool decided
         (
