@@ -57,10 +57,11 @@ from fusegrad.engine import (
     runtime_buffer,
     set_executor,
 )
-from fusegrad.engine.launch import run_graph, submit_commands
+from fusegrad.engine.launch import run_graph, submit_commands, timestamp_pair
 from fusegrad.engine.programs import Kernel, get_kernel
-from fusegrad.runtime import Buffer, Device, HWQueue, Signal
+from fusegrad.runtime import Buffer, Device, HWQueue
 from fusegrad.tensor import Tensor
+from fusegrad.tensor.core import ALL_TENSORS
 from fusegrad.traced import flatten_tensors, function, rebuild_tensors
 from fusegrad.uop import ContextVar, GroupOp, Ops, UOp, dtypes, prod
 
@@ -446,6 +447,7 @@ class _Launch:
     handles: list[Any]  # fixed buffer handles (None where the call's buffer is substituted)
     slots: list[tuple[int, int]]  # (param position, index into the per-call handles)
     values: dict[str, int]  # capture-time Variable values of this launch
+    fixed: Any = None  # (program, global size, local size) of a launch without Variables
 
 
 @dataclass
@@ -504,6 +506,9 @@ def _prepare_fast(plan: _Plan, device: str, kernels: list[Kernel]) -> None:
     ops = mem = 0
     for call, kernel in zip(plan.calls, kernels, strict=True):
         launch = _Launch(kernel, [], [], _bound_values(call))
+        if not kernel.var_names:
+            gs, ls = kernel.launch({})
+            launch.fixed = (kernel.program, tuple(gs), None if ls is None else tuple(ls))
         for pos, b in enumerate(_buffers(call)):
             if b in slot_of:
                 launch.handles.append(None)
@@ -534,6 +539,19 @@ def _command(launch: _Launch, values: dict[str, int], handles: Sequence[Any] = (
     return q.commands[0]
 
 
+#: the runtime's exec command class (built directly on replays: no queue per launch)
+_EXEC_CMD: Any = type(HWQueue().exec(None, ()).commands[0])
+
+
+def _slot_command(launch: _Launch, handles: Sequence[Any]) -> Any:
+    """The exec command of a launch without Variables over the per-call ``handles``."""
+    bufs = list(launch.handles)
+    for pos, k in launch.slots:
+        bufs[pos] = handles[k]
+    program, gs, ls = launch.fixed
+    return _EXEC_CMD(program, tuple(bufs), (), gs, ls)
+
+
 def _replay_fast(plan: _Plan, runtime: list[Buffer], values: dict[str, int]) -> None:
     """One queue with every launch, submitted once."""
     assert plan.device is not None
@@ -542,14 +560,17 @@ def _replay_fast(plan: _Plan, runtime: list[Buffer], values: dict[str, int]) -> 
     ops, mem = plan.work
     for i in plan.dynamic:
         launch = plan.launches[i]
+        kernel = launch.kernel
+        if not kernel.var_names:
+            commands[i] = _slot_command(launch, handles)
+            continue
         commands[i] = _command(launch, values, handles)
-        if launch.kernel.fixed is None:
-            o, m = launch.kernel.work({n: values.get(n, 0) for n in launch.kernel.var_names})
+        if kernel.fixed is None:
+            o, m = kernel.work({n: values.get(n, 0) for n in kernel.var_names})
             ops, mem = ops + o, mem + m
-    start, end = Signal(), Signal()
-    head, tail = HWQueue().timestamp(start), HWQueue().timestamp(end)
-    commands = [*head.commands, *commands, *tail.commands]
-    submit_commands(plan.device, commands, [*plan.keep, *runtime], [(start, end)])
+    start, end = timestamp_pair()
+    head, tail = HWQueue().timestamp(start).timestamp(end).commands
+    submit_commands(plan.device, [head, *commands, tail], [*plan.keep, *runtime], [(start, end)])
     GlobalCounters.kernel_count += len(plan.launches)
     GlobalCounters.global_ops += ops
     GlobalCounters.global_mem += mem
@@ -675,9 +696,18 @@ class TinyJit(Generic[ReturnType]):
             _replay_calls(plan, mapping, values)
         for var, val in call.values.items():
             mapping.update(_rebind(plan.views, var, val))
-        tensors = [Tensor(_rebase(v, mapping)) for v in plan.views]
+        tensors = [_result(_rebase(v, mapping)) for v in plan.views]
         out: ReturnType = rebuild_tensors(self.ret, tensors)
         return out
+
+
+def _result(view: UOp) -> Tensor:
+    """A returned Tensor over a buffer view: what ``Tensor(view)`` makes (a leaf without
+    grad), without the constructor's checks of arbitrary data."""
+    out = Tensor.__new__(Tensor)
+    out.uop, out.grad, out._leaf, out._requires_grad = view, None, True, None
+    ALL_TENSORS[id(out)] = out
+    return out
 
 
 def _rebase(view: UOp, mapping: dict[UOp, UOp]) -> UOp:

@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 
 from fusegrad.codegen import KernelGraph
+from fusegrad.codegen.schedule import ScheduleLookup, ScheduleTemplate
 from fusegrad.engine.buffers import buffer_device, known_buffer, runtime_buffer
 from fusegrad.engine.counters import GlobalCounters
 from fusegrad.engine.host import HOST
-from fusegrad.engine.programs import get_kernel
+from fusegrad.engine.programs import RECIPES, Kernel, get_kernel
 from fusegrad.runtime import Buffer, Compiled, Device, HWQueue, Signal
 from fusegrad.uop import DEBUG, Ops, UOp
 
@@ -141,7 +142,9 @@ def _retire(flight: _Flight) -> None:
 _SPARE_SIGNALS = 256
 
 
-def _timestamp_pair() -> tuple[Signal, Signal]:
+def timestamp_pair() -> tuple[Signal, Signal]:
+    """Two timestamp signals for a launch (reused from settled flights where possible; a
+    flight gives them back once its times are added up)."""
     spare = _STATE.spare
     if len(spare) >= 2:
         return spare.pop(), spare.pop()
@@ -160,19 +163,119 @@ def _var_vals(call: UOp) -> dict[str, int]:
 def _encode_kernel(batch: _Batch, call: UOp, bufs: Sequence[UOp]) -> None:
     kernel = get_kernel(call.src[0], batch.device)
     values = _var_vals(call) if kernel.var_names else {}
+    _encode_launch(batch, kernel, [runtime_buffer(b) for b in bufs], values)
+
+
+def _encode_launch(
+    batch: _Batch, kernel: Kernel, runtime: list[Buffer], values: dict[str, int]
+) -> None:
+    """One kernel launch over ``runtime`` buffers, bracketed by timestamps, counted."""
     vals = [values[n] for n in kernel.var_names]
     global_size, local_size = kernel.launch(values)
-    runtime = [runtime_buffer(b) for b in bufs]
-    start, end = _timestamp_pair()
-    batch.queue.timestamp(start)
-    batch.queue.exec(kernel.program, [b.opaque for b in runtime], vals, global_size, local_size)
-    batch.queue.timestamp(end)
+    start, end = timestamp_pair()
+    queue = batch.queue
+    queue.timestamp(start)
+    queue.exec(kernel.program, [b.opaque for b in runtime], vals, global_size, local_size)
+    queue.timestamp(end)
     batch.keep.extend(runtime)
     batch.timings.append((start, end))
     ops, mem = kernel.work(values)
     GlobalCounters.kernel_count += 1
     GlobalCounters.global_ops += ops
     GlobalCounters.global_mem += mem
+
+
+# -- cached schedules -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """A launch of a cached template: its kernel, each buffer parameter as an index into
+    the template's buffers (inputs, then allocations), its Variables in launch order."""
+
+    kernel: Kernel
+    slots: tuple[int, ...]
+    variables: tuple[UOp, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Recipe:
+    """How a cached template launches on one device, worked out once."""
+
+    name: str
+    device: Compiled | None  # None: nothing to launch
+    steps: tuple[_Step, ...]
+    used: tuple[int, ...]  # the buffer indices the steps use
+
+
+def _make_recipe(tpl: ScheduleTemplate) -> _Recipe | None:
+    """The recipe of ``tpl``, or None where the general path is needed: copies, BUFFER_VIEWs
+    (memory-planned arenas), several devices."""
+    index = {b: i for i, b in enumerate((*tpl.inputs, *tpl.allocate))}
+    names = {buffer_device(bufs[0]) for _, bufs, _ in tpl.calls if bufs}
+    if len(names) > 1 or any(
+        ast.op is not Ops.SINK or not bufs or any(b not in index for b in bufs)
+        for ast, bufs, _ in tpl.calls
+    ):
+        return None
+    if not names:
+        return _Recipe("", None, (), ())
+    name = names.pop()
+    device = _device(name)
+    steps = []
+    for ast, bufs, variables in tpl.calls:
+        kernel = get_kernel(ast, device)
+        by_name = {str(v.arg[0]): v for v in variables}
+        slots = tuple(index[b] for b in bufs)
+        steps.append(_Step(kernel, slots, tuple(by_name[n] for n in kernel.var_names)))
+    used = tuple(sorted({i for step in steps for i in step.slots}))
+    return _Recipe(name, device, tuple(steps), used)
+
+
+def _recipe(tpl: ScheduleTemplate) -> _Recipe | None:
+    found = RECIPES.get(id(tpl))
+    if found is not None and found[0] is tpl:
+        recipe: _Recipe | None = found[1]
+        if recipe is None or not recipe.steps or recipe.device is _device(recipe.name):
+            return recipe
+    recipe = _make_recipe(tpl)
+    if len(RECIPES) >= _MAX_RECIPES:
+        RECIPES.clear()  # templates the schedule cache evicted go with the rest
+    RECIPES[id(tpl)] = (tpl, recipe)
+    return recipe
+
+
+_MAX_RECIPES = 1024
+
+
+def run_template(lookup: ScheduleLookup) -> list[UOp] | None:
+    """Run a schedule-cache hit without building its kernel graph: new buffers, the cached
+    launches encoded straight from the template, one submission. Returns the view of each
+    sink source, or None where the general path (``run_graph``) is needed."""
+    tpl = lookup.template
+    if tpl is None or DEBUG >= 1:
+        return None
+    recipe = _recipe(tpl)
+    if recipe is None:
+        return None
+    new = [UOp.new_buffer(p.src[1].arg, p.arg, p.dtype) for p in tpl.allocate]
+    if recipe.steps:
+        bufs = [*lookup.inputs, *new]
+        runtime: list[Any] = [None] * len(bufs)
+        for i in recipe.used:
+            runtime[i] = runtime_buffer(bufs[i])
+        var_vals = lookup.var_vals
+        with _STATE.lock:
+            _settle()
+            batch = _open(recipe.name)
+            for step in recipe.steps:
+                kernel = step.kernel
+                values = {
+                    n: var_vals[v] for n, v in zip(kernel.var_names, step.variables, strict=True)
+                }
+                _encode_launch(batch, kernel, [runtime[i] for i in step.slots], values)
+            _submit(batch)
+    return lookup.views(new)
 
 
 def _host_bytes(buf: Buffer, nbytes: int) -> memoryview | None:

@@ -5,6 +5,7 @@ compilers' disk cache makes the second process skip compiling as well)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from fusegrad.codegen import ProgramSpec, Renderer, to_program
 from fusegrad.runtime import Compiled, Program
@@ -38,6 +39,10 @@ class Kernel:
 
 _KERNELS: dict[tuple[UOp, Renderer], Kernel] = {}
 
+RECIPES: dict[int, tuple[Any, Any]] = {}
+"""id(schedule template) -> (the template, how it launches: ``launch.run_template``); the
+launches hold loaded kernels, so ``clear_kernels`` clears this too."""
+
 
 def get_kernel(ast: UOp, device: Compiled) -> Kernel:
     """The loaded kernel of ``ast`` for ``device`` (compiled on first use). Keyed on the
@@ -59,3 +64,4 @@ def get_kernel(ast: UOp, device: Compiled) -> Kernel:
 def clear_kernels() -> None:
     """Forget every loaded kernel (the next use compiles or hits the disk cache again)."""
     _KERNELS.clear()
+    RECIPES.clear()

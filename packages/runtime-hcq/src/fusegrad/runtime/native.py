@@ -154,10 +154,13 @@ def _exec_slot(cmd: ExecCmd) -> bytes | None:
     if not isinstance(address, int) or not address:
         return None
     words = [getattr(b, "address", None) for b in cmd.bufs]
-    words += [v & _U64 if isinstance(v, int) else None for v in cmd.vals]
+    if cmd.vals:
+        words += [v & _U64 if isinstance(v, int) else None for v in cmd.vals]
     if None in words:
         return None  # not a plain pointer or int: the Python path raises the right error
     split = getattr(prg, "core_size", None) is not None
+    if not split and len(words) <= MAX_ARGS:
+        return _exec_struct(len(words)).pack(KIND_EXEC, address, 0, 1, NO_CORE, 0, 0, 0, *words)
     if len(words) + split > MAX_ARGS:
         return None
     slices = prg.slices(cmd.vals) if split else 1
@@ -273,12 +276,7 @@ class NativeRing:
                 raise RingClosed(f"{self.name}: the device was closed")
             step = self.submitted + 1  # counted once published: a failed submit isn't waited for
             cmds = [*commands, SignalCmd(self.timeline, step)]
-            records, flags = [_BEGIN], _WAKE_FLAG if _WAITING[0] else 0
-            for cmd in cmds:
-                encode = _ENCODERS.get(type(cmd)) or _encode_subclass(cmd)
-                record, f = encode(self, cmd)
-                records.append(record)
-                flags |= f
+            records, flags = self._encode(cmds)
             debug, profile = int(DEBUG.value), int(PROFILE.value)
             report = self._to_report(cmds, debug, profile) if debug >= 2 or profile else []
             if flags & _WAIT_FLAG:
@@ -291,6 +289,21 @@ class NativeRing:
             self.submitted = step
             flight = _Flight(self.head, cmds, report, bool(flags & _WAIT_FLAG))
             self._flights.append(flight)
+
+    def _encode(self, cmds: list[Command]) -> tuple[list[bytes], int]:
+        """The slots of a queue (after its BEGIN) and the OR of their flags."""
+        records: list[Any] = [_BEGIN]
+        flags = _WAKE_FLAG if _WAITING[0] else 0
+        append, encoders = records.append, _ENCODERS
+        for cmd in cmds:
+            cached = cmd.native if type(cmd) is ExecCmd else None
+            if cached and cached[0][0] is not None:  # an exec encoded before (a TinyJit replay)
+                record, f = cached[0]
+            else:
+                record, f = (encoders.get(type(cmd)) or _encode_subclass(cmd))(self, cmd)
+            append(record)
+            flags |= f
+        return records, flags
 
     def _to_report(self, cmds: list[Command], debug: int, profile: int) -> list[_Report]:
         first = self.head + 1  # after the queue's BEGIN

@@ -19,7 +19,9 @@ from fusegrad.codegen.schedule.memory import ALIGN, MemoryPlan, plan_memory
 from fusegrad.codegen.schedule.pipeline import (
     MAX_KERNEL_BUFFERS,
     SCHEDULE_STAGES,
+    ScheduleLookup,
     get_kernel_graph,
+    lookup_schedule,
     schedule_cache,
 )
 from fusegrad.codegen.schedule.rangeify import ScheduleError, pm_rangeify
@@ -34,9 +36,11 @@ __all__ = [
     "MemoryPlan",
     "ScheduleCache",
     "ScheduleError",
+    "ScheduleLookup",
     "ScheduleTemplate",
     "find_realizes",
     "get_kernel_graph",
+    "lookup_schedule",
     "plan_memory",
     "pm_prepare",
     "pm_rangeify",

@@ -70,6 +70,9 @@ class KernelGraph:
 def rebuild(u: UOp, mapping: dict[UOp, UOp]) -> UOp:
     """``u`` with nodes replaced per ``mapping``, also inside movement args (small graphs:
     views and buffers). ``mapping`` doubles as the memo and grows."""
+    hit = mapping.get(u)
+    if hit is not None:
+        return hit  # a placeholder buffer: the common case of a cache hit
     for node in u.toposort(gate=lambda n: n not in mapping):
         if node in mapping:
             continue

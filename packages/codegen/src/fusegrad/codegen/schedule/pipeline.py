@@ -20,7 +20,7 @@ graph's structure (``cache.py``): the same structure schedules once.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,16 +184,53 @@ def build_template(
     return st.template
 
 
-def get_kernel_graph(
+@dataclass
+class ScheduleLookup:
+    """A graph's schedule-cache lookup: the template (None on a miss) and what instantiating
+    it takes. ``kernel_graph()`` gives the KernelGraph (scheduling first on a miss); a
+    caller that runs a cached template its own way uses ``bind``/``views``."""
+
+    sink: UOp
+    key: Hashable
+    inputs: list[UOp]  # the caller's buffers, in the template's input order
+    var_vals: dict[UOp, int]  # the bound Variables' values
+    cap: Callable[[Any], int | None]
+    cache: ScheduleCache | None
+    template: ScheduleTemplate | None
+
+    def kernel_graph(self) -> KernelGraph:
+        """The kernel graph of ``sink`` (the template instantiated with fresh buffers)."""
+        tpl, hit = self.template, self.template is not None
+        if tpl is None:
+            tpl = build_template(self.sink, self.inputs, self.cap)
+            if self.cache is not None:
+                self.cache.put(self.key, tpl)
+        return instantiate(tpl, self.inputs, self.var_vals, self.sink.src, fresh_buffer, hit)
+
+    def bind(self, new: Sequence[UOp]) -> dict[UOp, UOp]:
+        """Placeholder -> the caller's buffers, ``new`` (one per ``template.allocate``) and
+        bound Variables (a cache hit only)."""
+        tpl = self.template
+        assert tpl is not None, "bind: a cache miss has no template"
+        mapping: dict[UOp, UOp] = dict(zip(tpl.inputs, self.inputs, strict=True))
+        mapping.update(zip(tpl.allocate, new, strict=True))
+        mapping.update((v, v.bind(val)) for v, val in self.var_vals.items())
+        return mapping
+
+    def views(self, new: Sequence[UOp]) -> list[UOp]:
+        """The view holding each sink source once the template ran with buffers ``new``."""
+        assert self.template is not None, "views: a cache miss has no template"
+        mapping = self.bind(new)
+        return [rebuild(v, mapping) for v in self.template.outputs]
+
+
+def lookup_schedule(
     sink: UOp,
     max_buffers: Mapping[str, int | None] | None = None,
     cache: ScheduleCache | None = schedule_cache,
-) -> KernelGraph:
-    """The kernel graph computing every source of ``sink`` (a SINK of tensor-level UOps).
-
-    ``max_buffers``: per-device-prefix buffer caps overriding ``MAX_KERNEL_BUFFERS``;
-    ``cache``: the schedule cache (None: schedule from scratch).
-    """
+) -> ScheduleLookup:
+    """Look ``sink`` (a SINK of tensor-level UOps) up in the schedule cache (arguments as
+    ``get_kernel_graph``); nothing is scheduled yet."""
     if sink.op is not Ops.SINK:
         raise TypeError(f"get_kernel_graph: expected a SINK of tensors, got {sink.op!r}")
     caps = dict(max_buffers or {})
@@ -204,11 +241,19 @@ def get_kernel_graph(
         return hit[0] if hit else default_buffer_cap(device)
 
     key, inputs, var_vals = structure_key(sink)
-    full_key = (key, tuple(sorted(caps.items())))  # caps change the kernels
+    full_key = (key, tuple(sorted(caps.items())) if caps else ())  # caps change the kernels
     tpl = cache.get(full_key) if cache is not None else None
-    hit = tpl is not None
-    if tpl is None:
-        tpl = build_template(sink, inputs, cap)
-        if cache is not None:
-            cache.put(full_key, tpl)
-    return instantiate(tpl, inputs, var_vals, sink.src, fresh_buffer, hit)
+    return ScheduleLookup(sink, full_key, inputs, var_vals, cap, cache, tpl)
+
+
+def get_kernel_graph(
+    sink: UOp,
+    max_buffers: Mapping[str, int | None] | None = None,
+    cache: ScheduleCache | None = schedule_cache,
+) -> KernelGraph:
+    """The kernel graph computing every source of ``sink`` (a SINK of tensor-level UOps).
+
+    ``max_buffers``: per-device-prefix buffer caps overriding ``MAX_KERNEL_BUFFERS``;
+    ``cache``: the schedule cache (None: schedule from scratch).
+    """
+    return lookup_schedule(sink, max_buffers, cache).kernel_graph()
