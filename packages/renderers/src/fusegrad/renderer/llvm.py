@@ -49,6 +49,13 @@ llvm.initialize_native_asmprinter()
 
 _CPU_DTYPES = frozenset(dtypes.all) - {dtypes.weakint, dtypes.weakfloat, *dtypes.fp8s}
 
+#: Ops LLVM has intrinsics for that the renderer still leaves to the lowering's branch-free
+#: polynomial approximations (``fusegrad.codegen.lower.transcendental``): the code generator
+#: turns ``llvm.exp2/log2/sin`` into libm calls, one per lane of a vector, while the
+#: approximations compile to vector instructions (tools/bench/transcendental.py: several
+#: times faster, within the same 2-ulp-class float32 bounds). ``llvm.sqrt`` is one instruction.
+APPROXIMATED_OPS = frozenset({Ops.EXP2, Ops.LOG2, Ops.SIN})
+
 
 class _Function:
     """The state of rendering one function: value names, the body, the current block."""
@@ -348,7 +355,9 @@ class LLVMRenderer(Renderer):
     max_threads = host_cores()
     vector_widths: ClassVar[dict[DType, tuple[int, ...]]] = host_vector_widths()
     supported_dtypes = _CPU_DTYPES
-    code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = CODE_FOR_OP
+    code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = {
+        op: fn for op, fn in CODE_FOR_OP.items() if op not in APPROXIMATED_OPS
+    }
 
     def __init__(self, fast_math: bool | None = None) -> None:
         self.fast_math = bool(LLVM_FASTMATH.value) if fast_math is None else fast_math

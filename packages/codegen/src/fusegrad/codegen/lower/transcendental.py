@@ -1,27 +1,42 @@
 """Transcendentals from + - * / comparisons and bit operations, for targets without them.
 
-Each function builds, for a float32 or float64 UOp ``x``, a UOp graph computing the function
-with round-to-nearest float ops only (no fused multiply-add assumed). float16, bfloat16 and
-fp8 are computed in float32 and rounded once at the end. Special values follow IEEE/C99
-(and ``exec_alu``): NaN in, NaN out; ``exp2(-inf) = 0``, ``exp2(inf) = inf``; ``log2(0) =
--inf``, ``log2(x < 0) = NaN``, ``log2(inf) = inf``; ``sin(+-inf) = NaN``, ``sin(-0.0) = -0.0``;
-denormal inputs and results are exact where the function is.
+Each function builds, for a float32 or float64 UOp ``x`` — a scalar or a vector, all lanes at
+once — a UOp graph computing the function with round-to-nearest float ops only (no fused
+multiply-add assumed). The graphs are branch-free and vectorize: special cases are WHERE
+selects, range reduction rounds with a magic constant (``x + 1.5 * 2**23`` leaves round(x)
+in the low mantissa bits) or exact integer arithmetic, scaling by 2**n is built in the
+exponent bits, polynomials are Horner's rule; every integer -> float conversion goes
+through int32, and integer products are 32 x 32 -> 64 bits (vector instructions on common
+CPUs). float16, bfloat16 and fp8 are computed in float32 and rounded once at the end.
+Special values follow IEEE/C99 (and ``exec_alu``): NaN in, NaN out; ``exp2(-inf) = 0``,
+``exp2(inf) = inf``; ``log2(+-0) = -inf``, ``log2(x < 0) = NaN``, ``log2(inf) = inf``;
+``sin(+-inf) = NaN``, ``sin(-0.0) = -0.0``; denormal inputs and results are exact where
+the function is. The error-free transformations (Dekker, two-sum) need IEEE evaluation: with
+fast-math reassociation the results lose their extra accuracy (not their special values'
+selects or the magic-constant rounding, which reads bits).
 
-Accuracy (measured by tests/codegen/lower/test_transcendental.py over >= 10^6 float32 points
-per function, including edge cases, against NumPy float64; "ulp" = the float32 spacing at
-the true result):
+Accuracy (float32 measured by tests/codegen/lower/test_transcendental.py over >= 10^6
+points per function — random bit patterns over every finite float32, dense sweeps, edge
+cases — against NumPy float64; float64 against NumPy long double; "ulp" = the spacing of
+the dtype at the true result):
 
-* ``xexp2``: range split ``x = n + s``, ``|s| <= 1/2``, a degree-6 polynomial (float32) or
-  Taylor degree 13 (float64) for ``2**s``, exact scaling by ``2**n`` in two steps so
-  subnormal results round once. float32: <= 1.5 ulp.
-* ``xlog2``: ``x = m * 2**e`` with ``m`` in ``[sqrt(1/2), sqrt(2))`` (subnormals scaled up by
-  ``2**64`` first), ``log2(m) = 2/ln2 * atanh(t)`` with ``t = (m-1)/(m+1)``, odd polynomial in
-  ``t``. float32: <= 2 ulp.
-* ``xsin``: Payne-Hanek reduction in exact integer arithmetic for ``|x| >= 1/2`` (float32:
-  a 96-bit window of 2/pi from a 256-bit table, chosen by the exponent, times the 24-bit
-  mantissa, so the reduced argument is exact to 2**-70 quarter turns over the whole finite
-  range), polynomials for sin/cos on ``[-pi/4, pi/4]``. float32: <= 2 ulp. float64 uses a
-  three-part Cody-Waite reduction, accurate for ``|x| < 2**30``.
+* ``xexp2``: ``x = n + s`` with ``n`` = round(x), ``|s| <= 1/2``, a degree-6 minimax
+  polynomial (float32) or Taylor degree 13 (float64) for ``2**s``, exact scaling by
+  ``2**n`` in two steps so subnormal results round once. Bound: float32 <= 1.5 ulp,
+  float64 <= 1.5 ulp.
+* ``xlog2``: ``x = m * 2**e`` with ``m`` in ``[sqrt(1/2), sqrt(2))`` (subnormals scaled up
+  by ``2**64`` first), ``log2(m) = 2/ln2 * atanh(t)`` with ``t = (m-1)/(m+1)`` corrected to
+  twice the precision (Dekker), odd polynomial in ``t``. Bound: float32 <= 2 ulp, float64
+  <= 2 ulp.
+* ``xsin``: float32: Payne-Hanek reduction in exact integer arithmetic for ``|x| >= 1/2``
+  (the 24-bit mantissa times a 96-bit window of 2/pi chosen by the exponent, from a 256-bit
+  table: quarter turns exact to 2**-70 over the whole finite range; the fraction converted
+  to float64 and scaled by pi/2), polynomials for sin/cos on ``[-pi/4, pi/4]``. Bound:
+  float32 <= 2 ulp over every finite float32. float64: Cody-Waite with pi/2 in four parts
+  (three of 23 bits) and ``n`` split into 28 + 22 bits, so every product is exact, summed
+  with exact two-sums: bound <= 2 ulp for ``|x| < 2**50``. For ``|x| >= 2**50`` float64
+  has no exact reduction here: the result is ``+-0`` or ``+-1`` (bounded, not sin(x)); a
+  target that needs that range keeps a native SIN.
 * ``xsqrt``: reciprocal-square-root bit estimate, Newton steps, one residual correction.
   float32: <= 1 ulp.
 * ``xpow``: ``exp2(y * log2|x|)`` with C99 ``pow`` special cases (negative bases with
@@ -36,10 +51,11 @@ import math
 from collections.abc import Callable
 
 from fusegrad.codegen.lower.context import LowerContext
-from fusegrad.codegen.lower.simplify import gep
 from fusegrad.uop import DType, Ops, PatternMatcher, UOp, UPat, dtypes
 
 # -- building blocks ------------------------------------------------------------------------------
+# Every helper works on scalars and on vectors alike: constants take the operand's dtype
+# (a vector CONST is a splat), so a float32.vec(8) input gives one vector graph.
 
 # per float dtype: (int of the same width, mantissa bits, exponent bias)
 _LAYOUT: dict[DType, tuple[DType, int, int]] = {
@@ -48,20 +64,22 @@ _LAYOUT: dict[DType, tuple[DType, int, int]] = {
 }
 
 
+def _like(x: UOp, scalar: DType) -> DType:
+    """``scalar`` with as many lanes as ``x``."""
+    return scalar.vec(x.dtype.count)
+
+
+def _int_of(x: UOp) -> DType:
+    """The integer dtype of ``x``'s float width, with ``x``'s lanes."""
+    return _like(x, _LAYOUT[x.dtype.scalar()][0])
+
+
 def _c(x: UOp, v: float | int) -> UOp:
     return UOp.const(x.dtype, v)
 
 
-def _lt(a: UOp, b: UOp | float) -> UOp:
-    return UOp(Ops.CMPLT, dtypes.bool, (a, b if isinstance(b, UOp) else _c(a, b)))
-
-
-def _ne(a: UOp, b: UOp | float) -> UOp:
-    return UOp(Ops.CMPNE, dtypes.bool, (a, b if isinstance(b, UOp) else _c(a, b)))
-
-
-def _where(c: UOp, a: UOp, b: UOp) -> UOp:
-    return UOp(Ops.WHERE, a.dtype, (c, a, b))
+def _where(c: UOp, a: UOp, b: UOp | float | int) -> UOp:
+    return UOp(Ops.WHERE, a.dtype, (c, a, b if isinstance(b, UOp) else _c(a, b)))
 
 
 def _poly(x: UOp, coefficients: list[float]) -> UOp:
@@ -73,12 +91,19 @@ def _poly(x: UOp, coefficients: list[float]) -> UOp:
 
 
 def _is_nan(x: UOp) -> UOp:
-    return _ne(x, x)
+    return x.ne(x)
+
+
+def _abs_bits(x: UOp) -> tuple[UOp, UOp]:
+    """(|x|, the sign bit of x as an int of x's width) by masking the sign bit."""
+    bits = x.bitcast(_int_of(x))
+    top = -(1 << (x.dtype.scalar().bitsize - 1))
+    return (bits & ~top).bitcast(x.dtype), bits & top
 
 
 def _pow2(n: UOp, dt: DType) -> UOp:
     """2**n as float ``dt`` for an int ``n`` in the normal exponent range."""
-    _, mbits, bias = _LAYOUT[dt]
+    _, mbits, bias = _LAYOUT[dt.scalar()]
     return ((n + bias) << mbits).bitcast(dt)
 
 
@@ -88,9 +113,29 @@ def _ldexp(p: UOp, n: UOp) -> UOp:
     return p * _pow2(half, p.dtype) * _pow2(n - half, p.dtype)
 
 
+_MAGIC = {
+    dtypes.float32: (1.5 * 2.0**23, 0x4B400000),
+    dtypes.float64: (1.5 * 2.0**52, 0x4338 << 48),
+}
+
+
+def _round_magic(x: UOp) -> UOp:
+    """x rounded to the nearest integer (half to even) as an int of x's width, for |x| <
+    2**22 (float32) / 2**51 (float64): adding 1.5 * 2**mantissa_bits leaves the integer in
+    the low mantissa bits. (Not ``(x + magic) - magic`` as a float: fast-math would fold it.)"""
+    magic, bits = _MAGIC[x.dtype.scalar()]
+    return (x + magic).bitcast(_int_of(x)) - bits
+
+
+def _small_int_float(n: UOp, dt: DType) -> UOp:
+    """int ``n`` with |n| < 2**31 as float ``dt``, converted through int32 (int64 -> float64
+    is no vector instruction on most CPUs; int32 -> float is)."""
+    return n.cast(_like(n, dtypes.int32)).cast(dt)
+
+
 def _split(a: UOp) -> tuple[UOp, UOp]:
     """Veltkamp: a = hi + lo exactly, each with half the mantissa bits."""
-    big = a * (4097.0 if a.dtype is dtypes.float32 else 134217729.0)
+    big = a * (4097.0 if a.dtype.scalar() is dtypes.float32 else 134217729.0)
     hi = big - (big - a)
     return hi, a - hi
 
@@ -103,15 +148,17 @@ def _two_prod(a: UOp, b: UOp) -> tuple[UOp, UOp]:
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
+def _two_sum(a: UOp, b: UOp) -> tuple[UOp, UOp]:
+    """Knuth: (s, e) with s = fl(a+b) and a+b = s + e exactly, for any a, b."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
 def _const_pair(x: UOp, v: float) -> tuple[UOp, UOp]:
     """``v`` as an unevaluated sum hi + lo of two values of ``x``'s dtype."""
     hi = _c(x, v)
     return hi, _c(x, v - float(hi.arg))
-
-
-def _round_to_int(x: UOp, idt: DType) -> UOp:
-    """x rounded to a nearby integer (half away from zero), as int ``idt``."""
-    return (x + _where(_lt(x, 0.0), _c(x, -0.5), _c(x, 0.5))).cast(idt)
 
 
 # -- exp2 ---------------------------------------------------------------------------------------
@@ -126,12 +173,13 @@ _EXP2_CLAMP = {dtypes.float32: (-160.0, 130.0), dtypes.float64: (-1100.0, 1030.0
 
 def xexp2(x: UOp) -> UOp:
     """2**x (float32/float64)."""
-    idt = _LAYOUT[x.dtype][0]
-    lo, hi = _EXP2_CLAMP[x.dtype]
-    xc = _where(_lt(x, lo), _c(x, lo), _where(_lt(_c(x, hi), x), _c(x, hi), x))
-    n = _round_to_int(xc, idt)
-    s = xc - n.cast(x.dtype)
-    p = _poly(s, _EXP2_F32 if x.dtype is dtypes.float32 else _EXP2_F64)
+    lo, hi = _EXP2_CLAMP[x.dtype.scalar()]
+    xc = _where(x < lo, _c(x, lo), _where(_c(x, hi) < x, _c(x, hi), x))
+    n = _round_magic(xc)
+    p = _poly(
+        xc - _small_int_float(n, x.dtype),
+        _EXP2_F32 if x.dtype.scalar() is dtypes.float32 else _EXP2_F64,
+    )
     return _where(_is_nan(x), x, _ldexp(p, n))
 
 
@@ -143,15 +191,16 @@ _LOG2_F64 = [2 / _LN2 / (2 * k + 1) for k in range(12)]
 
 
 def _mantissa_exponent(x: UOp) -> tuple[UOp, UOp]:
-    """(m, e) with x = m * 2**e, m in [sqrt(1/2), sqrt(2)) for finite x > 0."""
-    idt, mbits, bias = _LAYOUT[x.dtype]
-    tiny = _lt(x, 2.0 ** (1 - bias))
-    xs = _where(tiny, x * 2.0**64, x)
-    bits = xs.bitcast(idt)
-    e = (bits >> mbits) - bias - _where(tiny, UOp.const(idt, 64), UOp.const(idt, 0))
+    """(m, e) with x = m * 2**e, m in [sqrt(1/2), sqrt(2)) for finite x > 0; e as a float."""
+    idt = _int_of(x)
+    _, mbits, bias = _LAYOUT[x.dtype.scalar()]
+    tiny = x < 2.0 ** (1 - bias)
+    bits = _where(tiny, x * 2.0**64, x).bitcast(idt)
     m = ((bits & ((1 << mbits) - 1)) | (bias << mbits)).bitcast(x.dtype)
-    big = _lt(_c(x, math.sqrt(2)), m)
-    return _where(big, m * 0.5, m), _where(big, e + 1, e)
+    field = _small_int_float(bits >> mbits, x.dtype)
+    big = _c(x, math.sqrt(2)) < m
+    e = field - _where(tiny, _c(x, bias + 64), _c(x, bias)) + _where(big, _c(x, 1.0), 0.0)
+    return _where(big, m * 0.5, m), e
 
 
 def _atanh_ratio(m: UOp) -> UOp:
@@ -170,15 +219,14 @@ def xlog2(x: UOp) -> UOp:
     """log2(x) (float32/float64)."""
     m, e = _mantissa_exponent(x)
     t = _atanh_ratio(m)
-    coefficients = _LOG2_F32 if x.dtype is dtypes.float32 else _LOG2_F64
+    coefficients = _LOG2_F32 if x.dtype.scalar() is dtypes.float32 else _LOG2_F64
     c_hi, c_lo = _const_pair(x, coefficients[0])
     t2 = t * t
     rest = t * c_lo + t * t2 * _poly(t2, coefficients[1:])
-    out = e.cast(x.dtype) + (t * c_hi + rest)
-    inf = _c(x, math.inf)
-    out = _where(_ne(x, inf), out, inf)
-    out = _where(_ne(x, 0.0), out, -inf)
-    return _where(_lt(x, 0.0) | _is_nan(x), _c(x, math.nan), out)
+    out = e + (t * c_hi + rest)
+    out = _where(x.ne(math.inf), out, math.inf)
+    out = _where(x.ne(0.0), out, -math.inf)
+    return _where((x < 0.0) | _is_nan(x), _c(x, math.nan), out)
 
 
 # -- sin ----------------------------------------------------------------------------------------
@@ -197,75 +245,121 @@ _TWO_OVER_PI = (
 _M32 = 0xFFFFFFFF
 
 
-def _u64(v: int) -> UOp:
-    return UOp.const(dtypes.uint64, v)
-
-
 def _table_word(a: UOp, offset: int) -> UOp:
-    """_TWO_OVER_PI[a + offset] for a runtime word index ``a`` in 1..5."""
-    out = _u64(_TWO_OVER_PI[1 + offset])
+    """_TWO_OVER_PI[a + offset] as uint32 for an int32 word index ``a`` in 1..5."""
+    u32 = _like(a, dtypes.uint32)
+    out = UOp.const(u32, _TWO_OVER_PI[1 + offset])
     for k in range(2, 6):
-        out = _where(UOp(Ops.CMPNE, dtypes.bool, (a, _u64(k))), out, _u64(_TWO_OVER_PI[k + offset]))
+        out = _where(a.ne(k), out, UOp.const(u32, _TWO_OVER_PI[k + offset]))
     return out
 
 
-def _reduce_f32(ax: UOp) -> tuple[UOp, UOp]:
-    """(quadrant in 0..3, r in [-pi/4, pi/4]) with |x| = (quadrant + 4k) * pi/2 + r, for
-    float32 |x| >= 1/2, by exact integer arithmetic (Payne-Hanek)."""
-    bits = ax.bitcast(dtypes.uint32).cast(dtypes.uint64)
-    mant = (bits & 0x7FFFFF) | 0x800000
-    shift = _u64(312) - (bits >> 23)
-    a, b = shift >> 5, shift & 31
+def _window(ax: UOp) -> tuple[UOp, list[UOp]]:
+    """(the 24-bit mantissa of float32 ``ax``, the three 32-bit words of 2/pi that multiply
+    it into the quarter turns around the binary point), as uint64 for the products."""
+    bits = ax.bitcast(_like(ax, dtypes.int32))
+    u32, u64 = _like(ax, dtypes.uint32), _like(ax, dtypes.uint64)
+    shift = 312 - (bits >> 23)  # |x| >= 1/2: 58..186 bits below the top of the table
+    a, b = shift >> 5, (shift & 31).cast(u32)
     words = [_table_word(a, j) for j in range(4)]
-    w = [((words[j] >> b) | (words[j + 1] << (_u64(32) - b))) & _M32 for j in range(3)]
-    p_lo, p_mid, p_hi = (mant * w[0], mant * w[1], mant * w[2])
+    # funnel shifts; (w << 1) << (31 - b) is w << (32 - b) without a shift by 32
+    w = [(words[j] >> b) | ((words[j + 1] << 1) << (31 - b)) for j in range(3)]
+    mant = ((bits & 0x7FFFFF) | 0x800000).cast(u64)
+    return mant, [v.cast(u64) for v in w]
+
+
+def _reduce_f32(ax: UOp) -> tuple[UOp, UOp]:
+    """(quadrant in 0..3 as int32, r in [-pi/4, pi/4]) with |x| = (quadrant + 4k) * pi/2 + r,
+    for float32 |x| >= 1/2, by exact integer arithmetic (Payne-Hanek): the 24-bit mantissa
+    times a 96-bit window of 2/pi chosen by the exponent gives the quarter turns to 2**-70.
+    Only 32x32->64-bit products, 64-bit adds/shifts and int32 -> float64 conversions: all
+    vector instructions on common CPUs."""
+    mant, (w_lo, w_mid, w_hi) = _window(ax)
+    p_lo, p_mid, p_hi = mant * w_lo, mant * w_mid, mant * w_hi
     mid_full = p_mid + (p_lo >> 32)
     hi = (p_hi + (mid_full >> 32) + 0x20000000) & _M32  # + 2**93: round to nearest quadrant
-    quadrant = hi >> 30
-    top = (((hi & 0x3FFFFFFF) << 32) | (mid_full & _M32)).cast(dtypes.int64) - (1 << 61)
-    turns_hi = top.cast(dtypes.float32)
-    rest = (top - turns_hi.cast(dtypes.int64)).cast(dtypes.float32) * 2.0**-62
-    turns_lo = rest + (p_lo & _M32).cast(dtypes.float32) * 2.0**-94
-    turns_hi = turns_hi * 2.0**-62
-    pio2_hi, pio2_lo = _const_pair(turns_hi, math.pi / 2)
-    r, r_err = _two_prod(turns_hi, pio2_hi)
-    return quadrant.cast(dtypes.int32), r + (r_err + (turns_hi * pio2_lo + turns_lo * pio2_hi))
+    quadrant = (hi >> 30).cast(_like(ax, dtypes.int32))
+    # the fraction of a quarter turn, 62 bits (offset by 2**61), then 31 more bits
+    frac = ((hi & 0x3FFFFFFF) << 32) | (mid_full & _M32)
+    i32, f64 = _like(ax, dtypes.int32), _like(ax, dtypes.float64)
+    top = ((frac >> 31).cast(i32) - (1 << 30)).cast(f64) * 2.0**31
+    low = (frac & 0x7FFFFFFF).cast(i32).cast(f64) + ((p_lo & _M32) >> 1).cast(i32).cast(
+        f64
+    ) * 2.0**-31
+    turns = top + low  # exact but for the last add: relative error 2**-53
+    return quadrant, (turns * (math.pi / 2 * 2.0**-62)).cast(ax.dtype)
 
 
-_PIO2_F64 = (1.5707963267341256, 6.077100506506192e-11, 2.0222662487959506e-21)
+# pi/2 in four parts, the first three of 23 significant bits: a part times an integer of at
+# most 30 bits is exact
+_PIO2_F64 = (
+    1.570796251296997,
+    7.549789415861596e-08,
+    5.390302529957765e-15,
+    3.2820035428735005e-22,
+)
+_F64_EXACT = 2.0**50  # |x| below this: exact reduction (n < 2**50, split 28 + 22 bits)
 
 
-def _reduce_f64(ax: UOp) -> tuple[UOp, UOp]:
-    """(quadrant, r) for float64 by three-part Cody-Waite (exact steps for |x| < 2**30)."""
-    n = _round_to_int(ax * (2 / math.pi), dtypes.int64)
-    nf = n.cast(dtypes.float64)
-    r = ((ax - nf * _PIO2_F64[0]) - nf * _PIO2_F64[1]) - nf * _PIO2_F64[2]
-    return (n & 3).cast(dtypes.int32), r
+def _reduce_f64(ax: UOp) -> tuple[UOp, UOp, UOp]:
+    """(quadrant, r_hi, r_lo) for float64 |x| < 2**50 by Cody-Waite: n = round(x * 2/pi) is
+    split into n_hi (multiple of 2**22, <= 28 bits) + n_lo (< 2**22), so each n_* * part is
+    an exact product; their sum with x is accumulated with exact two-sums (the reduced
+    argument is exact to about 2**-72 absolute at |x| = 2**50, 2**-100 at 2**30)."""
+    ni = _round_magic(ax * (2 / math.pi))
+    n_lo = _small_int_float(ni & ((1 << 22) - 1), ax.dtype)
+    n_hi = _small_int_float(ni >> 22, ax.dtype) * 2.0**22
+    n = n_hi + n_lo
+    r = ax - n_hi * _PIO2_F64[0]  # exact: within a factor 2 of ax (or n_hi = 0)
+    err = _c(ax, 0.0)
+    for term in (n_lo * _PIO2_F64[0], n_hi * _PIO2_F64[1], n_lo * _PIO2_F64[1],
+                 n_hi * _PIO2_F64[2], n_lo * _PIO2_F64[2]):  # fmt: skip
+        r, e = _two_sum(r, -term)
+        err = err + e
+    err = err - n * _PIO2_F64[3]
+    hi = r + err
+    return (ni & 3).cast(_like(ax, dtypes.int32)), hi, err - (hi - r)
 
 
 def _sin_kernel(r: UOp, sin_c: list[float]) -> UOp:
     return r + r * (r * r) * _poly(r * r, sin_c[1:])
 
 
+def _sign_flip(value: UOp, quadrant: UOp, sign_bit: UOp) -> UOp:
+    """``value`` negated for quadrants 2 and 3, then given the sign of x (bit operations)."""
+    idt = _int_of(value)
+    top = -(1 << (value.dtype.scalar().bitsize - 1))
+    flip = _where((quadrant & 2).ne(0), UOp.const(idt, top), 0)
+    return (value.bitcast(idt) ^ sign_bit ^ flip).bitcast(value.dtype)
+
+
+def _sin_f32(ax: UOp) -> tuple[UOp, UOp]:
+    small = ax < 0.5
+    big = _where(ax < math.inf, ax, 1.0)  # inf/NaN: any finite stand-in
+    quadrant, r = _reduce_f32(_where(small, _c(ax, 1.0), big))
+    quadrant = _where(small, UOp.const(quadrant.dtype, 0), quadrant)
+    r = _where(small, ax, r)
+    odd = (quadrant & 1).ne(0)
+    return _where(odd, _poly(r * r, _COS_F32), _sin_kernel(r, _SIN_F32)), quadrant
+
+
+def _sin_f64(ax: UOp) -> tuple[UOp, UOp]:
+    exact = ax < _F64_EXACT
+    quadrant, r, r_lo = _reduce_f64(_where(exact, ax, 1.0))
+    # |x| >= 2**50 (and inf/NaN): no exact reduction here; r = 0 keeps the result in [-1, 1]
+    r, r_lo = _where(exact, r, 0.0), _where(exact, r_lo, 0.0)
+    r2 = r * r
+    # sin(r + lo) = sin r + lo cos r, cos(r + lo) = cos r - lo sin r, to first order in lo
+    sin_v = r + (r * r2 * _poly(r2, _SIN_F64[1:]) + r_lo * (1.0 - 0.5 * r2))
+    cos_v = _poly(r2, _COS_F64) - r_lo * r
+    return _where((quadrant & 1).ne(0), cos_v, sin_v), quadrant
+
+
 def xsin(x: UOp) -> UOp:
     """sin(x) (float32/float64)."""
-    f32 = x.dtype is dtypes.float32
-    idt = _LAYOUT[x.dtype][0]
-    top = UOp.const(idt, -(1 << (x.dtype.bitsize - 1)))  # the sign bit
-    sign_bit = x.bitcast(idt) & top
-    ax = (x.bitcast(idt) & UOp.const(idt, (1 << (x.dtype.bitsize - 1)) - 1)).bitcast(x.dtype)
-    small = _lt(ax, 0.5)
-    big = _where(_lt(ax, _c(x, math.inf)), ax, _c(x, 1.0))  # inf/NaN: any finite stand-in
-    quadrant, r = (_reduce_f32 if f32 else _reduce_f64)(_where(small, _c(x, 1.0), big))
-    quadrant = _where(small, UOp.const(dtypes.int32, 0), quadrant)
-    r = _where(small, ax, r)
-    sin_c, cos_c = (_SIN_F32, _COS_F32) if f32 else (_SIN_F64, _COS_F64)
-    odd = _ne(quadrant & 1, UOp.const(dtypes.int32, 0))
-    value = _where(odd, _poly(r * r, cos_c), _sin_kernel(r, sin_c))
-    negate = _ne(quadrant & 2, UOp.const(dtypes.int32, 0))
-    flip = _where(negate, top, UOp.const(idt, 0))
-    signed = (value.bitcast(idt) ^ sign_bit ^ flip).bitcast(x.dtype)
-    return _where(_is_nan(x - x), _c(x, math.nan), signed)
+    ax, sign_bit = _abs_bits(x)
+    value, quadrant = (_sin_f32 if x.dtype.scalar() is dtypes.float32 else _sin_f64)(ax)
+    return _where(_is_nan(x - x), _c(x, math.nan), _sign_flip(value, quadrant, sign_bit))
 
 
 # -- sqrt ---------------------------------------------------------------------------------------
@@ -275,44 +369,41 @@ _RSQRT_MAGIC = {dtypes.float32: 0x5F3759DF, dtypes.float64: 0x5FE6EB50C7B537A9}
 
 def xsqrt(x: UOp) -> UOp:
     """sqrt(x) (float32/float64)."""
-    idt, _, bias = _LAYOUT[x.dtype]
-    tiny = _lt(x, 2.0 ** (1 - bias))
+    _, _, bias = _LAYOUT[x.dtype.scalar()]
+    tiny = x < 2.0 ** (1 - bias)
     xs = _where(tiny, x * 2.0**64, x)
-    y = (UOp.const(idt, _RSQRT_MAGIC[x.dtype]) - (xs.bitcast(idt) >> 1)).bitcast(x.dtype)
-    for _ in range(3 if x.dtype is dtypes.float32 else 5):
+    y = UOp.const(_int_of(x), _RSQRT_MAGIC[x.dtype.scalar()]) - (xs.bitcast(_int_of(x)) >> 1)
+    y = y.bitcast(x.dtype)
+    for _ in range(3 if x.dtype.scalar() is dtypes.float32 else 5):
         y = y * (1.5 - 0.5 * xs * y * y)
     s = xs * y
     s = s + 0.5 * y * (xs - s * s)
     s = _where(tiny, s * 2.0**-32, s)
-    inf = _c(x, math.inf)
-    s = _where(_ne(x, inf), s, inf)
-    s = _where(_ne(x, 0.0), s, x)
-    return _where(_lt(x, 0.0) | _is_nan(x), _c(x, math.nan), s)
+    s = _where(x.ne(math.inf), s, math.inf)
+    s = _where(x.ne(0.0), s, x)
+    return _where((x < 0.0) | _is_nan(x), _c(x, math.nan), s)
 
 
 # -- pow ----------------------------------------------------------------------------------------
 
 
 def _is_integral(y: UOp) -> UOp:
-    return UOp(Ops.CMPNE, dtypes.bool, (UOp(Ops.TRUNC, y.dtype, (y,)), y)).ne(True)
+    return UOp(Ops.TRUNC, y.dtype, (y,)).ne(y).ne(True)
 
 
 def xpow(x: UOp, y: UOp, exp2: Callable[[UOp], UOp], log2: Callable[[UOp], UOp]) -> UOp:
     """x ** y (float32/float64) from ``exp2``/``log2`` (native or approximated)."""
-    one, zero = _c(x, 1.0), _c(x, 0.0)
-    ax = _where(_lt(x, 0.0), -x, x)
+    ax = _where(x < 0.0, -x, x)
     magnitude = exp2(y * log2(ax))
-    half = y * 0.5
-    odd = _is_integral(y) & _is_integral(half).ne(True)
-    idt = _LAYOUT[x.dtype][0]
-    negative = _lt(x.bitcast(idt), UOp.const(idt, 0))  # sign bit set: -0.0 too
+    odd = _is_integral(y) & _is_integral(y * 0.5).ne(True)
+    negative = x.bitcast(_int_of(x)) < 0  # sign bit set: -0.0 too
     signed = _where(negative & odd, -magnitude, magnitude)
-    finite_negative = _lt(x, 0.0) & _lt(_c(x, -math.inf), x)
+    finite_negative = (x < 0.0) & (_c(x, -math.inf) < x)
     out = _where(finite_negative & _is_integral(y).ne(True), _c(x, math.nan), signed)
-    out = _where(_ne(ax, one).ne(True) & _ne(y - y, y - y), one, out)  # |x| = 1, y = +-inf
+    out = _where(ax.ne(1.0).ne(True) & (y - y).ne(y - y), _c(x, 1.0), out)  # |x| = 1, y = +-inf
     out = _where(_is_nan(x) | _is_nan(y), _c(x, math.nan), out)
-    out = _where(_ne(x, one), out, one)
-    return _where(_ne(y, zero), out, one)
+    out = _where(x.ne(1.0), out, 1.0)
+    return _where(y.ne(0.0), out, 1.0)
 
 
 # -- the pass -----------------------------------------------------------------------------------
@@ -326,24 +417,30 @@ _UNARY: dict[Ops, Callable[[UOp], UOp]] = {
 }
 
 
-def _per_lane(u: UOp, fn: Callable[..., UOp]) -> UOp:
-    """``fn`` on the scalar float32/float64 operands of ``u`` (lane by lane for vectors; the
-    narrow floats through float32)."""
-    if u.dtype.count > 1:
-        lanes = [
-            _per_lane(UOp(u.op, u.dtype.scalar(), tuple(gep(s, (i,)) for s in u.src)), fn)
-            for i in range(u.dtype.count)
-        ]
-        return UOp(Ops.VECTORIZE, u.dtype, tuple(lanes))
-    if u.dtype in _NARROW:
-        return fn(*(s.cast(dtypes.float32) for s in u.src)).cast(u.dtype)
-    return fn(*u.src)
+def _as_vconst(graph: UOp) -> UOp:
+    """``graph`` with its vector-typed CONSTs (splats) as VCONSTs, the vector constant form
+    every renderer prints (a C renderer works on single lanes of a vector operand)."""
+    splats = {
+        c: UOp.const(c.dtype, (c.arg,) * c.dtype.count)
+        for c in graph.toposort()
+        if c.op is Ops.CONST and c.dtype.count > 1 and not c.src
+    }
+    return graph.substitute(splats) if splats else graph
+
+
+def _on_operands(u: UOp, fn: Callable[..., UOp]) -> UOp:
+    """``fn`` on the operands of ``u`` — a whole vector at once (every helper is lane-wise), the
+    narrow floats through float32."""
+    if u.dtype.scalar() in _NARROW:
+        wide = _like(u, dtypes.float32)
+        return _as_vconst(fn(*(s.cast(wide) for s in u.src)).cast(u.dtype))
+    return _as_vconst(fn(*u.src))
 
 
 def _approximate(ctx: LowerContext, u: UOp) -> UOp | None:
-    if u.op in ctx.renderer.code_for_op or not dtypes.is_float(u.dtype):
+    if u.op in ctx.renderer.code_for_op or not dtypes.is_float(u.dtype.scalar()):
         return None
-    return _per_lane(u, _UNARY[u.op])
+    return _on_operands(u, _UNARY[u.op])
 
 
 def _native_or_approx(ctx: LowerContext, op: Ops) -> Callable[[UOp], UOp]:
@@ -353,10 +450,10 @@ def _native_or_approx(ctx: LowerContext, op: Ops) -> Callable[[UOp], UOp]:
 
 
 def _approximate_pow(ctx: LowerContext, u: UOp) -> UOp | None:
-    if u.op in ctx.renderer.code_for_op or not dtypes.is_float(u.dtype):
+    if u.op in ctx.renderer.code_for_op or not dtypes.is_float(u.dtype.scalar()):
         return None
     exp2, log2 = _native_or_approx(ctx, Ops.EXP2), _native_or_approx(ctx, Ops.LOG2)
-    return _per_lane(u, lambda x, y: xpow(x, y, exp2, log2))
+    return _on_operands(u, lambda x, y: xpow(x, y, exp2, log2))
 
 
 pm_transcendental = PatternMatcher(
