@@ -31,9 +31,9 @@ def test_stage_names_in_order() -> None:
     assert [s.name for s in STAGES] == [
         "collapse gathers", "apply opts", "number axes", "simplify ranges", "expand upcasts",
         "lower reduces",
-        "add local buffers", "map hardware ids", "devectorize", "index validity",
-        "lower index dtype", "emulate dtypes", "transcendentals", "decompose ops", "target rules",
-        "control flow", "linearize",
+        "add local buffers", "map hardware ids", "devectorize", "contract fma",
+        "index validity", "lower index dtype", "emulate dtypes", "transcendentals",
+        "decompose ops", "target rules", "control flow", "linearize",
     ]  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from fusegrad.codegen.lower.devectorize import devectorize
 from fusegrad.codegen.lower.dtype_emulation import emulate_dtypes
 from fusegrad.codegen.lower.estimates import estimate
 from fusegrad.codegen.lower.expander import pm_expand
+from fusegrad.codegen.lower.fma import contract_fma
 from fusegrad.codegen.lower.gather import collapse_gathers
 from fusegrad.codegen.lower.hardware_ids import map_hardware_ids
 from fusegrad.codegen.lower.index_dtype import lower_index_dtype
@@ -135,6 +136,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("add local buffers", add_local_buffers, has(Ops.DEFINE_LOCAL)),
     Stage("map hardware ids", map_hardware_ids, _parallel),
     Stage("devectorize", devectorize, lambda census, ctx: census.vectors),
+    Stage("contract fma", contract_fma, has(Ops.DEFINE_REG)),
     rewrite("index validity", pm_validity, when=lambda census, ctx: census.invalid),
     Stage("lower index dtype", lower_index_dtype),
     Stage("emulate dtypes", emulate_dtypes),
