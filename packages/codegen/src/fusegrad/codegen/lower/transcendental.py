@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from fusegrad.codegen.lower.context import LowerContext
+from fusegrad.codegen.lower.context import Census, LowerContext
 from fusegrad.uop import DType, Ops, PatternMatcher, UOp, UPat, dtypes
 
 # -- building blocks ------------------------------------------------------------------------------
@@ -437,22 +437,49 @@ def _on_operands(u: UOp, fn: Callable[..., UOp]) -> UOp:
     return _as_vconst(fn(*u.src))
 
 
+def vector_approximated(renderer: object) -> frozenset[Ops]:
+    """Ops a renderer prints natively for scalars but wants approximated on vectors: its
+    ``vector_approximated`` attribute (a libm-backed op that a vector would call lane by
+    lane; the approximations stay vector code). Empty when the renderer declares none."""
+    ops: object = getattr(renderer, "vector_approximated", frozenset())
+    return (
+        frozenset(op for op in ops if isinstance(op, Ops))
+        if isinstance(ops, frozenset)
+        else frozenset()
+    )
+
+
+def is_native(renderer: object, op: Ops, dt: DType) -> bool:
+    """The renderer prints ``op`` on values of ``dt`` itself (else: approximate it here)."""
+    table: dict[Ops, object] = getattr(renderer, "code_for_op", {})
+    return op in table and not (dt.count > 1 and op in vector_approximated(renderer))
+
+
+def needs_approximation(census: Census, ctx: LowerContext) -> bool:
+    """The stage's skip test: the graph has a transcendental the target won't print itself
+    (lacking the op, or a vector of an op in ``vector_approximated``)."""
+    present = census.ops.intersection(_UNARY, (Ops.POW,))
+    table, vectors = ctx.renderer.code_for_op, vector_approximated(ctx.renderer)
+    return any(op not in table or (census.vectors and op in vectors) for op in present)
+
+
 def _approximate(ctx: LowerContext, u: UOp) -> UOp | None:
-    if u.op in ctx.renderer.code_for_op or not dtypes.is_float(u.dtype.scalar()):
+    if is_native(ctx.renderer, u.op, u.dtype) or not dtypes.is_float(u.dtype.scalar()):
         return None
     return _on_operands(u, _UNARY[u.op])
 
 
-def _native_or_approx(ctx: LowerContext, op: Ops) -> Callable[[UOp], UOp]:
-    if op in ctx.renderer.code_for_op:
+def _native_or_approx(ctx: LowerContext, op: Ops, dt: DType) -> Callable[[UOp], UOp]:
+    if is_native(ctx.renderer, op, dt):
         return lambda v: UOp(op, v.dtype, (v,))
     return _UNARY[op]
 
 
 def _approximate_pow(ctx: LowerContext, u: UOp) -> UOp | None:
-    if u.op in ctx.renderer.code_for_op or not dtypes.is_float(u.dtype.scalar()):
+    if is_native(ctx.renderer, u.op, u.dtype) or not dtypes.is_float(u.dtype.scalar()):
         return None
-    exp2, log2 = _native_or_approx(ctx, Ops.EXP2), _native_or_approx(ctx, Ops.LOG2)
+    exp2 = _native_or_approx(ctx, Ops.EXP2, u.dtype)
+    log2 = _native_or_approx(ctx, Ops.LOG2, u.dtype)
     return _on_operands(u, lambda x, y: xpow(x, y, exp2, log2))
 
 
