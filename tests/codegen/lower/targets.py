@@ -93,6 +93,14 @@ class ScalarTestRenderer(Renderer):
         return format_linear(uops)
 
 
+class Scalar32TestRenderer(ScalarTestRenderer):
+    """The scalar target without a 64-bit integer ALU (a 32-bit machine): int64/uint64 are
+    computed as pairs of 32-bit words."""
+
+    suffix = "TESTSCALAR32"
+    no_int64_alu = True
+
+
 RENDERERS: dict[str, Renderer] = {
     "cpu": CPUTestRenderer(),
     "gpu": GPUTestRenderer(),

@@ -58,6 +58,9 @@ class Renderer:
     * ``tensor_cores``: matrix instructions, for the TC opt
     * ``extra_matcher``: target-specific rewrite rules run at the end of lowering
     * ``index_dtype_32``: whether 32-bit index math is preferred where provably in range
+    * ``no_int64_alu``: the target has no 64-bit integer ALU (a 32-bit target): the lowering
+      computes int64/uint64 as pairs of uint32 words (``lower/int64_emulation.py`` lists what
+      is supported); buffers of them are still int64/uint64 to the runtime
     """
 
     device: str = ""
@@ -75,6 +78,7 @@ class Renderer:
     tensor_cores: tuple[TensorCore, ...] = ()
     extra_matcher: PatternMatcher | None = None
     index_dtype_32: bool = True
+    no_int64_alu: bool = False
 
     def render(self, uops: list[UOp], name: str | None = None) -> str | bytes:
         """Print a linear program (see ``fusegrad.codegen.spec`` for its form) as one kernel

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from fusegrad.codegen.lower.accumulators import add_local_buffers, lower_reduces
 from fusegrad.codegen.lower.context import Census, LowerContext
-from fusegrad.codegen.lower.control_flow import add_control_flow
+from fusegrad.codegen.lower.control_flow import add_control_flow, if_blocks
 from fusegrad.codegen.lower.decompose import pm_decompose
 from fusegrad.codegen.lower.devectorize import devectorize
 from fusegrad.codegen.lower.dtype_emulation import emulate_dtypes
@@ -23,6 +23,7 @@ from fusegrad.codegen.lower.fma import contract_fma
 from fusegrad.codegen.lower.gather import collapse_gathers
 from fusegrad.codegen.lower.hardware_ids import map_hardware_ids
 from fusegrad.codegen.lower.index_dtype import lower_index_dtype
+from fusegrad.codegen.lower.int64_emulation import emulate_int64
 from fusegrad.codegen.lower.linearize import linearize
 from fusegrad.codegen.lower.opts import apply_opts
 from fusegrad.codegen.lower.ranges import pm_simplify_ranges
@@ -146,9 +147,11 @@ STAGES: tuple[Stage, ...] = (
         pm_decompose,
         when=lacks_one_of(*_DECOMPOSED, always=(Ops.CDIV, Ops.CMOD)),
     ),
+    Stage("emulate int64", emulate_int64, lambda census, ctx: ctx.renderer.no_int64_alu),
     Stage("target rules", _target_rules),
     Stage("control flow", add_control_flow, lambda census, ctx: census.loose_ends),
     Stage("linearize", _linearize),
+    Stage("if blocks", if_blocks),
 )
 """The lowering pipeline, in order (see ``fusegrad.codegen.lower`` for what each does)."""
 
