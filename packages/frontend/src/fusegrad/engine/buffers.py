@@ -34,20 +34,28 @@ def buffer_device(buf: UOp) -> str:
     return device
 
 
-def _release(nbytes: int) -> None:
-    GlobalCounters.mem_used -= nbytes
+class _Counted(Buffer):
+    """A base buffer the engine allocated: counted in ``GlobalCounters.mem_used`` while it
+    lives (a ``__del__`` costs far less than a ``weakref.finalize`` per buffer)."""
+
+    _counted = 0
+
+    def __del__(self) -> None:
+        GlobalCounters.mem_used -= self._counted
+        self._counted = 0
+        super().__del__()
 
 
 def _new_base(buf: UOp) -> Buffer:
-    out = Buffer(buffer_device(buf), int(buf.arg), buf.dtype)
+    out = _Counted(buffer_device(buf), int(buf.arg), buf.dtype)
     host = HOST.get(buf)
     if host is not None:
         out.copyin(np.ascontiguousarray(host).data)
         HOST.arrays.pop(buf, None)  # the device copy is the value from now on
     else:
         out.ensure_allocated()
-    GlobalCounters.mem_used += out.nbytes
-    weakref.finalize(out, _release, out.nbytes)
+    out._counted = nbytes = out.nbytes
+    GlobalCounters.mem_used += nbytes
     return out
 
 

@@ -105,7 +105,8 @@ class HostTable:
 
     def get(self, buf: UOp) -> np.ndarray[Any, Any] | None:
         """The host array of ``buf`` (None when it has none)."""
-        return self.arrays.get(buf)
+        arrays = self.arrays
+        return arrays.get(buf) if arrays else None  # an empty table: no weak reference made
 
     def put(self, buf: UOp, flat: np.ndarray[Any, Any]) -> None:
         """Set the host array of ``buf``."""

@@ -4,6 +4,7 @@ promotion and broadcasting. Every other method group is a mixin built on these."
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import weakref
 from collections.abc import Sequence
@@ -56,6 +57,17 @@ def broadcast_shape(*shapes: tuple[sint, ...]) -> tuple[sint, ...]:
             )
         out.append(first)
     return tuple(out)
+
+
+_PY_SCALARS = (bool, int, float)  # exactly these types (a subclass takes the general path)
+
+
+@functools.cache
+def _scalar_dtype(dtype: DType, kind: str) -> DType:
+    """The dtype of ``tensor op scalar`` for a tensor of ``dtype`` and a Python scalar whose
+    type is named ``kind``."""
+    sample = {"bool": False, "int": 0, "float": 0.0}[kind]
+    return commit_weak(least_upper_dtype(dtype, dtypes.weak_from_py(sample)))
 
 
 class TensorCore:
@@ -186,7 +198,10 @@ class TensorCore:
     @property
     def device(self) -> str:
         """The device the data lives on."""
-        dev = self.uop.device
+        u = self.uop
+        if u.op is Ops.BUFFER:
+            return str(u.src[1].arg)  # a realized tensor: no walk for the device
+        dev = u.device
         return str(dev) if dev is not None else canonical_device(None)
 
     @property
@@ -352,6 +367,14 @@ class TensorCore:
 
     def _promoted(self, *xs: Any, reverse: builtins.bool = False) -> list[Tensor]:
         """This tensor and ``xs`` as tensors of one dtype and one broadcast shape."""
+        if len(xs) == 1 and type(xs[0]) in _PY_SCALARS:
+            # ``x + 1``, ``x * 2.0`` where the scalar keeps x's dtype: the constant made at
+            # x's shape directly (the same UOps the general path builds step by step)
+            scalar = xs[0]
+            if _scalar_dtype(self.dtype, type(scalar).__name__) is self.dtype:
+                uop = UOp.const(self.dtype, scalar, self.device, self.uop.shape)
+                const = self._wrap_const(uop)
+                return [const, self] if reverse else [self, const]  # type: ignore[list-item]
         ops = [self._operand(x) for x in xs]
         tensors: list[Tensor] = [self, *ops]  # type: ignore[list-item]
         if reverse:

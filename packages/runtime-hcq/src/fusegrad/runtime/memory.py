@@ -90,17 +90,23 @@ class Allocator(Generic[Opaque]):
         return None
 
 
+def _key(options: BufferSpec) -> BufferSpec | None:
+    return None if options is DEFAULT_SPEC else options
+
+
 class LRUAllocator(Allocator[Opaque]):
     """An allocator that keeps freed allocations by (size, options) and hands them out again;
     when an allocation fails it empties the cache and tries once more."""
 
     def __init__(self) -> None:
-        self.cache: defaultdict[tuple[int, BufferSpec], list[Opaque]] = defaultdict(list)
+        # keyed by (size, options), the default options as None (hashing the dataclass on
+        # every allocation and free costs more than the rest of the lookup)
+        self.cache: defaultdict[tuple[int, BufferSpec | None], list[Opaque]] = defaultdict(list)
 
     def alloc(self, size: int, options: BufferSpec | None = None) -> Opaque:
         """A cached allocation of exactly this size and options, else a new one."""
         opts = options or DEFAULT_SPEC
-        cached = self.cache.get((size, opts))
+        cached = self.cache.get((size, _key(opts)))
         if cached:
             return cached.pop()
         try:
@@ -117,14 +123,14 @@ class LRUAllocator(Allocator[Opaque]):
         if opts.nolru:
             super().free(opaque, size, opts)
             return
-        self.cache[(size, opts)].append(opaque)
+        self.cache[(size, _key(opts))].append(opaque)
 
     def free_cache(self) -> int:
         """Really free every cached allocation; returns the bytes freed."""
         total = 0
-        for (size, opts), opaques in self.cache.items():
+        for (size, key), opaques in self.cache.items():
             for opaque in opaques:
-                super().free(opaque, size, opts)
+                super().free(opaque, size, key or DEFAULT_SPEC)
                 total += size
         self.cache.clear()
         return total
