@@ -114,23 +114,17 @@ def test_division_by_variables(op: Ops, dt: DType) -> None:
 @pytest.mark.parametrize("divisor", [1, 2, 8, 2**31, 2**32, 2**62, 3, 10, -4, 1000000007])
 @pytest.mark.parametrize("dt", WIDE, ids=IDS)
 def test_division_by_constants(dt: DType, divisor: int) -> None:
-    if dt is dtypes.uint64 and divisor < 0:
-        pytest.skip("a negative uint64 constant")
     a = values(dt, 64)
     n = len(a)
     i = T.rng(n, 0)
     q, r, x = T.buf(0, dt, n), T.buf(1, dt, n), T.buf(2, dt, n)
-    d = UOp.const(dt, divisor)
+    d = UOp.const(dt, divisor % 2**64 if dt is dtypes.uint64 else divisor)
     ast = T.kernel(
         q.index(i).store(ld(x, i).cdiv(d)).end(i),
         r.index(i).store(ld(x, i).cmod(d)).end(i),
     )
     got = run(ast, [np.zeros(n, NP[dt]), np.zeros(n, NP[dt]), a])
-    b = (
-        np.full(n, divisor).astype(np.int64).view(NP[dt])
-        if divisor < 0
-        else np.full(n, divisor, NP[dt])
-    )
+    b = np.full(n, divisor, np.int64).view(NP[dt])
     np.testing.assert_array_equal(got[0], _c_div(a, b, False))
     np.testing.assert_array_equal(got[1], _c_div(a, b, True))
 
@@ -258,3 +252,91 @@ def test_unsupported_op_names_itself() -> None:
         NotImplementedError, match=r"int64 emulation: BITCAST dtypes.int64 -> dtypes.float64"
     ):
         to_program(ast, R32)
+
+
+def test_gather_by_int64_indices() -> None:
+    """An int64 index loaded from memory, masked to the buffer: the index math and its
+    validity gate are 64-bit, the address is the low word."""
+    n, m = 24, 10
+    i = T.rng(n, 0)
+    out, x, idx = (
+        T.buf(0, dtypes.float32, n),
+        T.buf(1, dtypes.float32, m),
+        T.buf(2, dtypes.int64, n),
+    )
+    e = ld(idx, i).cast(dtypes.weakint)
+    ok = (e >= 0) & (e < m)
+    ast = T.kernel(out.index(i).store(x.index(e.valid(ok)).load()).end(i))
+    picks = np.array([0, 9, 10, -1, 2**32 + 3, -(2**32) + 1, 5, I64_MIN, I64_MAX, 3] * 3, np.int64)[
+        :n
+    ]
+    data = np.arange(m, dtype=np.float32) + 0.5
+    got = run(ast, [np.zeros(n, np.float32), data, picks])[0]
+    inside = (picks >= 0) & (picks < m)
+    np.testing.assert_array_equal(got, np.where(inside, data[np.clip(picks, 0, m - 1)], 0))
+
+
+# -- on the CPU: the 32-bit code through the LLVM and C renderers, compiled and run ------------
+
+
+def _native_targets() -> list[Any]:
+    from fusegrad.renderer import CCompiler, CRenderer, LLVMCompiler, LLVMRenderer
+    from fusegrad.renderer.conformance import conformance_targets
+
+    class LLVM32(LLVMRenderer):  # type: ignore[misc]
+        no_int64_alu = True
+
+    class C32(CRenderer):  # type: ignore[misc]
+        no_int64_alu = True
+
+    out = []
+    for t in conformance_targets():
+        if t.name not in ("LLVM", "C-gcc"):
+            continue
+        pair = (
+            (LLVM32(fast_math=False), LLVMCompiler())
+            if t.name == "LLVM"
+            else (C32(), CCompiler("gcc"))
+        )
+        marks = [] if t.unavailable() is None else [pytest.mark.skip(reason=t.unavailable())]
+        out.append(pytest.param(pair, id=t.name, marks=marks))
+    return out
+
+
+def _native_kernels() -> list[tuple[UOp, list[np.ndarray]]]:
+    n = 96
+    a, b = values(dtypes.int64, n), np.roll(values(dtypes.int64, n, seed=4), 5)
+    b = np.where(np.arange(n) % 3 == 0, np.arange(n) - 40, b).astype(np.int64)
+    i = T.rng(n, 0)
+    outs = [T.buf(k, dtypes.int64, n) for k in range(6)]
+    f = T.buf(6, dtypes.float64, n)
+    x, y = T.buf(7, dtypes.int64, n), T.buf(8, dtypes.int64, n)
+    va, vb = ld(x, i), ld(y, i)
+    exprs = [va * vb + va, va.cdiv(vb), va.cmod(vb), va << (vb & 63), va >> (vb & 63),
+             UOp(Ops.CMPLT, dtypes.bool, (va, vb)).where(va ^ vb, va - vb)]  # fmt: skip
+    effects = [o.index(i).store(v).end(i) for o, v in zip(outs, exprs, strict=True)]
+    effects.append(
+        f.index(i)
+        .store(va.cast(dtypes.float64) + vb.cast(dtypes.float32).cast(dtypes.float64))
+        .end(i)
+    )
+    arrays = [np.zeros(n, np.int64)] * 6 + [np.zeros(n, np.float64), a, b]
+    return [(T.kernel(*effects), arrays)]
+
+
+@pytest.mark.parametrize("pair", _native_targets())
+def test_32bit_code_runs_on_the_cpu(pair: Any) -> None:
+    from fusegrad.renderer import CPUProgram, kernel_signature
+
+    renderer, compiler = pair
+    for ast, arrays in _native_kernels():
+        spec = to_program(ast, renderer)
+        assert not [u for u in spec.uops if u.dtype.scalar() in WIDE and u.op is not Ops.PARAM]
+        want = T.run_program(to_program(ast, R64), arrays)
+        got = [np.array(x).copy() for x in arrays]
+        src = renderer.render(list(spec.uops), spec.name)
+        CPUProgram(compiler.compile_cached(src), kernel_signature(list(spec.uops), spec.name))(
+            got, {}
+        )
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)
