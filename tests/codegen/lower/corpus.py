@@ -265,7 +265,7 @@ def build() -> list[Case]:
         for part in (
             _elementwise, _unary_math, _broadcasts, _reductions, _matmul, _dtype_cases, _pads,
             _gathers, _one_hot_gathers, _convolution, _symbolic, _multi, _composites,
-            _integer_ops, _grouped_in_loops,
+            _integer_ops, _grouped_in_loops, _gated_stores,
         ):  # fmt: skip
             part()
     return CASES
@@ -887,4 +887,55 @@ def _grouped_in_loops() -> None:
         {0: want},
         opts={"cpu": up(2, 8, UR), "gpu": chain(typ(0, G), up(2, 4, GR))},
         tol=1e-4,
+    )
+
+
+# -- stores under a mask (the optimizer's PADTO pads an axis and masks what it added) --------
+
+
+def _gated_stores() -> None:
+    n, pad, k_, m = 6, 8, 8, 8
+    a, b = rand(n, k_), rand(k_, m)
+    out, x, y = (
+        buf(0, dtypes.float32, n * m),
+        buf(1, dtypes.float32, n * k_),
+        buf(2, dtypes.float32, k_ * m),
+    )
+    i, j, k = rng(pad, 0), rng(m, 1), rng(k_, 2, R)
+    ok = i < n
+    val = (ld(x, (i * k_ + k).valid(ok)) * ld(y, k * m + j)).reduce(k, arg=ADD)
+    ast = kernel(st(out, (i * m + j).valid(ok), val).end(i, j))
+    case(
+        "padded_matmul",
+        ast,
+        [zeros(n * m), a, b],
+        {0: a @ b},
+        opts={"cpu": up(1, 4), "gpu": chain(typ(0, G), up(1, 4, LO, G))},
+        tol=1e-4,
+    )
+    # a grouped reduction whose row is masked: the barrier stays outside the IF
+    out = buf(0, dtypes.float32, n)
+    i, k = rng(pad, 0), rng(k_, 1, R)
+    ok = i < n
+    ast = kernel(st(out, i.valid(ok), ld(x, (i * k_ + k).valid(ok)).reduce(k, arg=MAX)).end(i))
+    case(
+        "padded_rows_max",
+        ast,
+        [zeros(n), a],
+        {0: a.max(1)},
+        opts={"cpu": up(1, 4, UR), "gpu": chain(typ(0, G), up(1, 4, GR))},
+    )
+    # two outputs under one mask
+    o1, o2, xs = buf(0, dtypes.float32, n), buf(1, dtypes.float32, n), buf(2, dtypes.float32, n)
+    v = rand(n)
+    i = rng(pad, 0)
+    ok = i < n
+    xv = ld(xs, i.valid(ok))
+    ast = kernel(st(o1, i.valid(ok), xv * 2.0).end(i), st(o2, i.valid(ok), xv + 1.0).end(i))
+    case(
+        "masked_two_outputs",
+        ast,
+        [zeros(n), zeros(n), v],
+        {0: v * 2, 1: v + 1},
+        opts={"cpu": up(0, 4), "gpu": up(0, 4, LO, G)},
     )

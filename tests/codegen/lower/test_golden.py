@@ -36,6 +36,8 @@ SELECTED = [
     ("int_floordiv_const", "gpu", "plain"),
     ("symbolic_reduce", "cpu", "plain"),
     ("softmax2", "cpu", "opt"),
+    ("padded_matmul", "gpu", "opt"),
+    ("padded_matmul", "scalar", "plain"),
 ]
 
 

@@ -28,13 +28,16 @@ def _matmul(n: int = 4, k_: int = 6, m: int = 8, name: str | None = None) -> UOp
 
 
 def test_stage_names_in_order() -> None:
-    assert [s.name for s in STAGES] == [
+    """The core stages in their order (other stages may sit between them), names unique."""
+    names = [s.name for s in STAGES]
+    core = [
         "collapse gathers", "apply opts", "number axes", "simplify ranges", "expand upcasts",
-        "lower reduces",
-        "add local buffers", "map hardware ids", "devectorize", "contract fma",
+        "lower reduces", "add local buffers", "map hardware ids", "devectorize",
         "index validity", "lower index dtype", "emulate dtypes", "transcendentals",
-        "decompose ops", "target rules", "control flow", "linearize",
+        "decompose ops", "target rules", "control flow", "linearize", "if blocks",
     ]  # fmt: skip
+    assert [n for n in names if n in core] == core
+    assert len(set(names)) == len(names) and names[-2:] == ["linearize", "if blocks"]
 
 
 def test_to_program_is_cached_by_ast_and_renderer() -> None:
@@ -121,12 +124,21 @@ def test_loop_invariant_code_is_hoisted() -> None:
 
 
 def test_masked_store_is_gated() -> None:
+    """A store alone under its mask is a gated store; with a load only it uses, both go
+    under one IF on the mask (and lose the gate there)."""
     out, x = T.buf(0, dtypes.float32, 8), T.buf(1, dtypes.float32, 8)
     i = T.rng(8, 0)
-    ast = T.kernel(out.index(i.valid(i < 5)).store(x.index(i).load()).end(i))
+    ast = T.kernel(out.index(i.valid(i < 5)).store(UOp.const(dtypes.float32, 1.0)).end(i))
     uops = to_program(ast, CPU).uops
     store = next(u for u in uops if u.op is Ops.STORE)
     assert len(store.src[0].src) == 3 and store.src[0].src[2].dtype is dtypes.bool
+    assert not any(u.op is Ops.IF for u in uops)
+    ast = T.kernel(out.index(i.valid(i < 5)).store(x.index(i).load()).end(i))
+    uops = to_program(ast, CPU).uops
+    ops = [u.op for u in uops]
+    store = next(u for u in uops if u.op is Ops.STORE)
+    assert ops.index(Ops.IF) < ops.index(Ops.LOAD) < ops.index(Ops.STORE) < ops.index(Ops.ENDIF)
+    assert len(store.src[0].src) == 2
 
 
 @pytest.mark.parametrize("seed", range(5))
