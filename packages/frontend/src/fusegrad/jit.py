@@ -324,6 +324,7 @@ class _Recorder:
     """An Executor that runs graphs like the kernel executor and records every call."""
 
     name = "kernels (capturing)"
+    capturing = True  # index checks are not run while recording (tensor.checks.pending)
 
     def __init__(self, inner: Executor) -> None:
         self.inner = inner

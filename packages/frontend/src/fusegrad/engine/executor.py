@@ -3,6 +3,9 @@
 An ``Executor`` takes tensor-level UOps (with every already-realized part replaced by its
 buffer) and returns, for each, a contiguous buffer view ``BUFFER.reshape(shape)`` holding its
 value. ``read`` copies a buffer's contents out as a flat host array in the storage dtype.
+An executor that records what runs for a later replay (TinyJit's capture) sets a class
+attribute ``capturing = True``: work that must not be recorded (index-range checks) is
+skipped while it is installed.
 """
 
 from __future__ import annotations

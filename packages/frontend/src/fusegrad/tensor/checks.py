@@ -108,7 +108,7 @@ def merge_checks(*groups: tuple[IndexCheck, ...]) -> tuple[IndexCheck, ...]:
 def pending(tensors: Iterable[TensorCore]) -> list[IndexCheck]:
     """The checks ``tensors`` still need (none while a TinyJit capture records)."""
     found = merge_checks(*(t._checks for t in tensors))
-    if not found or "capturing" in str(getattr(get_executor(), "name", "")):
+    if not found or getattr(get_executor(), "capturing", False):
         return []
     return list(found)
 

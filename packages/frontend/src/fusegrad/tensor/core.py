@@ -70,6 +70,34 @@ def _scalar_dtype(dtype: DType, kind: str) -> DType:
     return commit_weak(least_upper_dtype(dtype, dtypes.weak_from_py(sample)))
 
 
+_CONSTS: dict[tuple[Any, ...], UOp] = {}
+_MAX_CONSTS = 512
+
+
+def _const_uop(dtype: DType, value: Any, device: str, shape: tuple[sint, ...]) -> UOp:
+    """``UOp.const(dtype, value, device, shape)``, remembered: the constants of a loop
+    (``x + 1`` every step) are built once instead of dying with each step's graph. -0.0 and
+    0.0 compare equal, so the key has the sign too."""
+    key = (dtype, type(value), value, math.copysign(1.0, value) < 0, device, shape)
+    found = _CONSTS.get(key)
+    if found is None:
+        if len(_CONSTS) >= _MAX_CONSTS:
+            _CONSTS.clear()
+        found = _CONSTS[key] = UOp.const(dtype, value, device, shape)
+    return found
+
+
+def _shape_of(u: UOp) -> tuple[sint, ...]:
+    """``u.shape``, read off the node for a buffer and a reshape/expand (a realized tensor's
+    usual forms) without the shape walk."""
+    op = u.op
+    if op is Ops.BUFFER:
+        return (u.arg,)
+    if op is Ops.RESHAPE or op is Ops.EXPAND:
+        return tuple(u.arg)
+    return tuple(u.shape)
+
+
 class TensorCore:
     """A lazy n-d array: ``uop`` is the tensor-level graph computing it."""
 
@@ -188,7 +216,7 @@ class TensorCore:
     @property
     def shape(self) -> tuple[sint, ...]:
         """The size of each dimension."""
-        return tuple(self.uop.shape)
+        return _shape_of(self.uop)
 
     @property
     def dtype(self) -> DType:
@@ -372,8 +400,7 @@ class TensorCore:
             # x's shape directly (the same UOps the general path builds step by step)
             scalar = xs[0]
             if _scalar_dtype(self.dtype, type(scalar).__name__) is self.dtype:
-                uop = UOp.const(self.dtype, scalar, self.device, self.uop.shape)
-                const = self._wrap_const(uop)
+                const = self._wrap_const(_const_uop(self.dtype, scalar, self.device, self.shape))
                 return [const, self] if reverse else [self, const]  # type: ignore[list-item]
         ops = [self._operand(x) for x in xs]
         tensors: list[Tensor] = [self, *ops]  # type: ignore[list-item]

@@ -9,6 +9,7 @@ they read and which values their Variables hold.
 
 from __future__ import annotations
 
+import struct
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ CACHE_SIZE = 256
 
 
 _PLAIN = (int, float, str, bool, type(None))
+_DOUBLE = struct.Struct("<d")
 _MISSING = object()
 
 
@@ -58,6 +60,8 @@ class _KeyWalk:
         if u.is_bound_var:
             return ("var", self.prep.unbind(u))
         arg = u.arg if type(u.arg) in _PLAIN else map_arg(u.arg, self.sub_key)
+        if type(arg) is float:
+            arg = (float, _DOUBLE.pack(arg))
         return (u.op, u.dtype, arg, tuple([pos[s] for s in u.src]), u.tag)
 
     def sub_key(self, u: UOp) -> Any:
@@ -75,7 +79,9 @@ class _KeyWalk:
                 keys.append(self.node_key(u, pos))
                 continue
             arg = u.arg
-            if type(arg) not in _PLAIN:
+            if type(arg) is float:
+                arg = (float, _DOUBLE.pack(arg))  # 0.0 == -0.0 and NaN != NaN: compare bits
+            elif type(arg) not in _PLAIN:
                 if (hit := args.get(arg, _MISSING)) is _MISSING:
                     hit = args[arg] = map_arg(arg, self.sub_key)
                 arg = hit
