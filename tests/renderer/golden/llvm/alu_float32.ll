@@ -1,5 +1,5 @@
 ; fusegrad kernel alu_float32
-define void @alu_float32(ptr noalias %buf0, ptr noalias %buf1, ptr noalias %buf2, ptr noalias %buf3, ptr noalias %buf4, ptr noalias %buf5, ptr noalias %buf6, ptr noalias %buf7, ptr noalias %buf8, ptr noalias %buf9, ptr noalias %buf10, ptr noalias %buf11, ptr noalias %buf12, ptr noalias %buf13, ptr noalias %buf14, ptr noalias %buf15, ptr noalias %buf16, ptr noalias %buf17) #0 {
+define void @alu_float32(ptr noalias %buf0, ptr noalias %buf1, ptr noalias %buf2, ptr noalias %buf3, ptr noalias %buf4, ptr noalias %buf5, ptr noalias %buf6, ptr noalias %buf7, ptr noalias %buf8, ptr noalias %buf9, ptr noalias %buf10, ptr noalias %buf11, ptr noalias %buf12, ptr noalias %buf13, ptr noalias %buf14, ptr noalias %buf15, ptr noalias %buf16, ptr noalias %buf17, ptr noalias %buf18, ptr noalias %buf19) #0 {
 entry:
   br label %loop5
 loop5:
@@ -53,14 +53,20 @@ loop5.body:
   %v56 = call float @llvm.sqrt.f32(float %v7)
   store float %v56, ptr %v55, align 4
   %v59 = getelementptr inbounds float, ptr %buf15, i32 %v5
-  %v60 = call float @llvm.trunc.f32(float %v7)
+  %v60 = call float @llvm.log2.f32(float %v7)
   store float %v60, ptr %v59, align 4
   %v63 = getelementptr inbounds float, ptr %buf16, i32 %v5
-  %v64 = select i1 %v13, float %v7, float %v9
+  %v64 = call float @llvm.sin.f32(float %v7)
   store float %v64, ptr %v63, align 4
   %v67 = getelementptr inbounds float, ptr %buf17, i32 %v5
-  %v68 = call float @llvm.fma.f32(float %v7, float %v9, float %v11)
+  %v68 = call float @llvm.trunc.f32(float %v7)
   store float %v68, ptr %v67, align 4
+  %v71 = getelementptr inbounds float, ptr %buf18, i32 %v5
+  %v72 = select i1 %v13, float %v7, float %v9
+  store float %v72, ptr %v71, align 4
+  %v75 = getelementptr inbounds float, ptr %buf19, i32 %v5
+  %v76 = call float @llvm.fma.f32(float %v7, float %v9, float %v11)
+  store float %v76, ptr %v75, align 4
   br label %loop5.latch
 loop5.latch:
   %v5.next = add i32 %v5, 1

@@ -345,6 +345,12 @@ class CRenderer(Renderer):
     vector_widths: ClassVar[dict[DType, tuple[int, ...]]] = host_vector_widths()
     supported_dtypes = _CPU_DTYPES
     code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = CODE_FOR_OP
+    #: libm calls the lowering approximates on vectors (``lower/transcendental.py``): C's
+    #: ``exp2f`` runs lane by lane, the approximation as vector code (3x faster); scalars
+    #: keep libm (the C compiler does not vectorize the scalar approximation's loop at -O2)
+    #: and so do LOG2 and SIN (their float64 and 64-bit integer steps, printed lane by lane
+    #: in C, are slower than libm; tools/bench/transcendental.py)
+    vector_approximated: ClassVar[frozenset[Ops]] = frozenset({Ops.EXP2})
 
     def render(self, uops: list[UOp], name: str | None = None) -> str:
         """The C source of a linear program (``name`` as for ``LLVMRenderer.render``)."""

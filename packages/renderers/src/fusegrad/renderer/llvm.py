@@ -49,12 +49,15 @@ llvm.initialize_native_asmprinter()
 
 _CPU_DTYPES = frozenset(dtypes.all) - {dtypes.weakint, dtypes.weakfloat, *dtypes.fp8s}
 
-#: Ops LLVM has intrinsics for that the renderer still leaves to the lowering's branch-free
-#: polynomial approximations (``fusegrad.codegen.lower.transcendental``): the code generator
-#: turns ``llvm.exp2/log2/sin`` into libm calls, one per lane of a vector, while the
-#: approximations compile to vector instructions (tools/bench/transcendental.py: several
-#: times faster, within the same 2-ulp-class float32 bounds). ``llvm.sqrt`` is one instruction.
-APPROXIMATED_OPS = frozenset({Ops.EXP2, Ops.LOG2, Ops.SIN})
+#: How the transcendentals are computed (``fusegrad.codegen.lower.transcendental`` has
+#: branch-free polynomial approximations): LLVM's code generator turns ``llvm.exp2/log2/sin``
+#: into libm calls, one per lane of a vector, while the approximations compile to vector
+#: instructions — several times faster on vectors (tools/bench/transcendental.py), within
+#: 2-ulp-class float32 bounds. EXP2 is approximated always (faster even as a scalar call);
+#: LOG2 and SIN on vectors only (a scalar libm call beats the scalar approximation in a
+#: loop LLVM cannot vectorize). ``llvm.sqrt`` is one instruction.
+APPROXIMATED_OPS = frozenset({Ops.EXP2})
+VECTOR_APPROXIMATED_OPS = frozenset({Ops.LOG2, Ops.SIN})
 
 
 class _Function:
@@ -358,6 +361,7 @@ class LLVMRenderer(Renderer):
     code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = {
         op: fn for op, fn in CODE_FOR_OP.items() if op not in APPROXIMATED_OPS
     }
+    vector_approximated: ClassVar[frozenset[Ops]] = VECTOR_APPROXIMATED_OPS
 
     def __init__(self, fast_math: bool | None = None) -> None:
         self.fast_math = bool(LLVM_FASTMATH.value) if fast_math is None else fast_math

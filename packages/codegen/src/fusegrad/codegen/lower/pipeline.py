@@ -27,7 +27,7 @@ from fusegrad.codegen.lower.int64_emulation import emulate_int64
 from fusegrad.codegen.lower.linearize import linearize
 from fusegrad.codegen.lower.opts import apply_opts
 from fusegrad.codegen.lower.ranges import pm_simplify_ranges
-from fusegrad.codegen.lower.transcendental import pm_transcendental
+from fusegrad.codegen.lower.transcendental import needs_approximation, pm_transcendental
 from fusegrad.codegen.lower.validity import pm_validity
 from fusegrad.codegen.lower.walk import nodes
 from fusegrad.codegen.renderer import BufferParam, ProgramSpec, Renderer
@@ -101,7 +101,6 @@ def _parallel(census: Census, ctx: LowerContext) -> bool:
     return ctx.renderer.has_local or AxisType.THREAD in census.axis_types
 
 
-_TRANSCENDENTAL = (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.POW)
 _DECOMPOSED = (
     Ops.MULACC, Ops.SUB, Ops.NEG, Ops.MAX, Ops.CMPNE, Ops.CMPEQ, Ops.FLOORDIV, Ops.FLOORMOD,
     Ops.RECIPROCAL, Ops.FDIV, Ops.THREEFRY, Ops.POW,
@@ -141,7 +140,7 @@ STAGES: tuple[Stage, ...] = (
     rewrite("index validity", pm_validity, when=lambda census, ctx: census.invalid),
     Stage("lower index dtype", lower_index_dtype),
     Stage("emulate dtypes", emulate_dtypes),
-    rewrite("transcendentals", pm_transcendental, when=lacks_one_of(*_TRANSCENDENTAL)),
+    rewrite("transcendentals", pm_transcendental, when=needs_approximation),
     rewrite(
         "decompose ops",
         pm_decompose,

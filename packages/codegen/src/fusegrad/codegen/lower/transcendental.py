@@ -8,6 +8,8 @@ in the low mantissa bits) or exact integer arithmetic, scaling by 2**n is built 
 exponent bits, polynomials are Horner's rule; every integer -> float conversion goes
 through int32, and integer products are 32 x 32 -> 64 bits (vector instructions on common
 CPUs). float16, bfloat16 and fp8 are computed in float32 and rounded once at the end.
+A renderer chooses per op (``code_for_op``) and, for libm-backed ops it prints natively on
+scalars, whether vectors are approximated here instead (``vector_approximated``).
 Special values follow IEEE/C99 (and ``exec_alu``): NaN in, NaN out; ``exp2(-inf) = 0``,
 ``exp2(inf) = inf``; ``log2(+-0) = -inf``, ``log2(x < 0) = NaN``, ``log2(inf) = inf``;
 ``sin(+-inf) = NaN``, ``sin(-0.0) = -0.0``; denormal inputs and results are exact where
@@ -25,18 +27,19 @@ the dtype at the true result):
   ``2**n`` in two steps so subnormal results round once. Bound: float32 <= 1.5 ulp,
   float64 <= 1.5 ulp.
 * ``xlog2``: ``x = m * 2**e`` with ``m`` in ``[sqrt(1/2), sqrt(2))`` (subnormals scaled up
-  by ``2**64`` first), ``log2(m) = 2/ln2 * atanh(t)`` with ``t = (m-1)/(m+1)`` corrected to
-  twice the precision (Dekker), odd polynomial in ``t``. Bound: float32 <= 2 ulp, float64
-  <= 2 ulp.
+  by ``2**64`` first), ``log2(m) = 2/ln2 * atanh(t)`` with ``t = (m-1)/(m+1)``, odd
+  polynomial in ``t``. float32 evaluates ``t`` and the polynomial in float64 and rounds
+  once: <= 0.51 ulp. float64 corrects ``t`` to twice the precision (Dekker): <= 2 ulp.
 * ``xsin``: float32: Payne-Hanek reduction in exact integer arithmetic for ``|x| >= 1/2``
   (the 24-bit mantissa times a 96-bit window of 2/pi chosen by the exponent, from a 256-bit
   table: quarter turns exact to 2**-70 over the whole finite range; the fraction converted
-  to float64 and scaled by pi/2), polynomials for sin/cos on ``[-pi/4, pi/4]``. Bound:
-  float32 <= 2 ulp over every finite float32. float64: Cody-Waite with pi/2 in four parts
-  (three of 23 bits) and ``n`` split into 28 + 22 bits, so every product is exact, summed
-  with exact two-sums: bound <= 2 ulp for ``|x| < 2**50``. For ``|x| >= 2**50`` float64
-  has no exact reduction here: the result is ``+-0`` or ``+-1`` (bounded, not sin(x)); a
-  target that needs that range keeps a native SIN.
+  to float64 and scaled by pi/2), Taylor polynomials for sin/cos on ``[-pi/4, pi/4]`` in
+  float64, one rounding to float32. Bound: <= 0.51 ulp over every finite float32.
+  float64: Cody-Waite with pi/2 in four parts (three of 23 bits) and ``n`` split into
+  28 + 22 bits, so every product is exact, summed with exact two-sums: <= 2 ulp for
+  ``|x| < 2**50``. For ``|x| >= 2**50`` float64 has no exact reduction here: the result is
+  ``+-0`` or ``+-1`` (bounded, not sin(x)); a target that needs that range keeps a native
+  SIN.
 * ``xsqrt``: reciprocal-square-root bit estimate, Newton steps, one residual correction.
   float32: <= 1 ulp.
 * ``xpow``: ``exp2(y * log2|x|)`` with C99 ``pow`` special cases (negative bases with
@@ -186,7 +189,7 @@ def xexp2(x: UOp) -> UOp:
 # -- log2 ---------------------------------------------------------------------------------------
 
 _LN2 = math.log(2)
-_LOG2_F32 = [2 / _LN2 / (2 * k + 1) for k in range(5)]
+_LOG2_F32 = [2 / _LN2 / (2 * k + 1) for k in range(7)]  # evaluated in float64
 _LOG2_F64 = [2 / _LN2 / (2 * k + 1) for k in range(12)]
 
 
@@ -215,15 +218,27 @@ def _atanh_ratio(m: UOp) -> UOp:
     return t + residual / d
 
 
+def _log2_f32(m: UOp, e: UOp) -> UOp:
+    """e + log2(m) for float32 m, e, evaluated in float64 and rounded once."""
+    f64 = _like(m, dtypes.float64)
+    md = m.cast(f64)
+    t = (md - 1.0) / (md + 1.0)  # m - 1 exact: relative error 2**-52
+    out = e.cast(f64) + t * _poly(t * t, _LOG2_F32)
+    return out.cast(m.dtype)
+
+
+def _log2_f64(m: UOp, e: UOp) -> UOp:
+    t = _atanh_ratio(m)
+    c_hi, c_lo = _const_pair(m, _LOG2_F64[0])
+    t2 = t * t
+    rest = t * c_lo + t * t2 * _poly(t2, _LOG2_F64[1:])
+    return e + (t * c_hi + rest)
+
+
 def xlog2(x: UOp) -> UOp:
     """log2(x) (float32/float64)."""
     m, e = _mantissa_exponent(x)
-    t = _atanh_ratio(m)
-    coefficients = _LOG2_F32 if x.dtype.scalar() is dtypes.float32 else _LOG2_F64
-    c_hi, c_lo = _const_pair(x, coefficients[0])
-    t2 = t * t
-    rest = t * c_lo + t * t2 * _poly(t2, coefficients[1:])
-    out = e + (t * c_hi + rest)
+    out = (_log2_f32 if x.dtype.scalar() is dtypes.float32 else _log2_f64)(m, e)
     out = _where(x.ne(math.inf), out, math.inf)
     out = _where(x.ne(0.0), out, -math.inf)
     return _where((x < 0.0) | _is_nan(x), _c(x, math.nan), out)
@@ -231,10 +246,10 @@ def xlog2(x: UOp) -> UOp:
 
 # -- sin ----------------------------------------------------------------------------------------
 
-_SIN_F32 = [0.9999999999954468, -0.1666666663042193, 0.008333328688192393, -0.0001983917784700237,
-            2.7171486706688286e-06]  # fmt: skip
-_COS_F32 = [0.9999999999438662, -0.4999999957122314, 0.04166661320735704, -0.0013886528483017524,
-            2.43726259782015e-05]  # fmt: skip
+# float32 sin/cos: Taylor polynomials on [-pi/4, pi/4] evaluated in float64 (truncation
+# below 2**-36 relative)
+_SIN_F32 = [(-1) ** k / math.factorial(2 * k + 1) for k in range(6)]
+_COS_F32 = [(-1) ** k / math.factorial(2 * k) for k in range(7)]
 _SIN_F64 = [(-1) ** k / math.factorial(2 * k + 1) for k in range(9)]
 _COS_F64 = [(-1) ** k / math.factorial(2 * k) for k in range(10)]
 # 2/pi as 8 little-endian 32-bit words: floor(2/pi * 2**256)
@@ -287,7 +302,7 @@ def _reduce_f32(ax: UOp) -> tuple[UOp, UOp]:
         f64
     ) * 2.0**-31
     turns = top + low  # exact but for the last add: relative error 2**-53
-    return quadrant, (turns * (math.pi / 2 * 2.0**-62)).cast(ax.dtype)
+    return quadrant, turns * (math.pi / 2 * 2.0**-62)
 
 
 # pi/2 in four parts, the first three of 23 significant bits: a part times an integer of at
@@ -334,13 +349,16 @@ def _sign_flip(value: UOp, quadrant: UOp, sign_bit: UOp) -> UOp:
 
 
 def _sin_f32(ax: UOp) -> tuple[UOp, UOp]:
+    """(|sin| or |cos| of the reduced argument, quadrant): the polynomials run in float64 on
+    the float64 reduced argument, so the float32 result rounds once."""
     small = ax < 0.5
     big = _where(ax < math.inf, ax, 1.0)  # inf/NaN: any finite stand-in
     quadrant, r = _reduce_f32(_where(small, _c(ax, 1.0), big))
     quadrant = _where(small, UOp.const(quadrant.dtype, 0), quadrant)
-    r = _where(small, ax, r)
+    r = _where(small, ax.cast(r.dtype), r)
     odd = (quadrant & 1).ne(0)
-    return _where(odd, _poly(r * r, _COS_F32), _sin_kernel(r, _SIN_F32)), quadrant
+    value = _where(odd, _poly(r * r, _COS_F32), _sin_kernel(r, _SIN_F32))
+    return value.cast(ax.dtype), quadrant
 
 
 def _sin_f64(ax: UOp) -> tuple[UOp, UOp]:
@@ -458,7 +476,7 @@ def is_native(renderer: object, op: Ops, dt: DType) -> bool:
 def needs_approximation(census: Census, ctx: LowerContext) -> bool:
     """The stage's skip test: the graph has a transcendental the target won't print itself
     (lacking the op, or a vector of an op in ``vector_approximated``)."""
-    present = census.ops.intersection(_UNARY, (Ops.POW,))
+    present = census.ops & {*_UNARY, Ops.POW}
     table, vectors = ctx.renderer.code_for_op, vector_approximated(ctx.renderer)
     return any(op not in table or (census.vectors and op in vectors) for op in present)
 
