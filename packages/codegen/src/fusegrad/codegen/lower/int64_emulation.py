@@ -473,8 +473,3 @@ def emulate_int64(sink: UOp, ctx: LowerContext) -> UOp:
     for u in toposort(sink):
         em.new[u] = em.rebuild(u)
     return em.uop(sink)
-
-
-def needs_int64_emulation(ctx: LowerContext) -> bool:
-    """The target declares it has no 64-bit integer ALU."""
-    return ctx.renderer.no_int64_alu
