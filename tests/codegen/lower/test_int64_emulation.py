@@ -357,3 +357,27 @@ def test_32bit_code_runs_on_the_cpu(pair: Any) -> None:
         )
         for g, w in zip(got, want, strict=True):
             np.testing.assert_array_equal(g, w)
+
+
+class Half32Renderer(T.Scalar32TestRenderer):  # type: ignore[misc,name-defined]
+    """32-bit integers only, but float16/bfloat16 native."""
+
+    suffix = "TESTHALF32"
+    supported_dtypes = frozenset(dtypes.all) - {dtypes.weakint, dtypes.weakfloat}
+
+
+@pytest.mark.parametrize("half", [dtypes.float16, dtypes.bfloat16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("dt", WIDE, ids=IDS)
+def test_cast_to_native_half_floats(dt: DType, half: DType) -> None:
+    """int64 -> float16/bfloat16 rounds as ``truncate`` does (bfloat16 through float32)."""
+    ties = [2**24 + 2**16 + 1, 2**40 + 2**32 + 1, 3 * 2**30 + 2**22 + 7]  # bf16 double rounding
+    a = np.concatenate([values(dt, 64), np.array(ties, NP[dt])])
+    n = len(a)
+    i = T.rng(n, 0)
+    out, x = T.buf(0, half, n), T.buf(1, dt, n)
+    ast = T.kernel(out.index(i).store(ld(x, i).cast(half)).end(i))
+    spec = to_program(ast, Half32Renderer())
+    assert not [u for u in spec.uops if u.dtype.scalar() in WIDE and u.op is not Ops.PARAM]
+    got = T.run_program(spec, [np.zeros(n, T._NP[half]), a])[0]
+    want = T.run_program(to_program(ast, T.RENDERERS["cpu"]), [np.zeros(n, T._NP[half]), a])[0]
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))

@@ -276,6 +276,8 @@ def from_pair(a: Pair, dst: DType) -> UOp:
     if dtypes.is_float(dst):
         hi = a.hi.bitcast(I32).cast(F64) if a.signed else a.hi.cast(F64)
         f = hi * 2.0**32 + a.lo.cast(F64)  # exact parts, one rounding: int64 -> float64
+        if dst is dtypes.bfloat16:  # truncate's bfloat16 rounds through float32
+            f = f.cast(dtypes.float32)
         return f if dst is F64 else f.cast(dst)
     if dst is I32:
         return a.lo.bitcast(I32)
