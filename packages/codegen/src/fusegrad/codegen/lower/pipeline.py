@@ -26,7 +26,7 @@ from fusegrad.codegen.lower.index_dtype import lower_index_dtype
 from fusegrad.codegen.lower.int64_emulation import emulate_int64
 from fusegrad.codegen.lower.linearize import linearize
 from fusegrad.codegen.lower.opts import apply_opts
-from fusegrad.codegen.lower.ranges import pm_simplify_ranges
+from fusegrad.codegen.lower.ranges import simplify_ranges
 from fusegrad.codegen.lower.transcendental import needs_approximation, pm_transcendental
 from fusegrad.codegen.lower.validity import pm_validity
 from fusegrad.codegen.lower.walk import nodes
@@ -130,7 +130,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("collapse gathers", collapse_gathers, has(Ops.REDUCE)),
     Stage("apply opts", _apply_opts),
     Stage("number axes", _note_axes),
-    rewrite("simplify ranges", pm_simplify_ranges),
+    Stage("simplify ranges", simplify_ranges),
     rewrite("expand upcasts", pm_expand, when=has_axes(AxisType.UPCAST, AxisType.UNROLL)),
     Stage("lower reduces", lower_reduces, has(Ops.REDUCE)),
     Stage("add local buffers", add_local_buffers, has(Ops.DEFINE_LOCAL)),

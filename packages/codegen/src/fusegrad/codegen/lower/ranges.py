@@ -1,11 +1,15 @@
 """Simplify ranges: give each axis a type the target can run, drop loops of one iteration,
-and simplify the index math over what remains."""
+simplify the index math over what remains, and merge adjacent loops that address memory
+contiguously into one loop."""
 
 from __future__ import annotations
 
-from fusegrad.codegen.lower.context import LowerContext
+import itertools
+
+from fusegrad.codegen.lower.context import LowerContext, nesting_key, sorted_ranges
 from fusegrad.codegen.lower.simplify import pm_simplify
-from fusegrad.uop import AxisType, Ops, PatternMatcher, UOp, UPat, dtypes
+from fusegrad.codegen.lower.walk import nodes, rebuild, toposort
+from fusegrad.uop import AxisType, GroupOp, Ops, PatternMatcher, UOp, UPat, dtypes, graph_rewrite
 
 
 def _target_axis(kind: AxisType, ctx: LowerContext) -> AxisType:
@@ -52,3 +56,106 @@ pm_simplify_ranges = (
     )
     + pm_simplify
 )
+
+
+# -- merging adjacent loops ---------------------------------------------------------------------
+#
+# Two loops that are always opened and closed together (the same ENDs/REDUCEs close both) and
+# nest directly one in the other, ``a`` over [0, A) around ``b`` over [0, B), are one loop
+# ``m`` over [0, A*B) with ``a = m // B`` and ``b = m % B`` — a shallower nest with longer
+# runs, when every index then simplifies the division away (``a*B*s + b*s`` is ``m*s``: both
+# axes are contiguous in every buffer they address). A merge that would leave any division
+# or modulo the kernel did not have is not made. Only LOOP and REDUCE axes merge (hardware
+# ids, vector and thread axes are the optimizer's choice); the iteration order is unchanged,
+# so a reduction accumulates in the same order.
+
+_MERGEABLE = (AxisType.LOOP, AxisType.REDUCE)
+_DIVISIONS = frozenset({Ops.FLOORDIV, Ops.FLOORMOD, Ops.CDIV, Ops.CMOD})
+
+
+def _closers(sink: UOp) -> dict[UOp, list[UOp]]:
+    """Each RANGE -> the END/REDUCE nodes that close it."""
+    out: dict[UOp, list[UOp]] = {}
+    for u in toposort(sink):
+        if u.op in (Ops.END, Ops.REDUCE):
+            for r in u.src[1:]:
+                out.setdefault(r, []).append(u)
+    return out
+
+
+def _nest(closer: UOp) -> list[UOp]:
+    return sorted_ranges([r for r in closer.src[1:] if r.op is Ops.RANGE])
+
+
+def _mergeable(a: UOp, b: UOp, closers: dict[UOp, list[UOp]]) -> bool:
+    """``a`` and ``b`` are constant-size loops of one mergeable kind, closed by the same
+    nodes, ``b`` directly inside ``a`` in each of them."""
+    if a.arg[1] is not b.arg[1] or a.arg[1] not in _MERGEABLE:
+        return False
+    if a.src[0].op is not Ops.CONST or b.src[0].op is not Ops.CONST:
+        return False
+    if set(closers[a]) != set(closers[b]):
+        return False
+    return all((a, b) in set(itertools.pairwise(_nest(c))) for c in closers[a])
+
+
+def _pairs(sink: UOp) -> list[tuple[UOp, UOp]]:
+    """(outer, inner) loops that may merge, outermost first."""
+    closers = _closers(sink)
+    found: dict[tuple[UOp, UOp], None] = {}
+    for closer in {c for cs in closers.values() for c in cs}:
+        for a, b in itertools.pairwise(_nest(closer)):
+            if _mergeable(a, b, closers):
+                found[(a, b)] = None
+    return sorted(found, key=lambda p: nesting_key(p[0]))
+
+
+def _divisions(sink: UOp) -> int:
+    return sum(u.op in _DIVISIONS for u in nodes(sink))
+
+
+def _merged(sink: UOp, a: UOp, b: UOp) -> UOp:
+    """``sink`` with loops ``a`` (outer) and ``b`` as one loop, index math simplified."""
+    size = b.src[0].arg
+    m = UOp.range(a.src[0].arg * size, a.arg[0], a.arg[1])
+    mapping = {a: m // size, b: m % size}
+
+    def fix(u: UOp) -> UOp | None:
+        if u.op in (Ops.END, Ops.REDUCE):
+            rs = [r for s in u.src[1:] for r in ((s,) if s.op is Ops.RANGE else (m,))]
+            srcs = (u.src[0], *dict.fromkeys(rs))
+            return u.replace(src=srcs) if srcs != u.src else None
+        if m not in u.ranges:
+            return None
+        if u.op is Ops.INDEX:
+            return u.replace(src=(u.src[0], u.src[1].simplify(), *u.src[2:]))
+        if u.op in GroupOp.Comparison and u.src[0].dtype.scalar() is dtypes.weakint:
+            return u.simplify()
+        if u.op is Ops.CAST and u.src[0].dtype.scalar() is dtypes.weakint:
+            return u.replace(src=(u.src[0].simplify(),))
+        return None
+
+    return rebuild(sink.substitute(mapping), fix)
+
+
+def merge_ranges(sink: UOp) -> UOp:
+    """``sink`` with every pair of mergeable loops merged (see above), one pair at a time."""
+    tried: set[tuple[UOp, UOp]] = set()
+    while True:
+        before = _divisions(sink)
+        for pair in _pairs(sink):
+            if pair in tried:
+                continue
+            tried.add(pair)
+            out = _merged(sink, *pair)
+            if _divisions(out) <= before:
+                sink = out
+                break
+        else:
+            return sink
+
+
+def simplify_ranges(sink: UOp, ctx: LowerContext) -> UOp:
+    """The stage: ``pm_simplify_ranges``, then adjacent contiguous loops merged."""
+    sink = graph_rewrite(sink, pm_simplify_ranges, ctx=ctx, name="simplify ranges")
+    return merge_ranges(sink)
