@@ -18,10 +18,13 @@ it a handful of 32-bit ones, with ``exec_alu``'s semantics (two's-complement wra
   INT64_MIN for NaN/inf/out of range, as ``exec_alu`` does), BITCAST int64 <-> uint64;
 * an INDEX by a 64-bit index uses its low word (a 32-bit target's addresses are 32-bit).
 
-Anything else on a 64-bit integer (FLOORDIV/FLOORMOD the decomposition left, POW, a RANGE
-or Variable of 64 bits, vectors, a BITCAST to/from float64) raises ``NotImplementedError``
-naming the op. The stage runs after the op decomposition and emits only ADD, MUL, AND, OR,
-XOR, SHL, SHR, CMPLT, CMPNE, WHERE, CAST and BITCAST, ops every target has.
+Anything else on a 64-bit integer (FLOORDIV/FLOORMOD/POW/THREEFRY a target lists natively,
+so the decomposition kept them; a RANGE, SPECIAL or Variable of 64 bits; vectors; a BITCAST
+to/from float64) raises ``NotImplementedError`` naming the op. Conversions between 64-bit
+integers and floats use float64 ALU ops (a target without float64 can't convert them).
+
+The stage runs after the op decomposition and emits only ADD, MUL, AND, OR, XOR, SHL, SHR,
+CMPLT, CMPNE, WHERE, CAST and BITCAST, ops every target has.
 """
 
 from __future__ import annotations
