@@ -7,10 +7,11 @@ Functions: exp, log, sin, cos, tanh, sigmoid, GELU (the tanh form) as the fronte
 them (on EXP2/LOG2/SIN). Each column is the median over ``--repeats`` calls (wall time, ms):
 
 * ``fusegrad``: ``Tensor`` ops through ``TinyJit`` (replays: no Python, no compiling) on the
-  default CPU device, as configured (the LLVM renderer with its current op set: EXP2, LOG2
-  and SIN lowered to the vectorizable approximations of ``lower/transcendental.py``);
-* ``native``: the same, in a child process where the LLVM renderer lists EXP2/LOG2/SIN again
-  (``llvm.exp2/log2/sin``: libm calls, one per vector lane) — what fusegrad did before;
+  default CPU device, as configured (the LLVM renderer: EXP2, and LOG2/SIN on vectors,
+  lowered to the vectorizable approximations of ``lower/transcendental.py``);
+* ``native``: the same, in a child process where the LLVM renderer prints EXP2/LOG2/SIN
+  itself everywhere (``llvm.exp2/log2/sin``: libm calls, one per vector lane) — what
+  fusegrad did before;
 * ``numpy``: NumPy in float32 (one thread); ``torch``: PyTorch in float32, its default
   thread count (when installed).
 
@@ -69,14 +70,18 @@ NUMPY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
-def _median_ms(fn: Callable[[], object], repeats: int) -> float:
+Timing = tuple[float, float]  # (wall ms, CPU ms of the whole process: every thread)
+
+
+def _median_ms(fn: Callable[[], object], repeats: int) -> Timing:
     fn()  # warm-up
-    times = []
+    wall, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(wall) * 1e3, statistics.median(cpu) * 1e3
 
 
 def _use_native_transcendentals() -> None:
@@ -85,18 +90,19 @@ def _use_native_transcendentals() -> None:
     from fusegrad.renderer.llvm_ops import CODE_FOR_OP
 
     LLVMRenderer.code_for_op = dict(CODE_FOR_OP)
+    LLVMRenderer.vector_approximated = frozenset()
 
 
 def _apply(name: str, t: Any) -> Any:
     return getattr(t, name)().realize()
 
 
-def fusegrad_times(n: int, repeats: int) -> dict[str, tuple[float, float]]:
-    """Per function: (median ms of a TinyJit replay, max error against NumPy float64)."""
+def fusegrad_times(n: int, repeats: int) -> dict[str, tuple[Timing, float]]:
+    """Per function: (medians of a TinyJit replay, max error against NumPy float64)."""
     from fusegrad import Device, Tensor, TinyJit
 
     device = Device[Device.DEFAULT]
-    out: dict[str, tuple[float, float]] = {}
+    out: dict[str, tuple[Timing, float]] = {}
     for name, x in _inputs(n).items():
         jitted = TinyJit(functools.partial(_apply, name))
         xt = Tensor(x).realize()
@@ -114,7 +120,7 @@ def fusegrad_times(n: int, repeats: int) -> dict[str, tuple[float, float]]:
     return out
 
 
-def torch_times(n: int, repeats: int) -> dict[str, float] | None:
+def torch_times(n: int, repeats: int) -> dict[str, Timing] | None:
     """Median ms per function with PyTorch (None when it is not installed)."""
     try:
         import torch
@@ -137,7 +143,7 @@ def torch_times(n: int, repeats: int) -> dict[str, float] | None:
     return out
 
 
-def numpy_times(n: int, repeats: int) -> dict[str, float]:
+def numpy_times(n: int, repeats: int) -> dict[str, Timing]:
     """Median ms per function with NumPy (float32)."""
     return {
         name: _median_ms(functools.partial(NUMPY[name], x), repeats)
@@ -145,11 +151,12 @@ def numpy_times(n: int, repeats: int) -> dict[str, float]:
     }
 
 
-def _native_in_child(n: int, repeats: int) -> dict[str, tuple[float, float]]:
+def _native_in_child(n: int, repeats: int) -> dict[str, tuple[Timing, float]]:
     """``fusegrad_times`` with native LLVM transcendentals, in a fresh process."""
     cmd = [sys.executable, __file__, "--child-native", "--n", str(n), "--repeats", str(repeats)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True, env=os.environ.copy())
-    return {k: (v[0], v[1]) for k, v in json.loads(done.stdout.splitlines()[-1]).items()}
+    found = json.loads(done.stdout.splitlines()[-1])
+    return {k: ((v[0][0], v[0][1]), v[1]) for k, v in found.items()}
 
 
 def _load() -> str:
@@ -160,18 +167,24 @@ def _load() -> str:
         return "?"
 
 
-def _table(rows: dict[str, dict[str, float | None]], errors: dict[str, float]) -> str:
-    cols = ("fusegrad", "native", "numpy", "torch")
-    lines = [
-        f"{'function':10s}"
-        + "".join(f"{c:>11s}" for c in cols)
-        + f"{'native/fg':>11s}{'max err':>11s}"
-    ]
+COLUMNS = ("fusegrad", "native", "numpy", "torch")
+
+
+def _table(rows: dict[str, dict[str, Timing | None]], errors: dict[str, float]) -> str:
+    """Wall ms per column, then CPU ms per column, the libm/approximation ratio (wall) and
+    fusegrad's max error."""
+    head = "".join(f"{c:>10s}" for c in COLUMNS)
+    lines = [f"{'':10s}{'wall ms':^40s}{'CPU ms':^40s}", f"{'function':10s}{head}{head}"]
+    lines[-1] += f"{'native/fg':>10s}{'max err':>10s}"
     for name, row in rows.items():
-        cells = "".join(f"{row[c]:11.2f}" if row[c] is not None else f"{'-':>11s}" for c in cols)
+        cells = ""
+        for k in (0, 1):
+            cells += "".join(
+                f"{t[k]:10.2f}" if (t := row[c]) is not None else f"{'-':>10s}" for c in COLUMNS
+            )
         fg, native = row["fusegrad"], row["native"]
-        ratio = f"{native / fg:11.2f}" if fg and native else f"{'-':>11s}"
-        lines.append(f"{name:10s}{cells}{ratio}{errors[name]:11.1e}")
+        ratio = f"{native[0] / fg[0]:10.2f}" if fg and native else f"{'-':>10s}"
+        lines.append(f"{name:10s}{cells}{ratio}{errors[name]:10.1e}")
     return "\n".join(lines)
 
 
@@ -194,7 +207,7 @@ def main() -> None:
     native = None if args.no_native else _native_in_child(args.n, args.repeats)
     numpy_ms = numpy_times(args.n, args.repeats)
     torch_ms = None if args.no_torch else torch_times(args.n, args.repeats)
-    rows: dict[str, dict[str, float | None]] = {
+    rows: dict[str, dict[str, Timing | None]] = {
         name: {
             "fusegrad": fused[name][0],
             "native": native[name][0] if native else None,
