@@ -284,11 +284,11 @@ def _window(ax: UOp) -> tuple[UOp, list[UOp]]:
 
 
 def _reduce_f32(ax: UOp) -> tuple[UOp, UOp]:
-    """(quadrant in 0..3 as int32, r in [-pi/4, pi/4]) with |x| = (quadrant + 4k) * pi/2 + r,
-    for float32 |x| >= 1/2, by exact integer arithmetic (Payne-Hanek): the 24-bit mantissa
-    times a 96-bit window of 2/pi chosen by the exponent gives the quarter turns to 2**-70.
-    Only 32x32->64-bit products, 64-bit adds/shifts and int32 -> float64 conversions: all
-    vector instructions on common CPUs."""
+    """(quadrant in 0..3 as int32, r in [-pi/4, pi/4] as float64) with |x| = (quadrant + 4k)
+    * pi/2 + r, for float32 |x| >= 1/2, by exact integer arithmetic (Payne-Hanek): the 24-bit
+    mantissa times a 96-bit window of 2/pi chosen by the exponent gives the quarter turns to
+    2**-70. Only 32x32->64-bit products, 64-bit adds/shifts and int32 -> float64
+    conversions: all vector instructions on common CPUs."""
     mant, (w_lo, w_mid, w_hi) = _window(ax)
     p_lo, p_mid, p_hi = mant * w_lo, mant * w_mid, mant * w_hi
     mid_full = p_mid + (p_lo >> 32)
@@ -296,12 +296,11 @@ def _reduce_f32(ax: UOp) -> tuple[UOp, UOp]:
     quadrant = (hi >> 30).cast(_like(ax, dtypes.int32))
     # the fraction of a quarter turn, 62 bits (offset by 2**61), then 31 more bits
     frac = ((hi & 0x3FFFFFFF) << 32) | (mid_full & _M32)
-    i32, f64 = _like(ax, dtypes.int32), _like(ax, dtypes.float64)
-    top = ((frac >> 31).cast(i32) - (1 << 30)).cast(f64) * 2.0**31
-    low = (frac & 0x7FFFFFFF).cast(i32).cast(f64) + ((p_lo & _M32) >> 1).cast(i32).cast(
-        f64
-    ) * 2.0**-31
-    turns = top + low  # exact but for the last add: relative error 2**-53
+    f64 = _like(ax, dtypes.float64)
+    top = (_small_int_float(frac >> 31, f64) - 2.0**30) * 2.0**31
+    low = _small_int_float(frac & 0x7FFFFFFF, f64)
+    lowest = _small_int_float((p_lo & _M32) >> 1, f64) * 2.0**-31
+    turns = top + (low + lowest)  # exact but for the last two adds: relative error 2**-52
     return quadrant, turns * (math.pi / 2 * 2.0**-62)
 
 
