@@ -57,13 +57,28 @@ def conv3x3(cin: int = 4, cout: int = 8, hw: int = 16) -> UOp:
 
 def test_cpu_matmul_is_vectorized_along_n_tiled_along_k_and_threaded() -> None:
     assert hand_coded_optimizations(matmul(256), CPU) == [
-        Opt(OptOps.UPCAST, 0, 4),  # a 4 x 16 register block: M by 4
+        Opt(OptOps.PADTO, 0, 24),  # M padded to 6-row blocks times the 4 cores (264 rows)
+        Opt(OptOps.UPCAST, 0, 6),  # a 6 x 16 register block (12 accumulators): M by 6
         Opt(OptOps.UPCAST, 1, 16),  # N by two vectors, the innermost lanes
-        Opt(
-            OptOps.TILE, 2, 32
-        ),  # K in tiles of 32 around the output loops: B's tile stays in cache
-        Opt(OptOps.THREAD, 0, 4),  # M split across the cores
+        Opt(OptOps.TILE, 2, 32),  # K in tiles of 32 around the output loops: B's tile cached
+        Opt(OptOps.THREAD, 0, 4),  # M split across the cores (each reuses B's whole tile)
     ]
+
+
+def test_cpu_matmul_rows_divisible_by_the_block_are_not_padded() -> None:
+    opts = hand_coded_optimizations(matmul(288), CPU)
+    assert opts[0] == Opt(OptOps.UPCAST, 0, 6) and all(o.op is not OptOps.PADTO for o in opts)
+
+
+def test_cpu_matmul_with_few_rows_falls_back_to_4_row_blocks() -> None:
+    opts = hand_coded_optimizations(matmul(64), CPU)  # 64 rows: too few to pad
+    assert opts[0] == Opt(OptOps.UPCAST, 0, 4)
+
+
+def test_cpu_matmul_splits_the_columns_when_b_tiles_outgrow_a_core() -> None:
+    # 2048 columns x a K tile of 32 = 256 KiB of B per tile: each core takes half the columns
+    opts = hand_coded_optimizations(matmul(2048), CPU)
+    assert opts[-2:] == [Opt(OptOps.TILE, 2, 32), Opt(OptOps.THREAD, 1, 4)]
 
 
 def test_cpu_matmul_with_b_transposed_runs_vectors_along_k() -> None:

@@ -3,7 +3,8 @@
 CPUs (``has_local`` False):
 
 1. a matmul-shaped kernel is blocked for registers (``MATMUL_BLOCK``): UNROLL the reduce
-   axis, UPCAST the block axis (the one broadcast), then UPCAST the vector axis (the output
+   axis, UPCAST the block axis (the one broadcast; a long one is padded to a multiple of the
+   block first, ``MATMUL_PAD_ROWS``), then UPCAST the vector axis (the output
    axis the store walks with stride 1) to whole vectors — upcast last, so its lanes are the
    innermost, vector-contiguous ones; then the reduce is cut into tiles (TILE,
    ``MATMUL_TILES``) whose loop goes around the output loops, so every block of rows reuses
@@ -52,9 +53,21 @@ SMALL_REDUCE = 8
 #: kernels with fewer loop iterations than this stay on one core
 THREAD_MIN_WORK = 1 << 15
 #: register blocking of a matmul on CPUs: (UNROLL K, UPCAST of the broadcast axis, UPCAST of
-#: the vector axis in vectors). (1, 4, 2): a 4 x 16 float32 block on AVX2 is 8 accumulators
-#: in ymm registers, 6 loads per 8 vector multiply-adds; unrolling K measured slower.
-MATMUL_BLOCK = (1, 4, 2)
+#: the vector axis in vectors). (1, 6, 2): a 6 x 16 float32 block on AVX2 is 12 accumulators
+#: in ymm registers (+ 2 B vectors + a broadcast: 15 of 16), 8 loads per 12 fused
+#: multiply-adds; 1024^3 on one core 1.3x the 4 x 16 block (8 accumulators, 6 loads per 8),
+#: which stays the fallback; unrolling K measured slower (and its lanes are not contracted
+#: into FMAs).
+MATMUL_BLOCK = (1, 6, 2)
+#: the largest tile of the vector operand (bytes) every core reuses whole in a tiled matmul:
+#: THREAD splits the rows up to it (1024^3, 128 KiB tiles: 1.3x splitting the columns) and the
+#: columns beyond (2048^3, 256 KiB tiles: 1.2-1.4x splitting the rows), so each core's share of
+#: the tile stays in its L2
+MATMUL_CORE_TILE = 192 * 1024
+#: a block axis that the block does not divide is padded (PADTO, masked rows) to a multiple of
+#: the block times the cores when it has at least this many rows (<= 3% of padded rows):
+#: 1024 -> 1032 rows in 6-row blocks, 172 per core pair
+MATMUL_PAD_ROWS = 192
 #: loop over the blocks of the broadcast axis inside the loop over vector blocks (SWAP):
 #: 2.5-3.5x faster at 512/1024 (the B panel is reused from cache instead of streamed) when
 #: the reduce is not tiled
@@ -146,17 +159,27 @@ def _matmul_block(plan: _Plan, width: int) -> bool:
         return True
     if unroll > 1:
         plan.try_opt(OptOps.UNROLL, k, unroll)
-    for amount in (up_block, 2) if up_block > 1 else ():
-        if plan.try_opt(OptOps.UPCAST, block, amount):
-            break
+    _block_rows(plan, block, up_block)
     for amount in (width * vectors, width, 4, 2):
         if plan.try_opt(OptOps.UPCAST, vec, amount):
             break
     if _tile_reduce(plan, k, const_size(block_axis)):
-        _threads(plan, prefer=block)
+        _threads(plan, prefer=_split_for_cache(plan, k, block, vec_axis))
     else:
         _threads(plan, prefer=_block_axis_inside(plan, vec, block))
     return True
+
+
+def _block_rows(plan: _Plan, block: int, up_block: int) -> None:
+    """UPCAST the block axis (id ``block``) by ``up_block`` — padding it first when that does
+    not divide it and it is long (``MATMUL_PAD_ROWS``) — else by 4 or 2."""
+    size = const_size(plan.range_of(block))
+    if up_block > 1 and size is not None and size % up_block and size >= MATMUL_PAD_ROWS:
+        cores = plan.renderer.max_threads if plan.renderer.has_threads else 1
+        plan.try_opt(OptOps.PADTO, block, up_block * max(cores, 1))
+    for amount in (up_block, 4, 2) if up_block > 1 else ():
+        if plan.try_opt(OptOps.UPCAST, block, amount):
+            return
 
 
 def _dot_products(plan: _Plan, shape: MatmulShape, vec_axis: UOp, width: int) -> bool:
@@ -188,6 +211,18 @@ def _tile_reduce(plan: _Plan, k: int, rows: int | None) -> bool:
         return False
     fits = [t for t in MATMUL_TILES if size % t == 0 and size >= 2 * t]
     return any(plan.try_opt(OptOps.TILE, k, tile) for tile in fits)
+
+
+def _split_for_cache(plan: _Plan, k: int, block: int, vec: UOp) -> int:
+    """The axis THREAD splits in a tiled matmul: the block (row) axis, so every core reuses
+    the whole tile of the vector operand (K-tile x columns), unless that tile is larger than
+    ``MATMUL_CORE_TILE`` bytes: then the vector axis (``vec``: its range before the opts),
+    each core keeping its share of the tile."""
+    tile, cols = const_size(plan.range_of(k)), const_size(vec)
+    if tile is None or cols is None:
+        return block
+    nbytes = tile * cols * _value_dtype(plan.ast).itemsize
+    return vec.arg[0] if nbytes > MATMUL_CORE_TILE else block
 
 
 def _block_axis_inside(plan: _Plan, vec: int, block: int) -> int:

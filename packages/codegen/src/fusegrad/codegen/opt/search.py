@@ -63,13 +63,13 @@ class Timer(Protocol):
         ...
 
 
-_UPCASTS = (0, 2, 3, 4, 8, 16)
+_UPCASTS = (0, 2, 3, 4, 6, 8, 16)  # 6: the 6-row register block of a matmul (heuristics)
 _UNROLLS = (0, 2, 4, 8)
 _LOCALS = (2, 4, 8, 16, 32)
 _GROUPS = (4, 8, 16, 32)
-_PADS = (8, 16, 32)
+_PADS = (6, 8, 12, 16, 32)  # 6, 12: a matmul's rows to 6-row blocks (times 2 cores)
 _PARTIALS = (4, 8)
-_TILES = (4, 16, 32, 64)  # 4: small kernels (the fuzz corpus) get tiled too
+_TILES = (4, 16, 32, 64, 128)  # 4: small kernels (the fuzz corpus) get tiled too
 
 
 def _axis_actions(pos: int, kind: AxisType, renderer: Renderer) -> list[Opt]:
