@@ -56,6 +56,17 @@ def test_padded_rows_skip_their_reduction(target: str, variant: str) -> None:
     np.testing.assert_allclose(got, c.expected[0].reshape(-1), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("target", ["scalar", "cpu"])
+def test_a_loop_whose_stores_are_all_masked_goes_under_the_if(target: str) -> None:
+    """The row mask ``i < 6`` does not depend on the column loop: the IF goes around the
+    whole column loop (once per row), not inside it (once per element)."""
+    uops = _program("padded_matmul", target, "plain")
+    ((start, stop),) = _spans(uops)
+    loops = [u.arg[0] for u in uops[start:stop] if u.op is Ops.RANGE]
+    outer = [u.arg[0] for u in uops[:start] if u.op is Ops.RANGE]
+    assert outer == [0] and loops == [1, 2]
+
+
 def test_vector_store_inside() -> None:
     uops = _program("padded_matmul", "cpu", "opt")
     ((start, stop),) = _spans(uops)

@@ -132,6 +132,44 @@ class _Blocks:
             else:
                 self.items[stack[-1]].append((i, i))
 
+    def span_gate(self, start: int, stop: int) -> UOp | None:
+        """The condition ``g`` when the loop spanning ``[start, stop]`` does all its stores
+        inside IF(g) blocks, ``g`` computed before the loop and no BARRIER in it: the whole
+        loop may go under one IF(g) instead."""
+        uops = self.uops
+        if uops[start].op is not Ops.RANGE:
+            return None
+        gate: UOp | None = None
+        for p in range(start + 1, stop):
+            u = uops[p]
+            if u.op is Ops.BARRIER:
+                return None
+            if u.op is not Ops.STORE:
+                continue
+            g = self._enclosing_if_gate(p, start)
+            if g is None or (gate is not None and g is not gate):
+                return None
+            gate = g
+        if gate is None or self.position(gate) > start:
+            return None
+        return gate
+
+    def _enclosing_if_gate(self, p: int, limit: int) -> UOp | None:
+        """The condition of the outermost IF around position ``p`` inside position ``limit``."""
+        found: UOp | None = None
+        block = self.owner[p]
+        while block > limit:
+            if self.gates.get(block) is not None:
+                found = self.gates[block]
+            block = self.parent[block]
+        return found
+
+    def position(self, u: UOp) -> int:
+        """Where ``u`` is in the program (-1: not in it)."""
+        if not hasattr(self, "_pos"):
+            self._pos = {x: i for i, x in enumerate(self.uops)}
+        return self._pos.get(u, -1)
+
     def under_gate(self, block: int, gate: UOp) -> bool:
         """``block`` is (inside) an IF on ``gate``."""
         while block != -1:
@@ -191,19 +229,26 @@ class _Group:
         outside = [
             q for p in range(start, stop + 1) for q in self.users[p] if not start <= q <= stop
         ]
-        gated = start == stop and _gate_of_store(nodes[0]) is self.gate
+        gated = self.gate_of(k) is self.gate
         return (gated or bool(outside)) and all(self.item_of.get(q, -1) in inside for q in outside)
 
     def members(self) -> set[int]:
         """The items that go under the IF: the gated stores and what only they use."""
         inside: set[int] = set()
-        uops = self.blocks.uops
         for k in range(len(self.items) - 1, -1, -1):
             if self._joins(k, inside):
                 inside.add(k)
-        if not any(_gate_of_store(uops[self.items[k][0]]) is self.gate for k in inside):
+        if not any(self.gate_of(k) is self.gate for k in inside):
             return set()
         return inside
+
+    def gate_of(self, k: int) -> UOp | None:
+        """The condition item ``k`` is gated by as a whole (a gated store, or a loop whose
+        stores are all under IF(g)), else None."""
+        start, stop = self.items[k]
+        if start == stop:
+            return _gate_of_store(self.blocks.uops[start])
+        return self.blocks.span_gate(start, stop)
 
     def order(self, inside: set[int]) -> list[int] | None:
         """The block's items with ``inside`` moved together (after the others of their span),
@@ -224,7 +269,7 @@ class _Group:
 def _worth_it(group: _Group, inside: set[int]) -> bool:
     """More than the stores and their indexes move: there is work to skip."""
     uops = group.blocks.uops
-    stores = [k for k in inside if uops[group.items[k][0]].op is Ops.STORE]
+    stores = [k for k in inside if group.gate_of(k) is group.gate]
     work = [
         k
         for k in inside
@@ -278,9 +323,29 @@ def _candidates(blocks: _Blocks) -> list[tuple[int, UOp]]:
     found: dict[tuple[int, UOp], None] = {}
     for i, u in enumerate(blocks.uops):
         gate = _gate_of_store(u)
+        if u.op is Ops.END:
+            start = blocks.position(u.src[0])
+            gate = blocks.span_gate(start, i)
         if gate is not None and not blocks.under_gate(blocks.owner[i], gate):
             found[(blocks.owner[i], gate)] = None
     return list(found)
+
+
+def _drop_nested_ifs(uops: list[UOp]) -> list[UOp]:
+    """IF/ENDIF pairs inside an IF on the same condition removed (the outer one decides)."""
+    stack: list[UOp] = []
+    dropped: set[UOp] = set()
+    out = []
+    for u in uops:
+        if u.op is Ops.IF:
+            if any(x.src[0] is u.src[0] for x in stack):
+                dropped.add(u)
+            stack.append(u)
+        elif u.op is Ops.ENDIF:
+            stack.pop()
+        if u not in dropped and not (u.op is Ops.ENDIF and u.src[0] in dropped):
+            out.append(u)
+    return out
 
 
 def add_if_blocks(uops: list[UOp]) -> list[UOp]:
@@ -307,7 +372,7 @@ def add_if_blocks(uops: list[UOp]) -> list[UOp]:
             order = group.order(inside) if inside and _worth_it(group, inside) else None
             if order is not None:
                 serial += 1
-                uops = _form_if(uops, group, order, serial)
+                uops = _drop_nested_ifs(_form_if(uops, group, order, serial))
                 break
         else:
             return uops
