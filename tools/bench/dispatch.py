@@ -6,7 +6,9 @@ CPU device's cores.
    step depending on the one before: graph build + schedule-cache hit + kernel launch, with a
    single wait at the end (``x.item()``). Also timed apart: the same loop with a wait after
    every step, graph build alone (``x + 1``), ``get_kernel_graph`` alone (a schedule-cache
-   hit) and ``run_graph`` alone (encoding and submitting the cached kernel graph). Target:
+   hit) and ``run_graph`` alone (encoding and submitting the cached kernel graph), and what
+   ``realize`` does on a cache hit: ``lookup_schedule`` + ``run_template`` (the launches
+   encoded straight from the cached template, new output buffers included). Target:
    <= 300 us per step. Run in child processes once per ring kind: the compiled ring
    (``HCQ_COMPILED=1``, the default) and the Python ring (``HCQ_COMPILED=0``, the reference).
 2. **TinyJit replay**: captures of 8 and 64 dependent 1-element kernels replayed; the slope is
@@ -73,7 +75,8 @@ def dispatch_overhead(repeats: int) -> dict[str, Timing]:
     """Per-step times of the 1-element dependent chain and of its parts."""
     from fusegrad import Tensor
     from fusegrad.codegen import get_kernel_graph
-    from fusegrad.engine.launch import run_graph, synchronize
+    from fusegrad.codegen.schedule import lookup_schedule
+    from fusegrad.engine.launch import run_graph, run_template, synchronize
     from fusegrad.uop import UOp
 
     x = Tensor([0.0]).realize()
@@ -101,6 +104,7 @@ def dispatch_overhead(repeats: int) -> dict[str, Timing]:
     graph = get_kernel_graph(sink)
     schedule = _repeat(lambda: get_kernel_graph(sink))
     launch = _repeat(lambda: run_graph(graph), synchronize)  # no allocations: same output
+    hit = _repeat(lambda: run_template(lookup_schedule(sink)), synchronize)
 
     return {
         "chain (realize, one wait at the end)": _timed(chain, repeats, STEPS),
@@ -108,6 +112,7 @@ def dispatch_overhead(repeats: int) -> dict[str, Timing]:
         "graph build only (x + 1)": _timed(build, repeats, STEPS),
         "get_kernel_graph only (cache hit)": _timed(schedule, repeats, STEPS),
         "run_graph only (encode + submit)": _timed(launch, repeats, STEPS),
+        "cache hit: lookup + run_template": _timed(hit, repeats, STEPS),
     }
 
 

@@ -586,21 +586,22 @@ def _replay_fast(plan: _Plan, runtime: list[Buffer], values: dict[str, int]) -> 
     """One queue with every launch, submitted once."""
     assert plan.device is not None
     handles = [r.opaque for r in runtime]
-    commands = list(plan.commands)
+    start, end = timestamp_pair()
+    head, tail = HWQueue().timestamp(start).timestamp(end).commands
+    commands = [head, *plan.commands, tail]  # the launches at 1..n, between the timestamps
     ops, mem = plan.work
     for i in plan.dynamic:
         launch = plan.launches[i]
         kernel = launch.kernel
         if not kernel.var_names:
-            commands[i] = _slot_command(launch, handles)
+            commands[i + 1] = _slot_command(launch, handles)
             continue
-        commands[i] = _command(launch, values, handles)
+        commands[i + 1] = _command(launch, values, handles)
         if kernel.fixed is None:
             o, m = kernel.work({n: values.get(n, 0) for n in kernel.var_names})
             ops, mem = ops + o, mem + m
-    start, end = timestamp_pair()
-    head, tail = HWQueue().timestamp(start).timestamp(end).commands
-    submit_commands(plan.device, [head, *commands, tail], [*plan.keep, *runtime], [(start, end)])
+    # the flight keeps the two lists (and so their buffers) alive: no per-call copy of them
+    submit_commands(plan.device, commands, [plan.keep, runtime], [(start, end)])
     GlobalCounters.kernel_count += len(plan.launches)
     GlobalCounters.global_ops += ops
     GlobalCounters.global_mem += mem

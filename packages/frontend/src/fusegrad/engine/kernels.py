@@ -43,15 +43,17 @@ def _whole_buffer(view: UOp, shape: tuple[Any, ...]) -> UOp | None:
     return base.reshape(shape)
 
 
-def _schedule(targets: Sequence[UOp]) -> list[UOp]:
+def _schedule(targets: Sequence[UOp]) -> tuple[list[UOp], bool]:
+    """The views holding ``targets`` once computed, and whether they are known to be whole
+    buffers of the targets' shapes already (a cache hit of such a schedule)."""
     sink = UOp.sink(*targets)
     lookup = lookup_schedule(sink)
-    views = run_template(lookup)  # a cache hit runs without building a kernel graph
-    if views is not None:
-        return views
+    hit = run_template(lookup)  # a cache hit runs without building a kernel graph
+    if hit is not None:
+        return hit
     kg = lookup.kernel_graph()
     run_graph(kg)
-    return [kg.becomes[t] for t in sink.src]
+    return [kg.becomes[t] for t in sink.src], False
 
 
 class KernelExecutor:
@@ -62,12 +64,15 @@ class KernelExecutor:
     def realize(self, targets: Sequence[UOp]) -> list[UOp]:
         """Buffer views ``BUFFER.reshape(shape)`` holding the values of ``targets`` (one
         schedule for all of them; assigns performed)."""
-        views = _schedule(targets)
+        views, whole = _schedule(targets)
+        if whole:
+            return views
         shapes = [tuple(t.shape) for t in targets]
         out: list[UOp | None] = [_whole_buffer(v, s) for v, s in zip(views, shapes, strict=True)]
         copy = [i for i, o in enumerate(out) if o is None]
         if copy:
-            copied = _schedule([UOp(Ops.CONTIGUOUS, views[i].dtype, (views[i],)) for i in copy])
+            copies = [UOp(Ops.CONTIGUOUS, views[i].dtype, (views[i],)) for i in copy]
+            copied, _ = _schedule(copies)
             for i, view in zip(copy, copied, strict=True):
                 out[i] = _whole_buffer(view, shapes[i])
                 if out[i] is None:

@@ -6,6 +6,12 @@ of its device's signal, and the new queue starts by waiting for that step: acros
 calls run in the scheduler's order, on one device the ring keeps it. Nothing here waits on
 the host; ``synchronize`` (called where results are read) does.
 
+A schedule-cache hit skips the kernel graph: ``run_template`` encodes the cached template's
+launches from a per-template recipe (loaded kernels, buffer slots, Variables; worked out on
+the first hit, dropped by ``clear_kernels``) into one queue, and hands back the output views.
+Templates with copies, memory-planned arenas or several devices, and ``DEBUG>=1``, take the
+kernel-graph path (``run_graph``).
+
 Each kernel launch is bracketed by timestamps; ``GlobalCounters.time_sum_s`` adds them up
 once their queue is known to be done. ``kernel_count``, ``global_ops`` and ``global_mem``
 count at submission, from the ProgramSpec's estimates at the launch's Variable values.
@@ -28,7 +34,7 @@ from fusegrad.engine.counters import GlobalCounters
 from fusegrad.engine.host import HOST
 from fusegrad.engine.programs import RECIPES, Kernel, get_kernel
 from fusegrad.runtime import Buffer, Compiled, Device, HWQueue, Signal
-from fusegrad.uop import DEBUG, Ops, UOp
+from fusegrad.uop import DEBUG, Ops, UOp, prod
 
 _BUFFER_OPS = (Ops.BUFFER, Ops.BUFFER_VIEW)
 
@@ -206,9 +212,21 @@ class _Recipe:
     device: Compiled | None  # None: nothing to launch
     steps: tuple[_Step, ...]
     used: tuple[int, ...]  # the buffer indices the steps use
+    whole: bool = False  # every output is a whole buffer of its source's (int) shape
 
 
-def _make_recipe(tpl: ScheduleTemplate) -> _Recipe | None:
+def _whole(view: UOp, source: UOp) -> bool:
+    """Whether ``view`` is ``BUFFER`` or ``BUFFER.reshape(s)``, all of the buffer, with the
+    int shape of ``source`` (then every instantiation is the executor's result form)."""
+    base = view.src[0] if view.op is Ops.RESHAPE else view
+    if base.op is not Ops.BUFFER or base.dtype != view.dtype:
+        return False
+    shape = tuple(view.shape)
+    ints = all(isinstance(s, int) for s in shape)
+    return ints and shape == tuple(source.shape) and prod(shape) == base.arg
+
+
+def _make_recipe(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> _Recipe | None:
     """The recipe of ``tpl``, or None where the general path is needed: copies, BUFFER_VIEWs
     (memory-planned arenas), several devices."""
     index = {b: i for i, b in enumerate((*tpl.inputs, *tpl.allocate))}
@@ -219,7 +237,7 @@ def _make_recipe(tpl: ScheduleTemplate) -> _Recipe | None:
     ):
         return None
     if not names:
-        return _Recipe("", None, (), ())
+        return _Recipe("", None, (), ())  # nothing to launch (outputs are views of inputs)
     name = names.pop()
     device = _device(name)
     steps = []
@@ -229,16 +247,17 @@ def _make_recipe(tpl: ScheduleTemplate) -> _Recipe | None:
         slots = tuple(index[b] for b in bufs)
         steps.append(_Step(kernel, slots, tuple(by_name[n] for n in kernel.var_names)))
     used = tuple(sorted({i for step in steps for i in step.slots}))
-    return _Recipe(name, device, tuple(steps), used)
+    whole = all(_whole(o, src) for o, src in zip(tpl.outputs, sources, strict=True))
+    return _Recipe(name, device, tuple(steps), used, whole)
 
 
-def _recipe(tpl: ScheduleTemplate) -> _Recipe | None:
+def _recipe(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> _Recipe | None:
     found = RECIPES.get(id(tpl))
     if found is not None and found[0] is tpl:
         recipe: _Recipe | None = found[1]
         if recipe is None or not recipe.steps or recipe.device is _device(recipe.name):
             return recipe
-    recipe = _make_recipe(tpl)
+    recipe = _make_recipe(tpl, sources)
     if len(RECIPES) >= _MAX_RECIPES:
         RECIPES.clear()  # templates the schedule cache evicted go with the rest
     RECIPES[id(tpl)] = (tpl, recipe)
@@ -248,14 +267,15 @@ def _recipe(tpl: ScheduleTemplate) -> _Recipe | None:
 _MAX_RECIPES = 1024
 
 
-def run_template(lookup: ScheduleLookup) -> list[UOp] | None:
+def run_template(lookup: ScheduleLookup) -> tuple[list[UOp], bool] | None:
     """Run a schedule-cache hit without building its kernel graph: new buffers, the cached
     launches encoded straight from the template, one submission. Returns the view of each
-    sink source, or None where the general path (``run_graph``) is needed."""
+    sink source and whether all are whole buffers of their source's shape (``BUFFER`` or
+    ``BUFFER.reshape(shape)``), or None where the general path (``run_graph``) is needed."""
     tpl = lookup.template
     if tpl is None or DEBUG >= 1:
         return None
-    recipe = _recipe(tpl)
+    recipe = _recipe(tpl, lookup.sink.src)
     if recipe is None:
         return None
     new = [UOp.new_buffer(p.src[1].arg, p.arg, p.dtype) for p in tpl.allocate]
@@ -275,7 +295,7 @@ def run_template(lookup: ScheduleLookup) -> list[UOp] | None:
                 }
                 _encode_launch(batch, kernel, [runtime[i] for i in step.slots], values)
             _submit(batch)
-    return lookup.views(new)
+    return lookup.views(new), recipe.whole
 
 
 def _host_bytes(buf: Buffer, nbytes: int) -> memoryview | None:
@@ -349,13 +369,13 @@ def run_graph(kg: KernelGraph) -> None:
 def submit_commands(
     name: str,
     commands: Sequence[Any],
-    keep: Sequence[Buffer] = (),
+    keep: Sequence[Any] = (),
     timings: Sequence[tuple[Signal, Signal]] = (),
 ) -> None:
     """Submit prebuilt queue ``commands`` (a TinyJit replay) to device ``name`` as one queue
     in the engine's order: after the work already submitted to other devices, tracked by
-    ``synchronize``, ``keep`` held alive until it is done, ``timings`` added to
-    ``GlobalCounters.time_sum_s``."""
+    ``synchronize``, ``keep`` (buffers, or lists of them) held alive until it is done,
+    ``timings`` added to ``GlobalCounters.time_sum_s``."""
     with _STATE.lock:
         _settle()
         batch = _open(name)

@@ -87,8 +87,9 @@ def realize_uops(uops: Sequence[UOp]) -> tuple[list[UOp], dict[UOp, UOp]]:
     the buffer view under it. Callers replace these in the graphs they keep."""
     pending: dict[UOp, UOp] = {}
     assigns: dict[UOp, UOp] = {}
+    realized = REALIZED if len(REALIZED) else {}  # an empty table: no weak references made
     for u in uops:
-        if buffer_of(u) is None and u not in REALIZED and u not in pending:
+        if buffer_of(u) is None and u not in realized and u not in pending:
             pending[u], afters = _prepare(u)
             assigns.update((n, strip_assigns(n)) for n in afters)
     becomes: dict[UOp, UOp] = {}
@@ -98,8 +99,13 @@ def realize_uops(uops: Sequence[UOp]) -> tuple[list[UOp], dict[UOp, UOp]]:
             REALIZED.clear()  # buffers changed: remembered values may be stale
         becomes.update(assigns)
         becomes.update(zip(pending, views, strict=True))
-    out = [u if buffer_of(u) is not None else becomes.get(u, REALIZED.get(u)) for u in uops]
+    out = [u if buffer_of(u) is not None else _lookup(u, becomes) for u in uops]
     return [o for o in out if o is not None], becomes
+
+
+def _lookup(u: UOp, becomes: dict[UOp, UOp]) -> UOp | None:
+    found = becomes.get(u)
+    return found if found is not None else REALIZED.get(u)
 
 
 def read_buffer(buf: UOp) -> np.ndarray[Any, Any]:

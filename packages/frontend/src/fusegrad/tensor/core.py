@@ -569,8 +569,14 @@ class TensorCore:
 def _apply_becomes(becomes: dict[UOp, UOp]) -> None:
     """Replace computed UOps by their buffers in every live tensor's graph (tensors that need
     their graph for autograd keep it, unless it performs an assign)."""
-    for t in list(ALL_TENSORS.values()):
+    for ref in ALL_TENSORS.valuerefs():  # a list of weak references: no iteration guard
+        t = ref()
+        if t is None:
+            continue
         u = t.uop
+        op = u.op
+        if op is Ops.BUFFER or (op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER):
+            continue  # realized (the common case, checked inline: every live tensor is seen)
         if buffer_of(u) is not None:
             continue
         if t.requires_grad and not has_assign(u):
