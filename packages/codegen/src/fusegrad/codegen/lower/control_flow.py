@@ -109,7 +109,7 @@ class _Blocks:
 
     def __init__(self, uops: list[UOp]) -> None:
         self.uops = uops
-        pos = {u: i for i, u in enumerate(uops)}
+        self.pos = pos = {u: i for i, u in enumerate(uops)}
         self.owner: list[int] = []
         self.items: dict[int, list[tuple[int, int]]] = {-1: []}
         self.gates: dict[int, UOp | None] = {-1: None}  # an IF block's condition
@@ -166,9 +166,7 @@ class _Blocks:
 
     def position(self, u: UOp) -> int:
         """Where ``u`` is in the program (-1: not in it)."""
-        if not hasattr(self, "_pos"):
-            self._pos = {x: i for i, x in enumerate(self.uops)}
-        return self._pos.get(u, -1)
+        return self.pos.get(u, -1)
 
     def under_gate(self, block: int, gate: UOp) -> bool:
         """``block`` is (inside) an IF on ``gate``."""
