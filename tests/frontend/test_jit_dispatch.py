@@ -144,3 +144,32 @@ def test_jit_replay_after_executor_swap_and_back() -> None:
         set_executor(previous)
     for x, out in zip(xs, outs, strict=True):
         np.testing.assert_allclose(out, x * 2)
+
+
+def test_cache_hits_follow_a_compiler_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fusegrad.engine import programs
+    from fusegrad.runtime import Device
+
+    cpu = Device["CPU"]
+    if dict(cpu.compiler_status()).get("C") != "ok":
+        pytest.skip("no C compiler here")
+    before = cpu.renderer.suffix
+    loaded: list[Any] = []
+    real = programs.get_kernel
+
+    def recording(ast: Any, device: Any) -> Any:
+        kernel = real(ast, device)
+        loaded.append(device.renderer)
+        return kernel
+
+    x = Tensor([1.0, 2.0]).realize()
+    try:
+        for kind in ("LLVM", "C", "LLVM"):
+            cpu.select_compiler(kind)
+            monkeypatch.setattr("fusegrad.engine.launch.get_kernel", recording)
+            for _ in range(2):
+                np.testing.assert_allclose((x * 5 - 1).numpy(), [4.0, 9.0])
+            assert loaded and loaded[-1] is cpu.renderer  # the hit ran this compiler's kernel
+            loaded.clear()
+    finally:
+        cpu.select_compiler(before)

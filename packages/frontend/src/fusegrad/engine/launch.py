@@ -213,6 +213,14 @@ class _Recipe:
     steps: tuple[_Step, ...]
     used: tuple[int, ...]  # the buffer indices the steps use
     whole: bool = False  # every output is a whole buffer of its source's (int) shape
+    renderer: Any = None  # the device's renderer the kernels were loaded for
+
+    def current(self) -> bool:
+        """Whether the kernels are still those the device would run (not closed and
+        reopened, no other compiler selected since)."""
+        if not self.steps:
+            return True
+        return self.device is _device(self.name) and self.device.renderer is self.renderer
 
 
 def _whole(view: UOp, source: UOp) -> bool:
@@ -248,14 +256,14 @@ def _make_recipe(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> _Recipe | Non
         steps.append(_Step(kernel, slots, tuple(by_name[n] for n in kernel.var_names)))
     used = tuple(sorted({i for step in steps for i in step.slots}))
     whole = all(_whole(o, src) for o, src in zip(tpl.outputs, sources, strict=True))
-    return _Recipe(name, device, tuple(steps), used, whole)
+    return _Recipe(name, device, tuple(steps), used, whole, device.renderer)
 
 
 def _recipe(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> _Recipe | None:
     found = RECIPES.get(id(tpl))
     if found is not None and found[0] is tpl:
         recipe: _Recipe | None = found[1]
-        if recipe is None or not recipe.steps or recipe.device is _device(recipe.name):
+        if recipe is None or recipe.current():
             return recipe
     recipe = _make_recipe(tpl, sources)
     if len(RECIPES) >= _MAX_RECIPES:
