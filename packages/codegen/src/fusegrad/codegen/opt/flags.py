@@ -18,8 +18,9 @@ registered for the kernel's device (``register_beam_timer``; the runtime does it
 IGNORE_BEAM_CACHE = ContextVar("IGNORE_BEAM_CACHE", 0)
 """1: search again even when the on-disk BEAM cache has opts for the kernel (the new result
 is still stored)."""
-BEAM_UPCAST_MAX = ContextVar("BEAM_UPCAST_MAX", 64)
-"""BEAM skips candidates with more UPCAST/UNROLL lanes than this."""
+BEAM_UPCAST_MAX = ContextVar("BEAM_UPCAST_MAX", 128)
+"""BEAM skips candidates with more UPCAST/UNROLL lanes than this (128: a matmul's 6 x 16
+register block, which the heuristics start from, has 96)."""
 BEAM_MARGIN = ContextVar("BEAM_MARGIN", 0.02)
 """A BEAM round must be this much faster (fraction) than the best so far to continue."""
 BEAM_MAX_UOPS = ContextVar("BEAM_MAX_UOPS", 4000)
