@@ -349,3 +349,23 @@ def test_cpu_renderers_approximate_where_it_is_faster(name: str) -> None:
         assert is_native(renderer, op, dtypes.float32.vec(8)) == (op not in vectors), op
         scalar = to_program(_scalar_kernel(op, dtypes.float32, 64), renderer)
         assert any(u.op is op for u in scalar.uops) == (op not in scalars), op
+
+
+@pytest.mark.parametrize("dt", [dtypes.float32, dtypes.float64], ids=str)
+def test_c_vector_exp2_matches(dt: DType) -> None:
+    """The C renderer approximates vector EXP2: compiled by the system C compiler, bit for bit
+    the graph's results."""
+    renderers = pytest.importorskip("fusegrad.renderer")
+    try:
+        compiler = renderers.CCompiler()
+    except renderers.CCompilerNotFoundError:
+        pytest.skip("no C compiler")
+    n = 256
+    spec = to_program(_vector_kernel(Ops.EXP2, dt, n, 8), renderers.CRenderer())
+    assert not any(u.op is Ops.EXP2 for u in spec.uops)
+    xs = _vector_inputs(Ops.EXP2, dt, n)
+    out = np.zeros(n, xs.dtype)
+    sig = renderers.kernel_signature(list(spec.uops), spec.name)
+    renderers.CPUProgram(compiler.compile(spec.src), sig)([out, xs])
+    leaf = X32 if dt is dtypes.float32 else X64
+    np.testing.assert_array_equal(out, np_eval(xexp2(leaf), {leaf: xs}))
