@@ -5,7 +5,9 @@
 by every action that applies (``actions``, TILE included on CPUs), lowers the new
 candidates (in worker threads, with the timer's optional ``compile`` step there too),
 times them one after another through ``timer`` and keeps the ``width`` fastest.
-It stops when a round is not faster than the best so far by ``BEAM_MARGIN``. Candidates that
+It stops when a round is not faster than the best so far by ``BEAM_MARGIN``; the two fastest
+of the start and of every round are then timed again (``CONFIRM_RUNS``) and the fastest of
+them wins, so one noisy measurement on a busy machine does not decide. Candidates that
 fail to lower or compile, exceed ``BEAM_UPCAST_MAX`` lanes or ``BEAM_MAX_UOPS`` uops, or
 that the timer rejects (raises, returns inf) are skipped.
 
@@ -246,6 +248,21 @@ def _measure(
     return sorted((c for c in out if math.isfinite(c.seconds)), key=lambda c: c.seconds)
 
 
+#: times each finalist (the two fastest of every round) is run again before BEAM picks one
+CONFIRM_RUNS = 2
+
+
+def _confirm(finalists: list[Candidate], renderer: Renderer, timer: Timer) -> Candidate:
+    """The fastest of ``finalists`` after timing each ``CONFIRM_RUNS`` more times (keeping its
+    fastest time): one lucky or unlucky measurement on a busy machine no longer decides."""
+    out = []
+    for c in finalists:
+        spec = _lower(c, renderer, timer)
+        times = [c.seconds] + [_time(spec, timer) for _ in range(CONFIRM_RUNS)]
+        out.append(Candidate(c.opts, c.ast, min(times)))
+    return min(out, key=lambda c: c.seconds)
+
+
 def _unique(cands: list[Candidate], seen: set[UOp]) -> list[Candidate]:
     out = []
     for c in cands:
@@ -297,12 +314,15 @@ def beam_search(
     if not start:
         raise RuntimeError("beam_search: the kernel does not run with this timer")
     best, beam, seen = start[0], start, {ast}
+    finalists = start[:2]
     for rnd in range(max_rounds):
         cands = _unique([n for c in beam for n in _extend(c, renderer)], seen)
         timed = _measure(cands, renderer, timer, f"BEAM round {rnd + 1}")
+        finalists += timed[:2]
         if not timed or timed[0].seconds >= best.seconds * (1 - float(BEAM_MARGIN.value)):
             break
         best, beam = timed[0], timed[:width]
+    best = _confirm(finalists, renderer, timer)
     if DEBUG >= 2:
         print(f"BEAM: {list(best.opts)} in {best.seconds * 1e6:.1f} us")
     store_opts(ast, renderer, width, best.opts)
