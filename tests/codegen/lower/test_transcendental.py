@@ -5,12 +5,14 @@ against NumPy long double. The same graphs on vectors: the pipeline keeps them w
 lane-by-lane split), the PYTHON emulator and the LLVM-compiled kernel agree bit for bit.
 
 Stated bounds (ulp of the correctly rounded result): float32 exp2 <= 1.5, log2 <= 0.51,
-sin <= 0.51 (every finite float32), sqrt <= 1; float64 exp2 <= 1.5, log2 <= 2, sin <= 2 for
+sin <= 0.51 (every finite float32), sqrt <= 1; on targets without float64: log2 <= 2,
+sin <= 2; float64 exp2 <= 1.5, log2 <= 2, sin <= 2 for
 |x| < 2**50 (beyond: a value in [-1, 1]); special values (NaN, +-inf, +-0.0, subnormals)
 exact."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -80,6 +82,14 @@ def test_log2_accuracy() -> None:
 
 def test_sin_accuracy() -> None:
     _check("sin", xsin, np.sin, _sweep(-1000, 1000), 0.51)
+
+
+def test_float32_without_float64_accuracy() -> None:
+    """Targets without float64 get float32-only sin/log2 (Dekker/two-sum pairs instead)."""
+    _check("sin narrow", functools.partial(xsin, wide=False), np.sin, _sweep(-1000, 1000), 2.0)
+    xs = _sweep(0, 4)
+    both = np.concatenate([xs, np.abs(xs[:400_000])])
+    _check("log2 narrow", functools.partial(xlog2, wide=False), np.log2, both, 2.0)
 
 
 def test_sqrt_accuracy() -> None:
@@ -369,3 +379,21 @@ def test_c_vector_exp2_matches(dt: DType) -> None:
     renderers.CPUProgram(compiler.compile(spec.src), sig)([out, xs])
     leaf = X32 if dt is dtypes.float32 else X64
     np.testing.assert_array_equal(out, np_eval(xexp2(leaf), {leaf: xs}))
+
+
+class _NoFloat64Target(_targets.ScalarTestRenderer):
+    """A scalar target without float64 (and without transcendentals)."""
+
+    suffix = "TESTNOF64"
+    supported_dtypes = _targets.ScalarTestRenderer.supported_dtypes - {dtypes.float64}
+
+
+@pytest.mark.parametrize("op", [Ops.SIN, Ops.LOG2], ids=lambda o: o.name)
+def test_no_float64_target_gets_float32_only_graphs(op: Ops) -> None:
+    n = 64
+    spec = to_program(_scalar_kernel(op, dtypes.float32, n), _NoFloat64Target())
+    assert not any(u.dtype.scalar() is dtypes.float64 for u in spec.uops)
+    xs = _vector_inputs(op, dtypes.float32, n)
+    got = _targets.run_program(spec, [np.zeros(n, np.float32), xs])[0]
+    fn = functools.partial(xsin if op is Ops.SIN else xlog2, wide=False)
+    np.testing.assert_array_equal(got, np_eval(fn(X32), {X32: xs}))

@@ -29,12 +29,15 @@ the dtype at the true result):
 * ``xlog2``: ``x = m * 2**e`` with ``m`` in ``[sqrt(1/2), sqrt(2))`` (subnormals scaled up
   by ``2**64`` first), ``log2(m) = 2/ln2 * atanh(t)`` with ``t = (m-1)/(m+1)``, odd
   polynomial in ``t``. float32 evaluates ``t`` and the polynomial in float64 and rounds
-  once: <= 0.51 ulp. float64 corrects ``t`` to twice the precision (Dekker): <= 2 ulp.
+  once: <= 0.51 ulp. float64 (and float32 on a target without float64) corrects ``t`` to
+  twice the precision (Dekker): <= 2 ulp.
 * ``xsin``: float32: Payne-Hanek reduction in exact integer arithmetic for ``|x| >= 1/2``
   (the 24-bit mantissa times a 96-bit window of 2/pi chosen by the exponent, from a 256-bit
   table: quarter turns exact to 2**-70 over the whole finite range; the fraction converted
   to float64 and scaled by pi/2), Taylor polynomials for sin/cos on ``[-pi/4, pi/4]`` in
-  float64, one rounding to float32. Bound: <= 0.51 ulp over every finite float32.
+  float64, one rounding to float32. Bound: <= 0.51 ulp over every finite float32. On a
+  target without float64 the fraction becomes a float32 pair (exact pieces, two-sums,
+  Dekker product with pi/2) and minimax polynomials run in float32: <= 2 ulp.
   float64: Cody-Waite with pi/2 in four parts (three of 23 bits) and ``n`` split into
   28 + 22 bits, so every product is exact, summed with exact two-sums: <= 2 ulp for
   ``|x| < 2**50``. For ``|x| >= 2**50`` float64 has no exact reduction here: the result is
@@ -50,6 +53,7 @@ the dtype at the true result):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -190,6 +194,7 @@ def xexp2(x: UOp) -> UOp:
 
 _LN2 = math.log(2)
 _LOG2_F32 = [2 / _LN2 / (2 * k + 1) for k in range(7)]  # evaluated in float64
+_LOG2_F32_NARROW = [2 / _LN2 / (2 * k + 1) for k in range(5)]  # evaluated in float32
 _LOG2_F64 = [2 / _LN2 / (2 * k + 1) for k in range(12)]
 
 
@@ -227,18 +232,21 @@ def _log2_f32(m: UOp, e: UOp) -> UOp:
     return out.cast(m.dtype)
 
 
-def _log2_f64(m: UOp, e: UOp) -> UOp:
+def _log2_same_width(m: UOp, e: UOp) -> UOp:
+    """e + log2(m) in m's own dtype, ``t`` corrected to twice the precision (Dekker)."""
+    coefficients = _LOG2_F64 if m.dtype.scalar() is dtypes.float64 else _LOG2_F32_NARROW
     t = _atanh_ratio(m)
-    c_hi, c_lo = _const_pair(m, _LOG2_F64[0])
+    c_hi, c_lo = _const_pair(m, coefficients[0])
     t2 = t * t
-    rest = t * c_lo + t * t2 * _poly(t2, _LOG2_F64[1:])
+    rest = t * c_lo + t * t2 * _poly(t2, coefficients[1:])
     return e + (t * c_hi + rest)
 
 
-def xlog2(x: UOp) -> UOp:
-    """log2(x) (float32/float64)."""
+def xlog2(x: UOp, wide: bool = True) -> UOp:
+    """log2(x) (float32/float64); ``wide=False``: float32 without float64 steps."""
     m, e = _mantissa_exponent(x)
-    out = (_log2_f32 if x.dtype.scalar() is dtypes.float32 else _log2_f64)(m, e)
+    f32 = x.dtype.scalar() is dtypes.float32
+    out = (_log2_f32 if f32 and wide else _log2_same_width)(m, e)
     out = _where(x.ne(math.inf), out, math.inf)
     out = _where(x.ne(0.0), out, -math.inf)
     return _where((x < 0.0) | _is_nan(x), _c(x, math.nan), out)
@@ -250,6 +258,11 @@ def xlog2(x: UOp) -> UOp:
 # below 2**-36 relative)
 _SIN_F32 = [(-1) ** k / math.factorial(2 * k + 1) for k in range(6)]
 _COS_F32 = [(-1) ** k / math.factorial(2 * k) for k in range(7)]
+# float32 without float64: minimax polynomials evaluated in float32
+_SIN_F32_NARROW = [0.9999999999954468, -0.1666666663042193, 0.008333328688192393,
+                   -0.0001983917784700237, 2.7171486706688286e-06]  # fmt: skip
+_COS_F32_NARROW = [0.9999999999438662, -0.4999999957122314, 0.04166661320735704,
+                   -0.0013886528483017524, 2.43726259782015e-05]  # fmt: skip
 _SIN_F64 = [(-1) ** k / math.factorial(2 * k + 1) for k in range(9)]
 _COS_F64 = [(-1) ** k / math.factorial(2 * k) for k in range(10)]
 # 2/pi as 8 little-endian 32-bit words: floor(2/pi * 2**256)
@@ -283,25 +296,48 @@ def _window(ax: UOp) -> tuple[UOp, list[UOp]]:
     return mant, [v.cast(u64) for v in w]
 
 
-def _reduce_f32(ax: UOp) -> tuple[UOp, UOp]:
-    """(quadrant in 0..3 as int32, r in [-pi/4, pi/4] as float64) with |x| = (quadrant + 4k)
-    * pi/2 + r, for float32 |x| >= 1/2, by exact integer arithmetic (Payne-Hanek): the 24-bit
-    mantissa times a 96-bit window of 2/pi chosen by the exponent gives the quarter turns to
-    2**-70. Only 32x32->64-bit products, 64-bit adds/shifts and int32 -> float64
-    conversions: all vector instructions on common CPUs."""
+def _quarter_turns(ax: UOp) -> tuple[UOp, UOp, UOp]:
+    """Payne-Hanek for float32 |x| >= 1/2 in exact integer arithmetic: the 24-bit mantissa
+    times a 96-bit window of 2/pi chosen by the exponent gives the quarter turns to 2**-70.
+    (quadrant in 0..3 as int32, the fraction of a quarter turn as uint64 in units of 2**-62
+    offset by 2**61, the next 32 bits as uint64.) Only 32x32->64-bit products and 64-bit
+    adds/shifts: vector instructions on common CPUs."""
     mant, (w_lo, w_mid, w_hi) = _window(ax)
     p_lo, p_mid, p_hi = mant * w_lo, mant * w_mid, mant * w_hi
     mid_full = p_mid + (p_lo >> 32)
     hi = (p_hi + (mid_full >> 32) + 0x20000000) & _M32  # + 2**93: round to nearest quadrant
     quadrant = (hi >> 30).cast(_like(ax, dtypes.int32))
-    # the fraction of a quarter turn, 62 bits (offset by 2**61), then 31 more bits
-    frac = ((hi & 0x3FFFFFFF) << 32) | (mid_full & _M32)
+    return quadrant, ((hi & 0x3FFFFFFF) << 32) | (mid_full & _M32), p_lo & _M32
+
+
+def _reduce_f32(ax: UOp) -> tuple[UOp, UOp]:
+    """(quadrant, r in [-pi/4, pi/4] as float64) with |x| = (quadrant + 4k) * pi/2 + r, for
+    float32 |x| >= 1/2: ``_quarter_turns``, the fraction converted to float64 through int32
+    pieces (vector conversions) and scaled by pi/2."""
+    quadrant, frac, p_lo = _quarter_turns(ax)
     f64 = _like(ax, dtypes.float64)
     top = (_small_int_float(frac >> 31, f64) - 2.0**30) * 2.0**31
     low = _small_int_float(frac & 0x7FFFFFFF, f64)
-    lowest = _small_int_float((p_lo & _M32) >> 1, f64) * 2.0**-31
+    lowest = _small_int_float(p_lo >> 1, f64) * 2.0**-31
     turns = top + (low + lowest)  # exact but for the last two adds: relative error 2**-52
     return quadrant, turns * (math.pi / 2 * 2.0**-62)
+
+
+def _reduce_f32_narrow(ax: UOp) -> tuple[UOp, UOp]:
+    """``_reduce_f32`` without float64: the fraction as a float32 pair (exact pieces of at
+    most 24 bits, two-sums), times pi/2 as a pair (Dekker); r as float32."""
+    quadrant, frac, p_lo = _quarter_turns(ax)
+    i32, f32 = _like(ax, dtypes.int32), ax.dtype
+    pieces = [
+        ((frac >> 38).cast(i32) - (1 << 23)).cast(f32) * 2.0**-24,  # offset removed
+        ((frac >> 14) & 0xFFFFFF).cast(i32).cast(f32) * 2.0**-48,
+        (frac & 0x3FFF).cast(i32).cast(f32) * 2.0**-62 + (p_lo >> 8).cast(i32).cast(f32) * 2.0**-86,
+    ]  # fmt: skip
+    turns, err = _two_sum(pieces[0], pieces[1])
+    err = err + pieces[2]
+    pio2_hi, pio2_lo = _const_pair(turns, math.pi / 2)
+    r, r_err = _two_prod(turns, pio2_hi)
+    return quadrant, r + (r_err + (turns * pio2_lo + err * pio2_hi))
 
 
 # pi/2 in four parts, the first three of 23 significant bits: a part times an integer of at
@@ -347,20 +383,22 @@ def _sign_flip(value: UOp, quadrant: UOp, sign_bit: UOp) -> UOp:
     return (value.bitcast(idt) ^ sign_bit ^ flip).bitcast(value.dtype)
 
 
-def _sin_f32(ax: UOp) -> tuple[UOp, UOp]:
-    """(|sin| or |cos| of the reduced argument, quadrant): the polynomials run in float64 on
-    the float64 reduced argument, so the float32 result rounds once."""
+def _sin_f32(ax: UOp, wide: bool) -> tuple[UOp, UOp]:
+    """(|sin| or |cos| of the reduced argument, quadrant). ``wide``: the polynomials run in
+    float64 on the float64 reduced argument, so the float32 result rounds once; else all in
+    float32."""
     small = ax < 0.5
     big = _where(ax < math.inf, ax, 1.0)  # inf/NaN: any finite stand-in
-    quadrant, r = _reduce_f32(_where(small, _c(ax, 1.0), big))
+    reduce = _reduce_f32 if wide else _reduce_f32_narrow
+    quadrant, r = reduce(_where(small, _c(ax, 1.0), big))
     quadrant = _where(small, UOp.const(quadrant.dtype, 0), quadrant)
     r = _where(small, ax.cast(r.dtype), r)
-    odd = (quadrant & 1).ne(0)
-    value = _where(odd, _poly(r * r, _COS_F32), _sin_kernel(r, _SIN_F32))
+    sin_c, cos_c = (_SIN_F32, _COS_F32) if wide else (_SIN_F32_NARROW, _COS_F32_NARROW)
+    value = _where((quadrant & 1).ne(0), _poly(r * r, cos_c), _sin_kernel(r, sin_c))
     return value.cast(ax.dtype), quadrant
 
 
-def _sin_f64(ax: UOp) -> tuple[UOp, UOp]:
+def _sin_f64(ax: UOp, wide: bool) -> tuple[UOp, UOp]:
     exact = ax < _F64_EXACT
     quadrant, r, r_lo = _reduce_f64(_where(exact, ax, 1.0))
     # |x| >= 2**50 (and inf/NaN): no exact reduction here; r = 0 keeps the result in [-1, 1]
@@ -372,10 +410,10 @@ def _sin_f64(ax: UOp) -> tuple[UOp, UOp]:
     return _where((quadrant & 1).ne(0), cos_v, sin_v), quadrant
 
 
-def xsin(x: UOp) -> UOp:
-    """sin(x) (float32/float64)."""
+def xsin(x: UOp, wide: bool = True) -> UOp:
+    """sin(x) (float32/float64); ``wide=False``: float32 without float64 steps."""
     ax, sign_bit = _abs_bits(x)
-    value, quadrant = (_sin_f32 if x.dtype.scalar() is dtypes.float32 else _sin_f64)(ax)
+    value, quadrant = (_sin_f32 if x.dtype.scalar() is dtypes.float32 else _sin_f64)(ax, wide)
     return _where(_is_nan(x - x), _c(x, math.nan), _sign_flip(value, quadrant, sign_bit))
 
 
@@ -480,16 +518,24 @@ def needs_approximation(census: Census, ctx: LowerContext) -> bool:
     return any(op not in table or (census.vectors and op in vectors) for op in present)
 
 
+def _approximation(ctx: LowerContext, op: Ops) -> Callable[[UOp], UOp]:
+    """The approximation of ``op`` for the target: float32 sin/log2 take float64 steps only
+    where the target has float64."""
+    if op in (Ops.SIN, Ops.LOG2) and dtypes.float64 not in ctx.renderer.supported_dtypes:
+        return functools.partial(xsin if op is Ops.SIN else xlog2, wide=False)
+    return _UNARY[op]
+
+
 def _approximate(ctx: LowerContext, u: UOp) -> UOp | None:
     if is_native(ctx.renderer, u.op, u.dtype) or not dtypes.is_float(u.dtype.scalar()):
         return None
-    return _on_operands(u, _UNARY[u.op])
+    return _on_operands(u, _approximation(ctx, u.op))
 
 
 def _native_or_approx(ctx: LowerContext, op: Ops, dt: DType) -> Callable[[UOp], UOp]:
     if is_native(ctx.renderer, op, dt):
         return lambda v: UOp(op, v.dtype, (v,))
-    return _UNARY[op]
+    return _approximation(ctx, op)
 
 
 def _approximate_pow(ctx: LowerContext, u: UOp) -> UOp | None:
