@@ -110,6 +110,62 @@ def _pairs(sink: UOp) -> list[tuple[UOp, UOp]]:
     return sorted(found, key=lambda p: nesting_key(p[0]))
 
 
+def _coefficients(x: UOp, a: UOp, b: UOp) -> tuple[int, int] | None:
+    """(coefficient of ``a``, of ``b``) in index sum ``x`` when both appear only as
+    ``r`` or ``r * c`` terms of it (a WHERE's branches are sums of their own); None when
+    either appears any other way."""
+    ca = cb = 0
+    for t in _terms(x):
+        if not _uses(t, a, b):
+            continue
+        r, c = t, 1
+        if t.op is Ops.MUL and t.src[1].op is Ops.CONST and type(t.src[1].arg) is int:
+            r, c = t.src[0], t.src[1].arg
+        if r is a:
+            ca += c
+        elif r is b:
+            cb += c
+        elif t.op is Ops.WHERE and _same_shape(t.src[1], a, b) and _same_shape(t.src[2], a, b):
+            continue  # the condition is a root of its own
+        else:
+            return None
+    return ca, cb
+
+
+def _uses(x: UOp, a: UOp, b: UOp) -> bool:
+    """``a`` or ``b`` is in index math ``x`` itself (not only behind a load or a condition,
+    whose own index math is checked where it is used)."""
+    if a not in x.ranges and b not in x.ranges:
+        return False
+    walk = x.toposort(gate=lambda u: u.dtype.scalar() is dtypes.weakint)
+    return any(u is a or u is b for u in walk)
+
+
+def _same_shape(x: UOp, a: UOp, b: UOp) -> bool:
+    found = _coefficients(x, a, b)
+    return found is not None and found[0] == found[1] * b.src[0].arg
+
+
+def _terms(x: UOp) -> list[UOp]:
+    if x.op is not Ops.ADD:
+        return [x]
+    return _terms(x.src[0]) + _terms(x.src[1])
+
+
+def _contiguous(sink: UOp, a: UOp, b: UOp) -> bool:
+    """Every index expression uses ``a`` and ``b`` only as ``(a*B + b) * s`` (B: ``b``'s
+    size): the cheap test before trying a merge."""
+    for u in nodes(sink):
+        if u.dtype.scalar() is dtypes.weakint and u.op is not Ops.INDEX:
+            continue
+        srcs = u.src[:1] if u.op in (Ops.END, Ops.REDUCE) else u.src
+        for s in srcs:
+            weak = s.dtype.scalar() is dtypes.weakint
+            if weak and _uses(s, a, b) and not _same_shape(s, a, b):
+                return False
+    return True
+
+
 def _divisions(sink: UOp) -> int:
     return sum(u.op in _DIVISIONS for u in nodes(sink))
 
@@ -147,6 +203,8 @@ def merge_ranges(sink: UOp) -> UOp:
             if pair in tried:
                 continue
             tried.add(pair)
+            if not _contiguous(sink, *pair):
+                continue
             out = _merged(sink, *pair)
             if _divisions(out) <= before:
                 sink = out
