@@ -38,6 +38,7 @@ SELECTED = [
     ("softmax2", "cpu", "opt"),
     ("padded_matmul", "gpu", "opt"),
     ("padded_matmul", "scalar", "plain"),
+    ("grouped_max_in_sum", "gpu", "opt"),
 ]
 
 
