@@ -141,3 +141,19 @@ def test_matmul_in_fp8_to_float32(dt: DType) -> None:
     got = on_every_target(lambda d: Tensor(a, dtype=dt, device=d) @ Tensor(b, dtype=dt, device=d))
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, rounded(dt, want))
+
+
+@pytest.mark.parametrize("dt", FP8, ids=IDS)
+def test_cast_float64_rounds_once(dt: DType) -> None:
+    """float64 values just off an fp8 midpoint (by far less than a float32 ulp) round to
+    their side, not to even as a midpoint would: one rounding, not two."""
+    vals = every_value(dt).astype(np.float64)
+    vals = np.sort(vals[np.isfinite(vals) & (vals >= 0)])
+    mids = (vals[1:] + vals[:-1]) / 2
+    src = np.concatenate([mids * (1 + 2.0**-40), mids * (1 - 2.0**-40), mids, [1e300, -1e-300]])
+    src = np.concatenate([src, -src])
+    got = on_every_target(lambda d: Tensor(src, dtype=dtypes.float64, device=d).cast(dt))
+    np.testing.assert_array_equal(got, rounded(dt, src))
+    with np.errstate(over="ignore"):  # 1e300 -> float32 inf
+        twice = rounded(dt, src.astype(np.float32))
+    assert (got != twice).sum() > 20  # rounding through float32 first differs
