@@ -74,6 +74,22 @@ def test_matmul_accumulates_with_mulacc(dt: DType, opts: str) -> None:
     assert (unfused != want).any()
 
 
+@pytest.mark.parametrize(
+    ("rows", "opts"),
+    [
+        (4, (Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UPCAST, 1, 8))),  # the target's vectors
+        (4, (Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.UPCAST, 1, 2))),  # one vector of 4
+        (5, (Opt(OptOps.PADTO, 0, 6), Opt(OptOps.UPCAST, 0, 6))),  # 6 lanes: split up
+        (6, (Opt(OptOps.UPCAST, 0, 3),)),
+    ],
+    ids=["4x8", "2x2", "6-rows-padded", "3-rows"],
+)
+def test_every_accumulator_lane_is_contracted(rows: int, opts: tuple[Opt, ...]) -> None:
+    spec = to_program(_matmul(rows, 6, 8, opts=opts), CPU)
+    assert _ops(spec, Ops.MULACC)
+    assert not [u for u in spec.uops if u.op is Ops.MUL and u.dtype.scalar() is dtypes.float32]
+
+
 def test_no_mulacc_without_target_support() -> None:
     spec = to_program(_matmul(4, 6, 8), T.RENDERERS["gpu"])
     assert not _ops(spec, Ops.MULACC)

@@ -346,14 +346,33 @@ def _thread(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     return split_axis(ast, rng, amount, AxisType.THREAD, True, _quotient(opt, rng, amount))
 
 
+def _clamps(idx: UOp, new: UOp, stored: set[UOp]) -> bool:
+    """Whether a load through ``idx`` reads the padded output range ``new`` clamped to the
+    last real row instead of masked: only loads (what a padded row computes is never stored),
+    and only strided ones (a contiguous axis may become vector lanes: masked, they stay one
+    vector load; clamped per lane, a gather)."""
+    from fusegrad.codegen.opt.analysis import stride
+
+    if idx in stored or new.arg[1] not in OUTPUT_TYPES:
+        return False
+    step = stride(idx.src[1], new)
+    return step is not None and step not in (0, 1)
+
+
 def _padded(ast: UOp, rng: UOp, size: int, new: UOp) -> UOp:
-    """Mask every access that uses the padded range ``new``, and the reductions over it."""
+    """Mask every access that uses the padded range ``new``, and the reductions over it —
+    except strided loads along a padded output axis, which read the last real row instead
+    (``_clamps``: no mask, so no branch in the loops inside)."""
     inside = new < size
+    clamped = inside.where(new, UOp.const(new.dtype, size - 1))
     done: dict[UOp, UOp] = {}
     padded = ast.substitute({rng: new})
+    stored = {u.src[0] for u in padded.toposort() if u.op is Ops.STORE}
     for u in padded.toposort():  # sources first: a masked load feeds a masked index
         srcs = tuple(done[s] for s in u.src)
-        if u.op is Ops.INDEX and new in srcs[1].ranges:
+        if u.op is Ops.INDEX and new in srcs[1].ranges and _clamps(u, new, stored):
+            srcs = (srcs[0], srcs[1].substitute({new: clamped}), *srcs[2:])
+        elif u.op is Ops.INDEX and new in srcs[1].ranges:
             srcs = (srcs[0], _masked(srcs[1], inside), *srcs[2:])
         if u.op is Ops.REDUCE and new in srcs[1:]:
             srcs = (inside.where(srcs[0], _identity(u.arg, u.dtype)), *srcs[1:])
