@@ -111,20 +111,27 @@ def test_division_by_variables(op: Ops, dt: DType) -> None:
         np.testing.assert_array_equal(got[ok], want[ok])
 
 
-@pytest.mark.parametrize("divisor", [1, 2, 8, 2**31, 2**32, 2**62, 3, 10, -4, 1000000007])
+_DIVISORS = [1, 2, 8, 2**31, 2**32, 2**62, 3, 10, -4, 1000000007, -1, -3, 7, 641, 2**32 + 1,
+             2**63 - 1, -(2**63), 2**63 + 5, 2**64 - 1, 0x123456789ABCDEF, -(10**15) - 37]  # fmt: skip
+
+
+@pytest.mark.parametrize("divisor", _DIVISORS)
 @pytest.mark.parametrize("dt", WIDE, ids=IDS)
 def test_division_by_constants(dt: DType, divisor: int) -> None:
+    """Powers of two as shifts, other constants by a magic multiply-high (both signs, the
+    extremes of both dtypes)."""
+    divisor = divisor % 2**64 if dt is dtypes.uint64 else (divisor + 2**63) % 2**64 - 2**63
     a = values(dt, 64)
     n = len(a)
     i = T.rng(n, 0)
     q, r, x = T.buf(0, dt, n), T.buf(1, dt, n), T.buf(2, dt, n)
-    d = UOp.const(dt, divisor % 2**64 if dt is dtypes.uint64 else divisor)
+    d = UOp.const(dt, divisor)
     ast = T.kernel(
         q.index(i).store(ld(x, i).cdiv(d)).end(i),
         r.index(i).store(ld(x, i).cmod(d)).end(i),
     )
     got = run(ast, [np.zeros(n, NP[dt]), np.zeros(n, NP[dt]), a])
-    b = np.full(n, divisor, np.int64).view(NP[dt])
+    b = np.full(n, divisor, NP[dt])
     np.testing.assert_array_equal(got[0], _c_div(a, b, False))
     np.testing.assert_array_equal(got[1], _c_div(a, b, True))
 

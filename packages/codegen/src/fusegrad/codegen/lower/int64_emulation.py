@@ -11,8 +11,9 @@ it a handful of 32-bit ones, with ``exec_alu``'s semantics (two's-complement wra
   ``amount >= 32``; amounts outside [0, 64) give ``exec_alu``'s 0 / sign fill), SHR is
   arithmetic for int64;
 * CMPLT (signed/unsigned), CMPNE, CMPEQ, WHERE, MAX, MULACC;
-* CDIV/CMOD (C truncation, by 0 gives 0): a power-of-two constant divisor is a shift; any
-  other divisor runs an unrolled 64-step shift-subtract division (about 1000 32-bit ops);
+* CDIV/CMOD (C truncation, by 0 gives 0): a power-of-two constant divisor is a shift, another
+  constant a multiply-high by a magic number (about 150 32-bit ops in all); a variable divisor
+  runs an unrolled 64-step shift-subtract division (about 1500 32-bit ops);
 * CAST to/from bool, every narrower int, float32/float64 (a conversion to float goes
   through float64, as ``truncate`` converts; float -> int64 truncates toward zero and gives
   INT64_MIN for NaN/inf/out of range, as ``exec_alu`` does), BITCAST int64 <-> uint64;
@@ -230,6 +231,46 @@ def divide_pow2(a: Pair, k: int, mod: bool) -> Pair:
     return add(a, neg(shift_const(q, k, right=False))) if mod else q
 
 
+def mul_high(a: Pair, b: Pair) -> Pair:
+    """The high 64 bits of the unsigned 128-bit product a * b."""
+    ll_hi = mul_wide(a.lo, b.lo)[1]
+    lh_lo, lh_hi = mul_wide(a.lo, b.hi)
+    hl_lo, hl_hi = mul_wide(a.hi, b.lo)
+    hh_lo, hh_hi = mul_wide(a.hi, b.hi)
+    s1 = ll_hi + lh_lo
+    s2 = s1 + hl_lo
+    carry = _carry(_lt(s1, ll_hi)) + _carry(_lt(s2, s1))  # into bit 64
+    out = add(Pair(hh_lo, hh_hi, False), Pair(lh_hi, _u32(0), False))
+    out = add(out, Pair(hl_hi, _u32(0), False))
+    return add(out, Pair(carry, _u32(0), False))
+
+
+def mul_high_signed(a: Pair, b: Pair) -> Pair:
+    """The high 64 bits of the signed 128-bit product: the unsigned one minus b where a < 0
+    and a where b < 0."""
+    zero = Pair.const(0, True)
+    out = add(mul_high(a, b), neg(_sel(is_negative(a), b, zero)))
+    return add(out, neg(_sel(is_negative(b), a, zero)))
+
+
+def divide_const(a: Pair, d: int, mod: bool) -> Pair:
+    """a / d or a % d (C truncation) for a constant d != 0 by a multiply-high with a magic
+    number and shifts (Granlund & Montgomery 1994, figures 4.1 and 5.1)."""
+    if a.signed:
+        ad = abs(d)
+        shift_l = max((ad - 1).bit_length(), 1)
+        magic = 1 + (1 << (63 + shift_l)) // ad - (1 << 64)
+        q = add(a, mul_high_signed(Pair.const(magic, True), a))
+        q = add(shift_const(q, shift_l - 1, right=True), neg(shift_const(a, 63, right=True)))
+        q = neg(q) if d < 0 else q
+    else:
+        shift_l = (d - 1).bit_length()
+        t = mul_high(a, Pair.const((1 << (64 + shift_l)) // d + 1 - (1 << 64), False))
+        q = add(t, shift_const(add(a, neg(t)), 1, right=True))
+        q = shift_const(q, shift_l - 1, right=True)
+    return add(a, neg(mul(q, Pair.const(d, a.signed)))) if mod else q
+
+
 def divide(a: Pair, b: Pair, mod: bool) -> Pair:
     """a / b or a % b with C truncation; by 0 gives 0."""
     if not a.signed:
@@ -324,8 +365,11 @@ def _shift_rule(right: bool) -> Rule:
 def _div_rule(mod: bool) -> Rule:
     def rule(u: UOp, srcs: list[Value]) -> Value:
         a, b = _pairs(srcs)
-        k = _power_of_two(u.src[1])
-        return divide(a, b, mod) if k is None else divide_pow2(a, k, mod)
+        if (k := _power_of_two(u.src[1])) is not None:
+            return divide_pow2(a, k, mod)
+        if u.src[1].op is Ops.CONST and u.src[1].arg != 0:
+            return divide_const(a, int(u.src[1].arg), mod)
+        return divide(a, b, mod)
 
     return rule
 
