@@ -234,8 +234,16 @@ def _same_value(a: UOp, b: UOp) -> bool:
     return a is b and a.op is not Ops.CONST
 
 
+def _sub_const(x: UOp, c: UOp) -> UOp | None:
+    """x - c -> x + (-c) on index math: sums re-associate and fold their constants."""
+    if x.dtype.scalar() is not dtypes.weakint or not _ints(x, c):
+        return None
+    return x + int(-c.arg)
+
+
 pm_index_algebra = PatternMatcher(
     [
+        (UPat(Ops.SUB, src=(UPat.var("x"), _int_const)), _sub_const),  # x - c -> x + (-c)
         (
             (UPat.var("x") + _int_const) + _c2,
             lambda x, c, c2: x + (c.arg + c2.arg) if _ints(x, c, c2) else None,
