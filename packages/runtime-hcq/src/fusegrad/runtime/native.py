@@ -294,8 +294,18 @@ class NativeRing:
         """The slots of a queue (after its BEGIN) and the OR of their flags."""
         records: list[Any] = [_BEGIN]
         flags = _WAKE_FLAG if _WAITING[0] else 0
-        append, encoders = records.append, _ENCODERS
+        append, encoders, stamps = records.append, _ENCODERS, _TIMESTAMP_RECORDS
         for cmd in cmds:
+            if type(cmd) is TimestampCmd:  # the commonest command: its slot is fixed per signal
+                address = cmd.signal.address
+                record = stamps.get(address)
+                if record is None:
+                    record = _timestamp_record(address)
+                append(record)
+                continue
+            if type(cmd) is SignalCmd:
+                append(_HEADER.pack(KIND_SIGNAL, cmd.signal.address, cmd.value & _U64, 0))
+                continue
             cached = cmd.native if type(cmd) is ExecCmd else None
             if cached and cached[0][0] is not None:  # an exec encoded before (a TinyJit replay)
                 record, f = cached[0]
@@ -455,6 +465,17 @@ def _encode_wait(ring: NativeRing, cmd: WaitCmd) -> Encoded:
 
 def _encode_timestamp(ring: NativeRing, cmd: TimestampCmd) -> Encoded:
     return _HEADER.pack(KIND_TIMESTAMP, cmd.signal.address, 0, 0), 0
+
+
+#: timestamp slots by signal address (the engine reuses its timestamp signals); bounded
+_TIMESTAMP_RECORDS: dict[int, bytes] = {}
+
+
+def _timestamp_record(address: int) -> bytes:
+    if len(_TIMESTAMP_RECORDS) >= 4096:
+        _TIMESTAMP_RECORDS.clear()
+    record = _TIMESTAMP_RECORDS[address] = _HEADER.pack(KIND_TIMESTAMP, address, 0, 0)
+    return record
 
 
 def _encode_copy(ring: NativeRing, cmd: CopyCmd) -> Encoded:
