@@ -55,6 +55,8 @@ class Renderer:
     * ``shared_max``: bytes of workgroup memory; ``max_threads``: cores for THREAD
     * ``supported_dtypes``: scalar dtypes the target handles natively (others are emulated)
     * ``code_for_op``: ALU ops it renders natively (the pipeline decomposes the rest)
+    * ``vector_approximated``: ops in ``code_for_op`` that it renders natively for scalars only;
+      on vectors the lowering approximates them (a libm-backed op would be called lane by lane)
     * ``tensor_cores``: matrix instructions, for the TC opt
     * ``extra_matcher``: target-specific rewrite rules run at the end of lowering
     * ``index_dtype_32``: whether 32-bit index math is preferred where provably in range
@@ -75,6 +77,7 @@ class Renderer:
     max_threads: int = 1
     supported_dtypes: frozenset[DType] = frozenset(dtypes.all) - {dtypes.weakint, dtypes.weakfloat}
     code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = {}
+    vector_approximated: ClassVar[frozenset[Ops]] = frozenset()
     tensor_cores: tuple[TensorCore, ...] = ()
     extra_matcher: PatternMatcher | None = None
     index_dtype_32: bool = True

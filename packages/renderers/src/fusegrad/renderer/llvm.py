@@ -9,7 +9,8 @@ Rendered IR is host-independent: no target triple, CPU or feature attributes app
 (the compiler's target machine supplies them), so golden files hold on any machine.
 
 Semantics are ``exec_alu``'s, exactly: floats are IEEE (no fast-math flags unless
-``LLVM_FASTMATH=1``; MULACC is a rounded multiply then a rounded add), integer division by
+``LLVM_FASTMATH=1``; MULACC is ``llvm.fma``, one rounding, on float32/float64 and a rounded
+multiply then a rounded add on narrower floats), integer division by
 zero gives 0, shifts past the width are defined (see ``llvm_ops``), float16/bfloat16 compute
 in float32 and round to nearest even after every op (``llvm_types``).
 """

@@ -58,6 +58,7 @@ import math
 from collections.abc import Callable
 
 from fusegrad.codegen.lower.context import Census, LowerContext
+from fusegrad.codegen.renderer import Renderer
 from fusegrad.uop import DType, Ops, PatternMatcher, UOp, UPat, dtypes
 
 # -- building blocks ------------------------------------------------------------------------------
@@ -492,29 +493,16 @@ def _on_operands(u: UOp, fn: Callable[..., UOp]) -> UOp:
     return _as_vconst(fn(*u.src))
 
 
-def vector_approximated(renderer: object) -> frozenset[Ops]:
-    """Ops a renderer prints natively for scalars but wants approximated on vectors: its
-    ``vector_approximated`` attribute (a libm-backed op that a vector would call lane by
-    lane; the approximations stay vector code). Empty when the renderer declares none."""
-    ops: object = getattr(renderer, "vector_approximated", frozenset())
-    return (
-        frozenset(op for op in ops if isinstance(op, Ops))
-        if isinstance(ops, frozenset)
-        else frozenset()
-    )
-
-
-def is_native(renderer: object, op: Ops, dt: DType) -> bool:
+def is_native(renderer: Renderer, op: Ops, dt: DType) -> bool:
     """The renderer prints ``op`` on values of ``dt`` itself (else: approximate it here)."""
-    table: dict[Ops, object] = getattr(renderer, "code_for_op", {})
-    return op in table and not (dt.count > 1 and op in vector_approximated(renderer))
+    return op in renderer.code_for_op and not (dt.count > 1 and op in renderer.vector_approximated)
 
 
 def needs_approximation(census: Census, ctx: LowerContext) -> bool:
     """The stage's skip test: the graph has a transcendental the target won't print itself
     (lacking the op, or a vector of an op in ``vector_approximated``)."""
     present = census.ops & {*_UNARY, Ops.POW}
-    table, vectors = ctx.renderer.code_for_op, vector_approximated(ctx.renderer)
+    table, vectors = ctx.renderer.code_for_op, ctx.renderer.vector_approximated
     return any(op not in table or (census.vectors and op in vectors) for op in present)
 
 
