@@ -8,6 +8,11 @@ Kernel ASTs are built by hand (what the scheduler emits for ``a @ b``). BEAM run
 up to ``--beam-max`` (a search at 2048 times hundreds of multi-second candidates); its result
 is cached on disk, so a second run is quick (IGNORE_BEAM_CACHE=1 searches again).
 
+For each ``--sizes`` entry the kernels the scheduler makes for ``a @ b`` are benchmarked too
+when they differ from the hand-built one: at 1024 and 2048 it reads B from a row-padded copy
+(``codegen/schedule/layout.py``: B's rows alias in L1); the copy kernel's time is printed
+next to them (``packed`` rows: the matmul kernel; ``+copy``: both kernels, heuristics).
+
 ``--transformer`` benchmarks MiniLM's matmul shapes instead: ``x[rows, 384] @ W[384, 1536]``
 and ``x[rows, 1536] @ W[1536, 384]`` (with W stored as [K, N], and transposed as a Linear
 layer keeps it: ``x @ W.T``), and 12-head attention ``q[n, 32] @ k.T`` and ``p[n, n] @ v``.
@@ -20,9 +25,17 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from fusegrad.codegen import to_program
+from fusegrad.codegen.opt import OptOps, hand_coded_optimizations
+from fusegrad.codegen.schedule import get_kernel_graph
+from fusegrad.runtime import Device
+from fusegrad.uop import Ops, UOp, dtypes
 
 
 def _kernels() -> object:
@@ -64,6 +77,135 @@ def run_shape(k: object, shape: str, beam: int, repeats: int) -> None:
     )  # fmt: skip
 
 
+def scheduled_matmul(n: int) -> tuple[list[UOp], list[list[UOp]], UOp, UOp]:
+    """The scheduler's kernels for ``a @ b`` (n x n float32): ASTs, their buffers, and the
+    BUFFERs of a and b."""
+    a = UOp.new_buffer("CPU", n * n, dtypes.float32)
+    b = UOp.new_buffer("CPU", n * n, dtypes.float32)
+    x, y = a.reshape((n, n)), b.reshape((n, n))
+    prod = x.reshape((n, 1, n)).expand((n, n, n)) * y.permute((1, 0)).reshape((1, n, n)).expand(
+        (n, n, n)
+    )
+    kg = get_kernel_graph(UOp.sink(prod.r(Ops.ADD, (2,)).reshape((n, n))), cache=None)
+    return [c.src[0] for c in kg.kernels], [list(c.src[1:]) for c in kg.kernels], a, b
+
+
+def _resolve(buf: UOp, memory: dict[UOp, np.ndarray]) -> np.ndarray:
+    if buf.op is Ops.BUFFER_VIEW:
+        size, offset = buf.arg
+        item = buf.dtype.itemsize
+        raw = _resolve(buf.src[0], memory).view(np.uint8)[offset * item : (offset + size) * item]
+        return raw.view(np.float32)
+    if buf not in memory:
+        memory[buf] = np.zeros(buf.arg * buf.dtype.itemsize, np.uint8).view(
+            np.float32 if buf.dtype.itemsize == 4 else np.uint8
+        )
+    return memory[buf]
+
+
+def _runner(k: Any, ast: UOp, opts: list[Any], arrays: list[np.ndarray]) -> Callable[[], None]:
+    renderer = Device["CPU"].renderer
+    spec = to_program(k.with_opts(ast, opts), renderer)
+    timer = k.CPUTimer(runs=1)
+    prg = timer.load(spec)
+    bufs = [k.HostBuffer(x) for x in arrays]
+    gs, ls = spec.launch_dims({})
+    return lambda: timer.dev.exec(prg, bufs, [], gs, ls, wait=True)
+
+
+def _heuristics(ast: UOp, one_thread: bool) -> list[Any]:
+    opts = hand_coded_optimizations(ast, Device["CPU"].renderer)
+    return [o for o in opts if o.op is not OptOps.THREAD] if one_thread else opts
+
+
+def interleaved(k: Any, n: int, a: np.ndarray, b: np.ndarray, repeats: int) -> None:
+    """Unpacked vs packed (copy + matmul) vs NumPy, heuristics, all threads and one thread,
+    run round-robin (load drifts alike for all); GFLOP/s by wall time, and for the one-thread
+    rows per CPU-second of the calling thread (``time.thread_time``: what another process
+    takes of the core doesn't count; the process's CPU time would count OpenBLAS's spinning
+    idle threads)."""
+    asts, bufs, abuf, bbuf = scheduled_matmul(n)
+    if len(asts) == 1:
+        return
+    memory = {abuf: a.reshape(-1).copy(), bbuf: b.reshape(-1).copy()}
+    plain_arrays = [np.zeros(n * n, np.float32), a.reshape(-1), b.reshape(-1)]
+    plain = k.matmul_ast(n)
+    fns: dict[str, Callable[[], object]] = {"numpy": lambda: a @ b}
+    try:
+        from threadpoolctl import threadpool_limits
+
+        def numpy_1t() -> object:
+            with threadpool_limits(limits=1):
+                return a @ b
+
+        fns["numpy 1T"] = numpy_1t
+    except ImportError:
+        pass
+    for one in (False, True):
+        tag = " 1T" if one else ""
+        fns[f"unpacked{tag}"] = _runner(k, plain, _heuristics(plain, one), plain_arrays)
+        steps = [
+            _runner(k, ast, _heuristics(ast, one), [_resolve(x, memory) for x in bl])
+            for ast, bl in zip(asts, bufs, strict=True)
+        ]
+        fns[f"packed{tag}"] = lambda steps=steps: [s() for s in steps]
+    flops = 2 * n**3
+    print(f"interleaved {n} ({len(asts)} kernels packed): load average {k.load_average()}")
+    wall = _rounds(fns, repeats, time.perf_counter)
+    time.sleep(0.5)  # OpenBLAS's idle threads spin a while after a call: let them sleep
+    one = {name: fn for name, fn in fns.items() if "1T" in name}
+    cpu = _rounds(one, repeats, time.process_time)
+    ref = "numpy 1T" if "numpy 1T" in one else "unpacked 1T"
+    ref_cpu = flops / float(np.median(cpu[ref])) / 1e9
+    for name in fns:
+        g_wall = flops / float(np.median(wall[name])) / 1e9
+        per_cpu = ""
+        if name in cpu:
+            g_cpu = flops / float(np.median(cpu[name])) / 1e9
+            per_cpu = f"{g_cpu:7.1f} GFLOP/CPU-s  {g_cpu / ref_cpu:6.1%} of {ref}"
+        print(f"interleaved {n:5d} {name:12s} {g_wall:7.1f} GFLOP/s wall  {per_cpu}")
+    print(f"interleaved {n}: load average {k.load_average()}")
+
+
+def _rounds(
+    fns: dict[str, Callable[[], object]], repeats: int, clock: Callable[[], float]
+) -> dict[str, list[float]]:
+    """``clock`` seconds of each of ``fns``, called round-robin ``repeats`` times (after one
+    warm-up call each)."""
+    for fn in fns.values():
+        fn()
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = clock()
+            fn()
+            out[name].append(clock() - start)
+    return out
+
+
+def run_packed(k: object, n: int, a: np.ndarray, b: np.ndarray, beam: int, repeats: int) -> None:
+    """Benchmark the scheduler's kernels for ``a @ b`` when it packs B (else nothing)."""
+    asts, bufs, abuf, bbuf = scheduled_matmul(n)
+    if len(asts) == 1:
+        print(f"matmul {n}: the scheduler makes one kernel (no layout copy)")
+        return
+    memory = {abuf: a.reshape(-1).copy(), bbuf: b.reshape(-1).copy()}
+    renderer = Device["CPU"].renderer
+    copy_secs: list[float] = []
+    for ast, bl in zip(asts[:-1], bufs[:-1], strict=True):
+        spec = to_program(k.with_opts(ast, hand_coded_optimizations(ast, renderer)), renderer)  # type: ignore[attr-defined]
+        secs = k.run_kernel(spec, [_resolve(x, memory) for x in bl], repeats)  # type: ignore[attr-defined]
+        copy_secs.append(float(np.median(secs)))
+    arrays = [_resolve(x, memory) for x in bufs[-1]]
+    k.bench(f"packed {n}", asts[-1], arrays, lambda: a @ b, 2 * n**3, beam, repeats)  # type: ignore[attr-defined]
+    np_secs = float(np.median(k.timings(lambda: a @ b, repeats)))  # type: ignore[attr-defined]
+    copy_ms = sum(copy_secs) * 1e3
+    print(
+        f"packed {n}: layout copy {copy_ms:.2f} ms median = {copy_ms / 1e3 / np_secs:.1%} of "
+        f"numpy's matmul ({np_secs * 1e3:.2f} ms)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
@@ -74,6 +216,7 @@ def main() -> None:
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--beam-max", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--no-packed", action="store_true", help="skip the scheduler's kernels")
     args = parser.parse_args()
     k = _kernels()
     shapes = list(args.shapes)
@@ -97,6 +240,9 @@ def main() -> None:
             beam,
             args.repeats,
         )  # type: ignore[attr-defined]
+        if not args.no_packed:
+            run_packed(k, n, a, b, beam, args.repeats)
+            interleaved(k, n, a, b, args.repeats)
 
 
 if __name__ == "__main__":

@@ -258,7 +258,16 @@ def test_bitcast_of_a_planned_intermediate(mem: Memory) -> None:
 
 def test_stages_are_one_named_list() -> None:
     names = [name for name, _ in SCHEDULE_STAGES]
-    assert names == ["prepare", "realize", "rangeify", "merge", "order", "memory", "assemble"]
+    assert names == [
+        "prepare",
+        "layout",
+        "realize",
+        "rangeify",
+        "merge",
+        "order",
+        "memory",
+        "assemble",
+    ]
 
 
 def test_debug_prints_kernel_count_and_summary(

@@ -4,14 +4,16 @@ Stages (``SCHEDULE_STAGES``, run in order by one loop; ``DEBUG>=3`` times each):
 
 1. ``prepare``  — graph_rewrite ``pm_prepare``: unbind Variables, drop no-ops, give copies
    and custom kernels whole buffers
-2. ``realize``  — which nodes get buffers (``realize.py``; the recompute cost model in
+2. ``layout``   — reduction operands whose rows alias in a CPU's L1 read a padded copy
+   (``layout.py``)
+3. ``realize``  — which nodes get buffers (``realize.py``; the recompute cost model in
    ``recompute.py``: one walk users-first, one sources-first)
-3. ``rangeify`` — a graph_rewrite ``pm_rangeify`` per kernel: realized nodes -> kernel ASTs
+4. ``rangeify`` — a graph_rewrite ``pm_rangeify`` per kernel: realized nodes -> kernel ASTs
    (``kernelize.py``), adding assign-hazard and buffer-cap realizations on the way
-4. ``merge``    — outputs sharing their loops become one multi-output kernel (``order.py``)
-5. ``order``    — a valid execution order (read-after-write, write-after-read)
-6. ``memory``   — intermediates share per-device arenas (``memory.py``)
-7. ``assemble`` — the cacheable template: CALLs over placeholder buffers
+5. ``merge``    — outputs sharing their loops become one multi-output kernel (``order.py``)
+6. ``order``    — a valid execution order (read-after-write, write-after-read)
+7. ``memory``   — intermediates share per-device arenas (``memory.py``)
+8. ``assemble`` — the cacheable template: CALLs over placeholder buffers
 
 The template is instantiated over the caller's buffers and bound values, and cached by the
 graph's structure (``cache.py``): the same structure schedules once.
@@ -35,6 +37,7 @@ from fusegrad.codegen.schedule.graph import (
     untag,
 )
 from fusegrad.codegen.schedule.kernelize import Call, Kernelizer
+from fusegrad.codegen.schedule.layout import add_layout_copies
 from fusegrad.codegen.schedule.memory import MemoryPlan, plan_memory
 from fusegrad.codegen.schedule.order import execution_order, merge_outputs
 from fusegrad.codegen.schedule.realize import (
@@ -86,6 +89,10 @@ def _prepare(st: ScheduleState) -> None:
     for u in st.sink.toposort():  # warm the recursive shape/device caches sources-first
         _ = u.st_shape, u.device
     st.sink = graph_rewrite(st.sink, pm_prepare, st.prep, name="schedule: prepare")
+
+
+def _layout(st: ScheduleState) -> None:
+    st.sink = add_layout_copies(st.sink)
 
 
 def _realize(st: ScheduleState) -> None:
@@ -159,6 +166,7 @@ def _assemble(st: ScheduleState) -> None:
 Stage = tuple[str, Callable[[ScheduleState], None]]
 SCHEDULE_STAGES: tuple[Stage, ...] = (
     ("prepare", _prepare),
+    ("layout", _layout),
     ("realize", _realize),
     ("rangeify", _rangeify),
     ("merge", _merge),

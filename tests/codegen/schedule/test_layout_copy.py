@@ -1,0 +1,115 @@
+"""Layout copies (codegen/schedule/layout.py): a matmul whose operands' rows alias in L1
+reads them from row-padded copies; small, unaliased or unamortised operands are left
+alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fusegrad.codegen import to_program
+from fusegrad.codegen.schedule import layout
+from fusegrad.uop import Ops, UOp
+from schedule_testing import Memory, T, run_graph, schedule
+
+
+class _HostBuffer:
+    def __init__(self, arr: np.ndarray) -> None:
+        self.arr = arr
+        self.address = arr.ctypes.data
+
+
+def run_on_cpu(ast: UOp, bufs: list[np.ndarray], var_vals: dict[UOp, int]) -> None:
+    """Compile ``ast`` for the CPU device and run it over ``bufs``."""
+    runtime = pytest.importorskip("fusegrad.runtime")
+    dev = runtime.Device["CPU"]
+    spec = to_program(ast, dev.renderer)
+    prg = dev.load(spec)
+    gs, ls = spec.launch_dims({})
+    dev.exec(prg, [_HostBuffer(b) for b in bufs], [], gs, ls, wait=True)
+
+
+def _index_exprs(ast: UOp, slot: int) -> list[str]:
+    return [
+        u.src[1].render()
+        for u in ast.toposort()
+        if u.op is Ops.INDEX and u.src[0].op is Ops.PARAM and u.src[0].arg == slot
+    ]
+
+
+def _matmul(mem: Memory, m: int, k: int, n: int, a_transposed: bool = False) -> T:
+    """``a @ b`` as the frontend builds it (a stored (k, m) when ``a_transposed``); the
+    reference by NumPy's matmul (T's broadcast reference would take m*n*k floats)."""
+    a = mem.rand(k, m) if a_transposed else mem.rand(m, k)
+    b = mem.rand(k, n, seed=1)
+    x = a.uop.permute((1, 0)) if a_transposed else a.uop
+    prod = x.reshape((m, 1, k)).expand((m, n, k)) * b.uop.permute((1, 0)).reshape((1, n, k)).expand(
+        (m, n, k)
+    )
+    want = (a.np.T if a_transposed else a.np) @ b.np
+    return T(prod.r(Ops.ADD, (2,)).reshape((m, n)), want)
+
+
+def test_1024_matmul_reads_padded_copies_of_a_and_b(mem: Memory) -> None:
+    kg = schedule(_matmul(mem, 1024, 1024, 1024))
+    assert len(kg.kernels) == 2  # the two copies share their loops: one kernel
+    copy, mm = (c.src[0] for c in kg.kernels)
+    stores = [u for u in copy.toposort() if u.op is Ops.STORE]
+    assert len(stores) == 2
+    for slot in range(2):
+        assert _index_exprs(copy, slot) == ["r0*1040+r1"]  # rows padded by one 64-byte line
+    for slot in (1, 2):  # the matmul walks the padded rows of both operands
+        reads = _index_exprs(mm, slot)
+        assert len(reads) == 1 and "*1040" in reads[0], reads
+    assert kg.planned_bytes == 2 * 1024 * 1040 * 4
+
+
+def test_1024_matmul_matches_numpy_and_the_unpacked_kernel(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _matmul(mem, 1024, 1024, 1024)
+    kg = schedule(out)
+    assert len(kg.kernels) == 2
+    (packed,) = run_graph(kg, mem, execute=run_on_cpu)
+    np.testing.assert_allclose(packed, out.np, rtol=1e-4, atol=1e-3)
+    monkeypatch.setattr(layout, "LAYOUT_MIN_BYTES", 1 << 40)
+    plain_kg = schedule(out)
+    assert len(plain_kg.kernels) == 1
+    (plain,) = run_graph(plain_kg, mem, execute=run_on_cpu)
+    np.testing.assert_array_equal(packed, plain)  # the copy is exact
+
+
+@pytest.mark.parametrize(
+    ("m", "k", "n"),
+    [
+        (3, 4, 5),  # tiny
+        (64, 64, 64),  # B under LAYOUT_MIN_BYTES
+        (1040, 1040, 1040),  # rows of 4160 bytes: no aliasing
+        (4, 1024, 1024),  # B re-read by 4 rows only: the copy is not amortised
+        (2048, 32, 2048),  # B has only 32 (aliased) rows; A's rows are 128 bytes
+    ],
+)
+def test_unaliased_or_small_matmuls_are_not_packed(mem: Memory, m: int, k: int, n: int) -> None:
+    assert len(schedule(_matmul(mem, m, k, n)).kernels) == 1
+
+
+def test_size_threshold(mem: Memory) -> None:
+    # B is (k, 1024) float32: 4 KiB rows, k * 4 KiB bytes; packed from LAYOUT_MIN_BYTES on
+    assert layout.LAYOUT_MIN_BYTES == 64 * 4096
+    assert len(schedule(_matmul(mem, 64, 63, 1024)).kernels) == 1  # 252 KiB
+    assert len(schedule(_matmul(mem, 64, 64, 1024)).kernels) == 2  # 256 KiB
+
+
+def test_a_transposed_operand_is_packed_along_its_reduce_stride(mem: Memory) -> None:
+    # a.T @ b with a, b stored (K, 1024): both are walked along K with 4 KiB strides
+    out = _matmul(mem, 1024, 64, 1024, a_transposed=True)
+    kg = schedule(out)
+    assert len(kg.kernels) == 2  # the layout copies (one kernel), then the matmul
+    assert kg.planned_bytes == 2 * 64 * 1040 * 4
+    (got,) = run_graph(kg, mem, execute=run_on_cpu)
+    np.testing.assert_allclose(got, out.np, rtol=1e-4, atol=1e-3)
+
+
+def test_assigning_graphs_are_left_alone(mem: Memory) -> None:
+    target = mem.rand(1024, 1024, seed=2)
+    kg = schedule(target.assign(_matmul(mem, 1024, 1024, 1024)))
+    assert len(kg.kernels) == 1
