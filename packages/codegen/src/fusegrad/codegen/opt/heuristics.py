@@ -60,10 +60,11 @@ THREAD_MIN_WORK = 1 << 15
 #: into FMAs).
 MATMUL_BLOCK = (1, 6, 2)
 #: the largest tile of the vector operand (bytes) every core reuses whole in a tiled matmul:
-#: THREAD splits the rows up to it (1024^3, 128 KiB tiles: 1.3x splitting the columns) and the
-#: columns beyond (2048^3, 256 KiB tiles: 1.2-1.4x splitting the rows), so each core's share of
-#: the tile stays in its L2
-MATMUL_CORE_TILE = 192 * 1024
+#: THREAD splits the rows up to it and the columns beyond (2048^3, 256 KiB tiles: 1.2-1.4x
+#: splitting the rows), so each core's share of the tile stays in its L2. 1024^3 (128 KiB
+#: tiles) splits the columns: with B's rows padded off the 4 KiB L1 aliasing (the scheduler's
+#: layout copies) 1.15-1.25x splitting the rows (unpadded, rows were 1.2x columns)
+MATMUL_CORE_TILE = 96 * 1024
 #: a block axis that the block does not divide is padded (PADTO, masked rows) to a multiple of
 #: the block times the cores when it has at least this many rows (<= 3% of padded rows):
 #: 1024 -> 1032 rows in 6-row blocks, 172 per core pair
