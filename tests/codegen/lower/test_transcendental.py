@@ -289,8 +289,15 @@ def test_vector_graph_stays_vector_and_matches(op: Ops, dt: DType) -> None:
         np.testing.assert_array_equal(got, want.astype(xs.dtype))
 
 
-@pytest.mark.parametrize("dt", [dtypes.float32, dtypes.float64], ids=str)
-@pytest.mark.parametrize("op", [Ops.EXP2, Ops.LOG2, Ops.SIN], ids=lambda o: o.name)
+_LLVM_VECTOR_CASES = [
+    (op, dt)
+    for op in (Ops.EXP2, Ops.LOG2, Ops.SIN)
+    for dt in (dtypes.float32, dtypes.float64)
+    if (op, dt) != (Ops.SIN, dtypes.float64)  # stays native: see the next test
+]
+
+
+@pytest.mark.parametrize(("op", "dt"), _LLVM_VECTOR_CASES, ids=str)
 def test_llvm_vector_kernel_calls_no_libm_and_matches(op: Ops, dt: DType) -> None:
     """On the LLVM renderer (the default CPU path) the approximations replace the libm calls
     LLVM made per lane: the optimized machine code of an 8-lane kernel calls nothing, and it
@@ -308,6 +315,26 @@ def test_llvm_vector_kernel_calls_no_libm_and_matches(op: Ops, dt: DType) -> Non
     renderers.CPUProgram(compiler.compile(spec.src), sig)([out, xs])
     leaf = X32 if dt is dtypes.float32 else X64
     np.testing.assert_array_equal(out, np_eval(_GRAPHS[op](leaf), {leaf: xs}))
+
+
+def test_llvm_vector_float64_sin_stays_native_for_huge_arguments() -> None:
+    """float64 sin's approximation is exact only for |x| < 2**50, so a renderer's native
+    float64 SIN is kept on vectors too: an 8-lane kernel equals libm for arguments up to 1e300
+    (the approximation would give +-0 or +-1 there)."""
+    renderers = pytest.importorskip("fusegrad.renderer")
+    renderer, compiler = renderers.LLVMRenderer(fast_math=False), renderers.LLVMCompiler()
+    assert is_native(renderer, Ops.SIN, dtypes.float64.vec(8))
+    assert not is_native(renderer, Ops.SIN, dtypes.float32.vec(8))
+    n = 64
+    spec = to_program(_vector_kernel(Ops.SIN, dtypes.float64, n, 8), renderer)
+    assert isinstance(spec.src, str)
+    xs = np.concatenate(
+        [[1e16, -3e17, 1e300, 2.0**60, 2.0**51, -(2.0**50)], _rs.uniform(-1e20, 1e20, n)]
+    )[:n]
+    out = np.zeros(n, np.float64)
+    sig = renderers.kernel_signature(list(spec.uops), spec.name)
+    renderers.CPUProgram(compiler.compile(spec.src), sig)([out, xs])
+    np.testing.assert_allclose(out, np.sin(xs), rtol=0, atol=1e-15)
 
 
 # -- which renderer approximates what ---------------------------------------------------------------

@@ -42,7 +42,7 @@ the dtype at the true result):
   28 + 22 bits, so every product is exact, summed with exact two-sums: <= 2 ulp for
   ``|x| < 2**50``. For ``|x| >= 2**50`` float64 has no exact reduction here: the result is
   ``+-0`` or ``+-1`` (bounded, not sin(x)); a target that needs that range keeps a native
-  SIN.
+  SIN, and a native float64 SIN is never replaced on vectors (``is_native``).
 * ``xsqrt``: reciprocal-square-root bit estimate, Newton steps, one residual correction.
   float32: <= 1 ulp.
 * ``xpow``: ``exp2(y * log2|x|)`` with C99 ``pow`` special cases (negative bases with
@@ -494,8 +494,13 @@ def _on_operands(u: UOp, fn: Callable[..., UOp]) -> UOp:
 
 
 def is_native(renderer: Renderer, op: Ops, dt: DType) -> bool:
-    """The renderer prints ``op`` on values of ``dt`` itself (else: approximate it here)."""
-    return op in renderer.code_for_op and not (dt.count > 1 and op in renderer.vector_approximated)
+    """The renderer prints ``op`` on values of ``dt`` itself (else: approximate it here).
+    ``vector_approximated`` never applies to float64 SIN: its approximation is exact only for
+    ``|x| < 2**50``, a native (libm) sin is right everywhere."""
+    if op not in renderer.code_for_op:
+        return False
+    full_range = not (op is Ops.SIN and dt.scalar() is dtypes.float64)
+    return not (dt.count > 1 and op in renderer.vector_approximated and full_range)
 
 
 def needs_approximation(census: Census, ctx: LowerContext) -> bool:
