@@ -95,8 +95,19 @@ def test_unaliased_or_small_matmuls_are_not_packed(mem: Memory, m: int, k: int, 
 def test_size_threshold(mem: Memory) -> None:
     # B is (k, 1024) float32: 4 KiB rows, k * 4 KiB bytes; packed from LAYOUT_MIN_BYTES on
     assert layout.LAYOUT_MIN_BYTES == 64 * 4096
-    assert len(schedule(_matmul(mem, 64, 63, 1024)).kernels) == 1  # 252 KiB
-    assert len(schedule(_matmul(mem, 64, 64, 1024)).kernels) == 2  # 256 KiB
+    assert len(schedule(_matmul(mem, 256, 63, 1024)).kernels) == 1  # 252 KiB
+    assert len(schedule(_matmul(mem, 256, 64, 1024)).kernels) == 2  # 256 KiB
+
+
+def test_reuse_threshold(mem: Memory) -> None:
+    # B is re-read once per row of A: packed from LAYOUT_MIN_REUSE rows on
+    assert layout.LAYOUT_MIN_REUSE == 256
+    # (m = 64: measured no faster with B copied); A (64 or more rows of 4 KiB) is re-read by
+    # all 1024 columns and still is
+    for m, b_copied in ((64, False), (255, False), (256, True)):
+        kg = schedule(_matmul(mem, m, 1024, 1024))
+        assert len(kg.kernels) == 2 + b_copied  # copies of different sizes: two kernels
+        assert kg.planned_bytes == (m + 1024 * b_copied) * 1040 * 4, m
 
 
 def test_a_transposed_operand_is_packed_along_its_reduce_stride(mem: Memory) -> None:
