@@ -3,7 +3,9 @@ pipeline's opts hook before each test (another test may have swapped the hook)."
 
 from __future__ import annotations
 
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,9 @@ with warnings.catch_warnings():
 from fusegrad.codegen.opt import install
 
 fusegrad.uop.SPEC.value = 1
+
+# the sibling helper module opt_testing imports by name
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(autouse=True)

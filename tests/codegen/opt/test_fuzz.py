@@ -7,29 +7,15 @@ Results are compared exactly for integer/bool/exact kernels; float kernels withi
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 import zlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+import opt_testing
 import pytest
 
-
-def load_helpers() -> Any:
-    """tests/codegen/opt/helpers.py, loaded by path once."""
-    name = "_fusegrad_tests_opt_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("helpers.py"))
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-H = load_helpers()
+H = opt_testing
 CASES = H.CORPUS.build()
 EMULATED_SEQUENCES = 3  # per case and target
 CPU_SEQUENCES = 3  # per case

@@ -4,30 +4,16 @@ right thing."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+import opt_testing
 import pytest
 from fusegrad.codegen import KernelInfo, to_program
 from fusegrad.codegen.opt import Opt, OptOps, choose_opts, hand_coded_optimizations
 from fusegrad.uop import AxisType, Context, Ops, UOp, dtypes
 
-
-def load_helpers() -> Any:
-    """tests/codegen/opt/helpers.py, loaded by path once."""
-    name = "_fusegrad_tests_opt_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("helpers.py"))
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-H = load_helpers()
+H = opt_testing
 CPU, GPU = H.TARGETS.RENDERERS["cpu"], H.TARGETS.RENDERERS["gpu"]
 
 

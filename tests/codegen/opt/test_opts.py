@@ -3,12 +3,9 @@ axis numbering, and determinism."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
-from typing import Any
 
+import opt_testing
 import pytest
 from fusegrad.codegen import KernelInfo, Renderer, TensorCore
 from fusegrad.codegen.opt import (
@@ -22,19 +19,7 @@ from fusegrad.codegen.opt import (
 )
 from fusegrad.uop import AxisType, Ops, UOp, dtypes
 
-
-def load_helpers() -> Any:
-    """tests/codegen/opt/helpers.py, loaded by path once."""
-    name = "_fusegrad_tests_opt_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("helpers.py"))
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-TARGETS = load_helpers().TARGETS
+TARGETS = opt_testing.TARGETS
 CPU, GPU, SCALAR = (TARGETS.RENDERERS[t] for t in ("cpu", "gpu", "scalar"))
 L, R = AxisType.LOOP, AxisType.REDUCE
 

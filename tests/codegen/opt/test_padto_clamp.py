@@ -5,29 +5,13 @@ the unpadded kernel's."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any
-
 import numpy as np
+import opt_testing
 from fusegrad.codegen import KernelInfo, to_program
 from fusegrad.codegen.opt import Opt, OptOps, apply_opts
 from fusegrad.uop import AxisType, Ops, UOp, dtypes
 
-
-def load_helpers() -> Any:
-    """tests/codegen/opt/helpers.py, loaded by path once."""
-    name = "_fusegrad_tests_opt_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("helpers.py"))
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-H = load_helpers()
+H = opt_testing
 CPU = H.TARGETS.RENDERERS["cpu"]
 M, K, N = 10, 8, 16
 

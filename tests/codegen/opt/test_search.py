@@ -3,12 +3,11 @@ result on disk (a second search times nothing), respects IGNORE_BEAM_CACHE and C
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
+import opt_testing
 import pytest
 from fusegrad.codegen import DiskCache, KernelInfo, ProgramSpec, to_program
 from fusegrad.codegen.opt import (
@@ -22,19 +21,7 @@ from fusegrad.codegen.opt import (
 from fusegrad.codegen.opt import search as search_module
 from fusegrad.uop import AxisType, Context, Ops, UOp, dtypes
 
-
-def load_helpers() -> Any:
-    """tests/codegen/opt/helpers.py, loaded by path once."""
-    name = "_fusegrad_tests_opt_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("helpers.py"))
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-H = load_helpers()
+H = opt_testing
 CPU = H.TARGETS.RENDERERS["cpu"]
 
 

@@ -5,30 +5,16 @@ precondition raises a KernelOptError that says what is wrong."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+import opt_testing
 import pytest
 from fusegrad.codegen.opt import KernelOptError, Opt, OptOps, apply_opt, kernel_axes
 from fusegrad.uop import AxisType, Ops, UOp, dtypes
 
-
-def load_helpers() -> Any:
-    """tests/codegen/opt/helpers.py, loaded by path once."""
-    name = "_fusegrad_tests_opt_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("helpers.py"))
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-H = load_helpers()
+H = opt_testing
 CPU, GPU = H.TARGETS.RENDERERS["cpu"], H.TARGETS.RENDERERS["gpu"]
 N, K, M = 8, 32, 16
 

@@ -1,5 +1,5 @@
-"""Helpers for the optimizer tests (each test loads this file by path): the lowering
-tests' kernel corpus and targets (also loaded by path), random valid opt sequences, and
+"""Helpers for the optimizer tests (imported by name: the opt conftest puts this folder on
+sys.path): the lowering tests' kernel corpus and targets, random valid opt sequences, and
 running a kernel with opts in the PYTHON emulator or on the CPU device."""
 
 from __future__ import annotations
