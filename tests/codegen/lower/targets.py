@@ -198,3 +198,32 @@ def run_program(
     gs, ls = spec.launch_dims(var_vals or {})
     run_linear(list(spec.uops), out, var_vals or {}, global_size=gs, local_size=ls)
     return out
+
+
+def cpu_backend(name: str) -> tuple[Any, Any]:
+    """(renderer, compiler) of the CPU renderer ``name`` ("llvm", or "c" with the system C
+    compiler: skips the test when there is none)."""
+    import pytest
+    from fusegrad.renderer import (
+        CCompiler,
+        CRenderer,
+        LLVMCompiler,
+        LLVMRenderer,
+        find_c_compiler,
+    )
+
+    if name == "llvm":
+        return LLVMRenderer(fast_math=False), LLVMCompiler()
+    if find_c_compiler() is None:
+        pytest.skip("no C compiler")
+    return CRenderer(), CCompiler()
+
+
+def run_compiled(spec: ProgramSpec, renderer: Any, compiler: Any, arrays: list[np.ndarray]) -> str:
+    """Render ``spec`` with ``renderer``, compile it and run it on the CPU over ``arrays`` (in
+    place, one per buffer slot); the rendered source."""
+    from fusegrad.renderer import CPUProgram, kernel_signature
+
+    src = renderer.render(list(spec.uops), spec.name)
+    CPUProgram(compiler.compile_cached(src), kernel_signature(list(spec.uops), spec.name))(arrays)
+    return src

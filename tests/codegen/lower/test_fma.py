@@ -156,7 +156,6 @@ def test_stage_is_a_no_op_without_accumulators() -> None:
 
 @pytest.mark.parametrize("target", ["LLVM", "C-gcc"])
 def test_compiled_matmul_matches_emulator_bit_for_bit(target: str) -> None:
-    from fusegrad.renderer import CPUProgram, kernel_signature
     from fusegrad.renderer.conformance import conformance_targets
 
     found = [t for t in conformance_targets() if t.name == target]
@@ -176,12 +175,9 @@ def test_compiled_matmul_matches_emulator_bit_for_bit(target: str) -> None:
         assert _ops(spec, Ops.MULACC)
         arrays = _inputs(4, 6, 8, dt)
         want = T.run_program(spec, arrays)
-        src = renderer.render(list(spec.uops), spec.name)
-        assert isinstance(src, str) and ("llvm.fma" in src or "__builtin_fma" in src)
         got = [a.copy() for a in arrays]
-        CPUProgram(compiler.compile_cached(src), kernel_signature(list(spec.uops), spec.name))(
-            got, {}
-        )
+        src = T.run_compiled(spec, renderer, compiler, got)
+        assert "llvm.fma" in src or "__builtin_fma" in src
         np.testing.assert_array_equal(got[0], want[0])
         a, b = arrays[1].reshape(4, 6), arrays[2].reshape(6, 8)
         np.testing.assert_array_equal(got[0].reshape(4, 8), _fused_reference(a, b, dt))

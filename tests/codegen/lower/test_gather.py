@@ -221,30 +221,13 @@ def test_out_of_range_ids_read_zero_in_the_emulator() -> None:
 
 @pytest.mark.parametrize("backend", ["llvm", "c"])
 def test_out_of_range_ids_read_zero_compiled(backend: str) -> None:
-    from fusegrad.renderer import (
-        CCompiler,
-        CPUProgram,
-        CRenderer,
-        LLVMCompiler,
-        LLVMRenderer,
-        find_c_compiler,
-        kernel_signature,
-    )
-
-    if backend == "c":
-        if find_c_compiler() is None:
-            pytest.skip("no C compiler")
-        renderer: Any = CRenderer()
-        compiler: Any = CCompiler()
-    else:
-        renderer, compiler = LLVMRenderer(), LLVMCompiler()
+    renderer, compiler = T.cpu_backend(backend)
     vocab, dim = 37, 5
     table = np.random.default_rng(4).standard_normal((vocab, dim)).astype(np.float32)
     spec = to_program(_embedding_ast(vocab, dim, len(_EXTREME_IDS)), renderer)
     assert _int64_nodes(spec.uops) == []
     out = np.full(len(_EXTREME_IDS) * dim, np.nan, np.float32)
-    lib = compiler.compile_cached(renderer.render(list(spec.uops), spec.name))
-    CPUProgram(lib, kernel_signature(list(spec.uops), spec.name))([out, table, _EXTREME_IDS])
+    T.run_compiled(spec, renderer, compiler, [out, table, _EXTREME_IDS])
     np.testing.assert_array_equal(out, _embedding_want(table, _EXTREME_IDS))
 
 

@@ -134,29 +134,12 @@ def test_no_if_across_a_conflicting_store(slot: int, formed: bool) -> None:
 @pytest.mark.parametrize("backend", ["llvm", "c"])
 @pytest.mark.parametrize("name", ["padded_matmul", "padded_rows_max", "masked_two_outputs"])
 def test_compiled_if_blocks_match_numpy(backend: str, name: str) -> None:
-    from fusegrad.renderer import (
-        CCompiler,
-        CPUProgram,
-        CRenderer,
-        LLVMCompiler,
-        LLVMRenderer,
-        find_c_compiler,
-        kernel_signature,
-    )
-
-    if backend == "c":
-        if find_c_compiler() is None:
-            pytest.skip("no C compiler")
-        renderer: Any = CRenderer()
-        compiler: Any = CCompiler()
-    else:
-        renderer, compiler = LLVMRenderer(), LLVMCompiler()
+    renderer, compiler = T.cpu_backend(backend)
     c = _case(name)
     for ast in (c.ast, c.opts["cpu"](c.ast)):
         spec = to_program(ast, renderer)
         assert any(u.op is Ops.IF for u in spec.uops)
         bufs = [np.array(a, copy=True).reshape(-1) for a in c.inputs]
-        lib = compiler.compile_cached(renderer.render(list(spec.uops), spec.name))
-        CPUProgram(lib, kernel_signature(list(spec.uops), spec.name))(bufs)
+        T.run_compiled(spec, renderer, compiler, bufs)
         for slot, want in c.expected.items():
             np.testing.assert_allclose(bufs[slot], want.reshape(-1), rtol=1e-4, atol=1e-5)

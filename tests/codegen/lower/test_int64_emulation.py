@@ -350,18 +350,13 @@ def _native_kernels() -> list[tuple[UOp, list[np.ndarray]]]:
 
 @pytest.mark.parametrize("pair", _native_targets())
 def test_32bit_code_runs_on_the_cpu(pair: Any) -> None:
-    from fusegrad.renderer import CPUProgram, kernel_signature
-
     renderer, compiler = pair
     for ast, arrays in _native_kernels():
         spec = to_program(ast, renderer)
         assert not [u for u in spec.uops if u.dtype.scalar() in WIDE and u.op is not Ops.PARAM]
         want = T.run_program(to_program(ast, R64), arrays)
         got = [np.array(x).copy() for x in arrays]
-        src = renderer.render(list(spec.uops), spec.name)
-        CPUProgram(compiler.compile_cached(src), kernel_signature(list(spec.uops), spec.name))(
-            got, {}
-        )
+        T.run_compiled(spec, renderer, compiler, got)
         for g, w in zip(got, want, strict=True):
             np.testing.assert_array_equal(g, w)
 
