@@ -10,6 +10,7 @@ included.
 
 from __future__ import annotations
 
+from fusegrad.codegen.lower.build import lt, ne
 from fusegrad.codegen.lower.context import LowerContext
 from fusegrad.codegen.lower.integer_ops import int_pow, threefry
 from fusegrad.uop import Ops, PatternMatcher, UOp, UPat, dtypes
@@ -43,25 +44,17 @@ def _cmpeq(ctx: LowerContext, a: UOp, b: UOp) -> UOp | None:
     return _not(UOp(Ops.CMPNE, dtypes.bool.vec(a.dtype.count), (a, b)))
 
 
-def _lt(a: UOp, b: UOp) -> UOp:
-    return UOp(Ops.CMPLT, dtypes.bool.vec(a.dtype.count), (a, b))
-
-
-def _ne(a: UOp, b: UOp) -> UOp:
-    return UOp(Ops.CMPNE, dtypes.bool.vec(a.dtype.count), (a, b))
-
-
 def _max(ctx: LowerContext, a: UOp, b: UOp) -> UOp | None:
     """max(a, b); for floats NaN wins and max(-0.0, 0.0) is 0.0 (as exec_alu)."""
     if not lacks(ctx, Ops.MAX):
         return None
-    plain = _lt(a, b).where(b, a)
+    plain = lt(a, b).where(b, a)
     if not dtypes.is_float(a.dtype):
         return plain
     zero = a.const_like(0.0)
-    equal = _ne(a, zero).where(a, a + b)  # equal values: a, but -0.0 and 0.0 give 0.0
-    ordered = _lt(a, b).where(b, _lt(b, a).where(a, equal))
-    return _ne(a, a).where(a, _ne(b, b).where(b, ordered))
+    equal = ne(a, zero).where(a, a + b)  # equal values: a, but -0.0 and 0.0 give 0.0
+    ordered = lt(a, b).where(b, lt(b, a).where(a, equal))
+    return ne(a, a).where(a, ne(b, b).where(b, ordered))
 
 
 # -- arithmetic --------------------------------------------------------------------------------
@@ -80,7 +73,7 @@ def _floor_fix(a: UOp, b: UOp) -> tuple[UOp, UOp, UOp]:
     """(C quotient, C remainder, whether floor rounding differs from C's)."""
     q, r = a.cdiv(b), a.cmod(b)
     zero = a.const_like(0)
-    differs = _ne(r, zero) & _ne(_lt(r, zero), _lt(b, zero))
+    differs = ne(r, zero) & ne(lt(r, zero), lt(b, zero))
     return q, r, differs
 
 

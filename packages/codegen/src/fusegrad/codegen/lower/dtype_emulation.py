@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fusegrad.codegen.lower.build import lt, ne, where
 from fusegrad.codegen.lower.context import LowerContext
 from fusegrad.codegen.lower.walk import toposort
 from fusegrad.uop import DType, GroupOp, Ops, PtrDType, UOp, bitcast, dtypes
@@ -44,18 +45,6 @@ def _u32(v: int) -> UOp:
     return UOp.const(U32, v)
 
 
-def _where(c: UOp, a: UOp, b: UOp) -> UOp:
-    return UOp(Ops.WHERE, a.dtype, (c, a, b))
-
-
-def _lt(a: UOp, b: UOp) -> UOp:
-    return UOp(Ops.CMPLT, dtypes.bool, (a, b))
-
-
-def _ne(a: UOp, b: UOp) -> UOp:
-    return UOp(Ops.CMPNE, dtypes.bool, (a, b))
-
-
 # -- bits <-> float32 ---------------------------------------------------------------------------
 
 
@@ -69,7 +58,7 @@ def f32_to_bf16(f: UOp) -> UOp:
     b = f.bitcast(U32)
     rounded = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
     nan = ((b >> 16) & 0x8000) | 0x7FC0
-    return _where(_ne(f, f), nan, rounded).cast(dtypes.uint16)
+    return where(ne(f, f), nan, rounded).cast(dtypes.uint16)
 
 
 def f16_to_f32(bits: UOp) -> UOp:
@@ -79,8 +68,8 @@ def f16_to_f32(bits: UOp) -> UOp:
     normal = sign | ((exp + 112) << 23) | (man << 13)
     special = sign | 0x7F800000 | (man << 13)
     tiny = (man.cast(F32) * 2.0**-24).bitcast(U32) | sign
-    out = _where(_ne(exp, _u32(31)), normal, special)
-    return _where(_ne(exp, _u32(0)), out, tiny).bitcast(F32)
+    out = where(ne(exp, _u32(31)), normal, special)
+    return where(ne(exp, _u32(0)), out, tiny).bitcast(F32)
 
 
 def f32_to_f16(f: UOp) -> UOp:
@@ -90,9 +79,9 @@ def f32_to_f16(f: UOp) -> UOp:
     normal = ((a + 0xFFF + ((a >> 13) & 1)) - 0x38000000) >> 13
     half = UOp.const(F32, 0.5)
     sub = (a.bitcast(F32) + half).bitcast(U32) - half.bitcast(U32)
-    out = _where(_lt(a, _u32(0x38800000)), sub, normal)
-    out = _where(_lt(a, _u32(0x477FF000)), out, _u32(0x7C00))
-    out = _where(_lt(_u32(0x7F800000), a), _u32(0x7E00), out)
+    out = where(lt(a, _u32(0x38800000)), sub, normal)
+    out = where(lt(a, _u32(0x477FF000)), out, _u32(0x7C00))
+    out = where(lt(_u32(0x7F800000), a), _u32(0x7E00), out)
     return (out | sign).cast(dtypes.uint16)
 
 
@@ -117,12 +106,12 @@ class Fp8Format:
         sign, mag = (h & 0x80) << 24, h & 0x7F
         normal = sign | ((mag << (23 - self.mbits)) + ((127 - self.bias) << 23))
         tiny = ((h & ((1 << self.mbits) - 1)).cast(F32) * self.quantum).bitcast(U32) | sign
-        out = _where(_lt(mag, _u32(1 << self.mbits)), tiny, normal)
+        out = where(lt(mag, _u32(1 << self.mbits)), tiny, normal)
         nan = _u32(0x7FC00000)
         if not self.ieee:
-            return _where(_ne(mag, _u32(0x7F)), out, nan).bitcast(F32)
-        inf = _where(_ne(mag, _u32(0x7C)), nan, sign | 0x7F800000)
-        return _where(_lt(mag, _u32(0x7C)), out, inf).bitcast(F32)
+            return where(ne(mag, _u32(0x7F)), out, nan).bitcast(F32)
+        inf = where(ne(mag, _u32(0x7C)), nan, sign | 0x7F800000)
+        return where(lt(mag, _u32(0x7C)), out, inf).bitcast(F32)
 
     def encode(self, f: UOp) -> UOp:
         """float32 -> fp8 bits, round to nearest even, saturating, NaN canonical."""
@@ -134,9 +123,9 @@ class Fp8Format:
         # below the smallest normal: adding 2**k whose float32 ulp is the fp8 quantum rounds
         magic = UOp.const(F32, self.quantum * 2.0**23)
         sub = (a.bitcast(F32) + magic).bitcast(U32) - magic.bitcast(U32)
-        out = _where(_lt(a, _u32((128 - self.bias) << 23)), sub, normal)
-        out = _where(_lt(_u32(self.max_code), out), _u32(self.max_code), out) | sign
-        out = _where(_lt(_u32(0x7F800000), a), _u32(self.nan_code), out)
+        out = where(lt(a, _u32((128 - self.bias) << 23)), sub, normal)
+        out = where(lt(_u32(self.max_code), out), _u32(self.max_code), out) | sign
+        out = where(lt(_u32(0x7F800000), a), _u32(self.nan_code), out)
         return out.cast(dtypes.uint8)
 
 
@@ -163,10 +152,10 @@ def f64_to_f32_odd(x: UOp) -> UOp:
     correctly rounded result (no double-rounding error). NaN and inf stay."""
     t = x.cast(F32)
     back = t.cast(F64)
-    too_far = _where(_lt(x, UOp.const(F64, 0.0)), _lt(back, x), _lt(x, back))
+    too_far = where(lt(x, UOp.const(F64, 0.0)), lt(back, x), lt(x, back))
     bits = t.bitcast(U32)
-    bits = _where(too_far, bits - 1, bits)
-    return _where(_ne(back, x), bits | 1, bits).bitcast(F32)
+    bits = where(too_far, bits - 1, bits)
+    return where(ne(back, x), bits | 1, bits).bitcast(F32)
 
 
 def to_f32(dt: DType, x: UOp) -> UOp:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fusegrad.codegen.lower.build import lt, ne, where
 from fusegrad.codegen.lower.context import LowerContext
 from fusegrad.codegen.lower.walk import toposort
 from fusegrad.uop import DType, Ops, PtrDType, UOp, dtypes
@@ -63,24 +64,12 @@ def _u32(v: int) -> UOp:
     return UOp.const(U32, v & M32)
 
 
-def _where(c: UOp, a: UOp, b: UOp) -> UOp:
-    return UOp(Ops.WHERE, a.dtype, (c, a, b))
-
-
-def _lt(a: UOp, b: UOp) -> UOp:
-    return UOp(Ops.CMPLT, dtypes.bool, (a, b))
-
-
-def _ne(a: UOp, b: UOp) -> UOp:
-    return UOp(Ops.CMPNE, dtypes.bool, (a, b))
-
-
 def _not(c: UOp) -> UOp:
     return UOp(Ops.XOR, dtypes.bool, (c, UOp.const(dtypes.bool, True)))
 
 
 def _sel(c: UOp, a: Pair, b: Pair) -> Pair:
-    return Pair(_where(c, a.lo, b.lo), _where(c, a.hi, b.hi), a.signed)
+    return Pair(where(c, a.lo, b.lo), where(c, a.hi, b.hi), a.signed)
 
 
 def _carry(c: UOp) -> UOp:
@@ -93,7 +82,7 @@ def _carry(c: UOp) -> UOp:
 def add(a: Pair, b: Pair) -> Pair:
     """a + b (mod 2**64)."""
     lo = a.lo + b.lo
-    return Pair(lo, a.hi + b.hi + _carry(_lt(lo, a.lo)), a.signed)
+    return Pair(lo, a.hi + b.hi + _carry(lt(lo, a.lo)), a.signed)
 
 
 def invert(a: Pair) -> Pair:
@@ -104,7 +93,7 @@ def invert(a: Pair) -> Pair:
 def neg(a: Pair) -> Pair:
     """-a (mod 2**64)."""
     lo = (a.lo ^ M32) + 1
-    return Pair(lo, (a.hi ^ M32) + _carry(_lt(lo, _u32(1))), a.signed)
+    return Pair(lo, (a.hi ^ M32) + _carry(lt(lo, _u32(1))), a.signed)
 
 
 def mul_wide(a: UOp, b: UOp) -> tuple[UOp, UOp]:
@@ -127,22 +116,22 @@ def is_negative(a: Pair) -> UOp:
     """The sign bit of a signed pair (False for unsigned)."""
     if not a.signed:
         return UOp.const(dtypes.bool, False)
-    return _lt(a.hi.bitcast(I32), UOp.const(I32, 0))
+    return lt(a.hi.bitcast(I32), UOp.const(I32, 0))
 
 
 def less(a: Pair, b: Pair) -> UOp:
     """a < b, signed or unsigned by the pair's dtype."""
     hi_a, hi_b = (a.hi.bitcast(I32), b.hi.bitcast(I32)) if a.signed else (a.hi, b.hi)
-    return _where(_ne(a.hi, b.hi), _lt(hi_a, hi_b), _lt(a.lo, b.lo))
+    return where(ne(a.hi, b.hi), lt(hi_a, hi_b), lt(a.lo, b.lo))
 
 
 def not_equal(a: Pair, b: Pair) -> UOp:
     """a != b."""
-    return UOp(Ops.OR, dtypes.bool, (_ne(a.lo, b.lo), _ne(a.hi, b.hi)))
+    return UOp(Ops.OR, dtypes.bool, (ne(a.lo, b.lo), ne(a.hi, b.hi)))
 
 
 def is_zero(a: Pair) -> UOp:
-    return _not(_ne(a.lo | a.hi, _u32(0)))
+    return _not(ne(a.lo | a.hi, _u32(0)))
 
 
 # -- shifts --------------------------------------------------------------------------------------
@@ -181,7 +170,7 @@ def shift(a: Pair, s: Pair, right: bool) -> Pair:
     """a << s or a >> s for a variable s (a pair): both words' shifts computed with the
     amount mod 32, selected on ``s >= 32``; ``s`` outside [0, 64) gives 0 / the sign fill."""
     t = s.lo & 31
-    big = _ne(s.lo & 32, _u32(0))
+    big = ne(s.lo & 32, _u32(0))
     fill = _fill(a, right)
     if right:
         small = Pair((a.lo >> t) | ((a.hi << 1) << (t ^ 31)), _shr_word(a, t), a.signed)
@@ -190,7 +179,7 @@ def shift(a: Pair, s: Pair, right: bool) -> Pair:
         small = Pair(a.lo << t, (a.hi << t) | ((a.lo >> 1) >> (t ^ 31)), a.signed)
         large = Pair(_u32(0), a.lo << t, a.signed)
     out = _sel(big, large, small)
-    outside = UOp(Ops.OR, dtypes.bool, (_ne(s.hi, _u32(0)), _lt(_u32(63), s.lo)))
+    outside = UOp(Ops.OR, dtypes.bool, (ne(s.hi, _u32(0)), lt(_u32(63), s.lo)))
     return _sel(outside, Pair(fill, fill, a.signed), out)
 
 
@@ -239,7 +228,7 @@ def mul_high(a: Pair, b: Pair) -> Pair:
     hh_lo, hh_hi = mul_wide(a.hi, b.hi)
     s1 = ll_hi + lh_lo
     s2 = s1 + hl_lo
-    carry = _carry(_lt(s1, ll_hi)) + _carry(_lt(s2, s1))  # into bit 64
+    carry = _carry(lt(s1, ll_hi)) + _carry(lt(s2, s1))  # into bit 64
     out = add(Pair(hh_lo, hh_hi, False), Pair(lh_hi, _u32(0), False))
     out = add(out, Pair(hl_hi, _u32(0), False))
     return add(out, Pair(carry, _u32(0), False))
@@ -295,17 +284,17 @@ def to_pair(x: UOp, signed: bool) -> Pair:
     lo = x.cast(U32)
     if src is dtypes.bool or dtypes.is_unsigned(src):
         return Pair(lo, _u32(0), signed)
-    return Pair(lo, _where(_lt(x, UOp.const(src, 0)), _u32(M32), _u32(0)), signed)
+    return Pair(lo, where(lt(x, UOp.const(src, 0)), _u32(M32), _u32(0)), signed)
 
 
 def from_float(v: UOp, signed: bool) -> Pair:
     """float64 -> 64-bit integer, truncated toward zero; NaN, inf and out-of-range values
     give INT64_MIN's bits (uint64 also takes [2**63, 2**64)), as ``exec_alu`` converts."""
     top = UOp.const(F64, 2.0**63 if signed else 2.0**64)
-    inside = UOp(Ops.AND, dtypes.bool, (_not(_lt(v, UOp.const(F64, -(2.0**63)))), _lt(v, top)))
-    negative = _lt(v, UOp.const(F64, 0.0))
+    inside = UOp(Ops.AND, dtypes.bool, (_not(lt(v, UOp.const(F64, -(2.0**63)))), lt(v, top)))
+    negative = lt(v, UOp.const(F64, 0.0))
     # the magnitude, 0 where out of range (a float -> uint32 conversion of it would be undefined)
-    m = _where(inside, _where(negative, v * -1.0, v), UOp.const(F64, 0.0))
+    m = where(inside, where(negative, v * -1.0, v), UOp.const(F64, 0.0))
     hi = (m * 2.0**-32).cast(U32)
     lo = (m + hi.cast(F64) * -(2.0**32)).cast(U32)
     mag = Pair(lo, hi, signed)
@@ -316,7 +305,7 @@ def from_float(v: UOp, signed: bool) -> Pair:
 def from_pair(a: Pair, dst: DType) -> UOp:
     """A pair converted to a narrower integer, bool or float ``dst``."""
     if dst is dtypes.bool:
-        return _ne(a.lo | a.hi, _u32(0))
+        return ne(a.lo | a.hi, _u32(0))
     if dtypes.is_float(dst):
         hi = a.hi.bitcast(I32).cast(F64) if a.signed else a.hi.cast(F64)
         f = hi * 2.0**32 + a.lo.cast(F64)  # exact parts, one rounding: int64 -> float64
