@@ -4,6 +4,7 @@ right thing."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,39 @@ def test_cpu_matmul_splits_the_columns_when_b_tiles_outgrow_a_core() -> None:
     # 2048 columns x a K tile of 32 = 256 KiB of B per tile: each core takes half the columns
     opts = hand_coded_optimizations(matmul(2048), CPU)
     assert opts[-2:] == [Opt(OptOps.TILE, 2, 32), Opt(OptOps.THREAD, 1, 4)]
+
+
+def matmul_b_in_panels(n: int = 256) -> UOp:
+    """``matmul`` reading B from 16-column panels (the scheduler's layout copy)."""
+    c, a, b = (UOp.param(s, dtypes.float32.ptr(n * n)) for s in range(3))
+    i, j, k = UOp.range(n, 0), UOp.range(n, 1), UOp.range(n, 2, AxisType.REDUCE)
+    b_at = (j // 16) * (n * 16) + k * 16 + j % 16
+    val = (a.index(i * n + k).load() * b.index(b_at).load()).reduce(k, arg=Ops.ADD)
+    return UOp.sink(c.index(i * n + j).store(val).end(i, j), arg=KernelInfo("mm_panels"))
+
+
+def test_cpu_matmul_over_panels_streams_them_instead_of_tiling() -> None:
+    assert hand_coded_optimizations(matmul_b_in_panels(), CPU) == [
+        Opt(OptOps.PADTO, 0, 24),
+        Opt(OptOps.UPCAST, 0, 6),
+        Opt(OptOps.UPCAST, 1, 16),  # one panel row per step of K: no K tiles
+        Opt(OptOps.SWAP, 0, 1),  # the loop over panels outside the row blocks
+        Opt(OptOps.THREAD, 0, 4),  # each core its own panels (columns)
+    ]
+
+
+def test_cpu_matmul_over_panels_matches_numpy() -> None:
+    n = 96
+    rs = np.random.default_rng(3)
+    a, b = rs.standard_normal((n, n), np.float32), rs.standard_normal((n, n), np.float32)
+    panels = b.reshape(n, n // 16, 16).transpose(1, 0, 2).reshape(-1)
+    ast = matmul_b_in_panels(n)
+    opts = hand_coded_optimizations(ast, CPU)
+    assert opts[-2:] == [Opt(OptOps.SWAP, 0, 1), Opt(OptOps.THREAD, 0, 3)]
+    opts[-1] = Opt(OptOps.THREAD, 0, 2)  # the test renderer has 4 cores, the CPU device 2+
+    case = SimpleNamespace(inputs=[np.zeros(n * n, np.float32), a.reshape(-1), panels], var_vals={})
+    got = H.run_cpu(case, H.with_opts(ast, opts))
+    np.testing.assert_allclose(got[0].reshape(n, n), a @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_cpu_matmul_with_b_transposed_runs_vectors_along_k() -> None:

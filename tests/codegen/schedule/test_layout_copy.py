@@ -1,6 +1,6 @@
-"""Layout copies (codegen/schedule/layout.py): a matmul whose operands' rows alias in L1
-reads them from row-padded copies; small, unaliased or unamortised operands are left
-alone."""
+"""Layout copies (codegen/schedule/layout.py): a large matmul reads B from panels and A
+from row-padded copies when its rows alias in L1; small, unsuitable or unamortised operands
+are left alone."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from fusegrad.codegen import to_program
 from fusegrad.codegen.schedule import layout
-from fusegrad.uop import Ops, UOp
+from fusegrad.uop import Context, Ops, UOp
 from schedule_testing import Memory, T, run_graph, schedule
 
 
@@ -49,33 +49,47 @@ def _matmul(mem: Memory, m: int, k: int, n: int, a_transposed: bool = False) -> 
     return T(prod.r(Ops.ADD, (2,)).reshape((m, n)), want)
 
 
-def test_1024_matmul_reads_padded_copies_of_a_and_b(mem: Memory) -> None:
+def test_1024_matmul_reads_padded_a_and_panels_of_b(mem: Memory) -> None:
     kg = schedule(_matmul(mem, 1024, 1024, 1024))
-    assert len(kg.kernels) == 2  # the two copies share their loops: one kernel
-    copy, mm = (c.src[0] for c in kg.kernels)
-    stores = [u for u in copy.toposort() if u.op is Ops.STORE]
-    assert len(stores) == 2
-    for slot in range(2):
-        assert _index_exprs(copy, slot) == ["r0*1040+r1"]  # rows padded by one 64-byte line
-    for slot in (1, 2):  # the matmul walks the padded rows of both operands
-        reads = _index_exprs(mm, slot)
-        assert len(reads) == 1 and "*1040" in reads[0], reads
-    assert kg.planned_bytes == 2 * 1024 * 1040 * 4
+    assert len(kg.kernels) == 3
+    pad_a, panels_b, mm = (c.src[0] for c in kg.kernels)
+    assert _index_exprs(pad_a, 0) == ["r0*1040+r1"]  # A's rows padded by one 64-byte line
+    # B stored as 64 panels of 16 columns: (column block, row, column in block)
+    assert _index_exprs(panels_b, 0) == ["r0*16384+r1*16+r2"]
+    assert _index_exprs(panels_b, 1) == ["r0*16+r1*1024+r2"]
+    (read_a,) = _index_exprs(mm, 1)
+    (read_b,) = _index_exprs(mm, 2)
+    assert "*1040" in read_a, read_a
+    assert "//16*16384" in read_b and "%16" in read_b, read_b  # row k of panel j // 16
+    assert kg.planned_bytes == 1024 * 1040 * 4 + 1024 * 1024 * 4
 
 
-def test_1024_matmul_matches_numpy_and_the_unpacked_kernel(
-    mem: Memory, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_1024_matmul_matches_numpy(mem: Memory) -> None:
     out = _matmul(mem, 1024, 1024, 1024)
     kg = schedule(out)
-    assert len(kg.kernels) == 2
+    assert len(kg.kernels) == 3
     (packed,) = run_graph(kg, mem, execute=run_on_cpu)
     np.testing.assert_allclose(packed, out.np, rtol=1e-4, atol=1e-3)
-    monkeypatch.setattr(layout, "LAYOUT_MIN_BYTES", 1 << 40)
-    plain_kg = schedule(out)
-    assert len(plain_kg.kernels) == 1
-    (plain,) = run_graph(plain_kg, mem, execute=run_on_cpu)
-    np.testing.assert_array_equal(packed, plain)  # the copy is exact
+
+
+def test_the_copies_are_exact(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A (256 x 1024) padded, B (1024 x 256) in panels; unoptimized kernels add in the same
+    # order, so the packed and the plain graph give the same bits
+    out = _matmul(mem, 256, 1024, 256)
+    kg = schedule(out)
+    assert [c.src[0].arg.name for c in kg.kernels] == [
+        "E_256_1040",
+        "E_16_1024_16",
+        "r_256_256_1024",
+    ]
+    with Context(NOOPT=1):
+        (packed,) = run_graph(kg, mem, execute=run_on_cpu)
+        monkeypatch.setattr(layout, "LAYOUT_MIN_BYTES", 1 << 40)
+        plain_kg = schedule(out)
+        assert len(plain_kg.kernels) == 1
+        (plain,) = run_graph(plain_kg, mem, execute=run_on_cpu)
+    np.testing.assert_array_equal(packed, plain)
+    np.testing.assert_allclose(packed, out.np, rtol=1e-4, atol=1e-3)
 
 
 @pytest.mark.parametrize(
@@ -83,13 +97,20 @@ def test_1024_matmul_matches_numpy_and_the_unpacked_kernel(
     [
         (3, 4, 5),  # tiny
         (64, 64, 64),  # B under LAYOUT_MIN_BYTES
-        (1040, 1040, 1040),  # rows of 4160 bytes: no aliasing
+        (1040, 1040, 1000),  # rows of 4160 and 4000 bytes: no aliasing, no whole panels
         (4, 1024, 1024),  # B re-read by 4 rows only: the copy is not amortised
-        (2048, 32, 2048),  # B has only 32 (aliased) rows; A's rows are 128 bytes
+        (2048, 32, 2048),  # B has only 32 rows; A's rows are 128 bytes
     ],
 )
 def test_unaliased_or_small_matmuls_are_not_packed(mem: Memory, m: int, k: int, n: int) -> None:
     assert len(schedule(_matmul(mem, m, k, n)).kernels) == 1
+
+
+def test_b_goes_to_panels_without_aliasing(mem: Memory) -> None:
+    # rows of 4160 bytes do not alias (A stays), but B is walked along K: panels
+    kg = schedule(_matmul(mem, 1040, 1040, 1040))
+    assert [c.src[0].arg.name for c in kg.kernels] == ["E_65_1040_16", "r_1040_1040_1040"]
+    assert kg.planned_bytes == 1040 * 1040 * 4
 
 
 def test_size_threshold(mem: Memory) -> None:
@@ -103,19 +124,20 @@ def test_reuse_threshold(mem: Memory) -> None:
     # B is re-read once per row of A: packed from LAYOUT_MIN_REUSE rows on
     assert layout.LAYOUT_MIN_REUSE == 256
     # (m = 64: measured no faster with B copied); A (64 or more rows of 4 KiB) is re-read by
-    # all 1024 columns and still is
+    # all 1024 columns and is padded in every case
     for m, b_copied in ((64, False), (255, False), (256, True)):
         kg = schedule(_matmul(mem, m, 1024, 1024))
-        assert len(kg.kernels) == 2 + b_copied  # copies of different sizes: two kernels
-        assert kg.planned_bytes == (m + 1024 * b_copied) * 1040 * 4, m
+        assert len(kg.kernels) == 2 + b_copied
+        assert kg.planned_bytes == (m * 1040 + 1024 * 1024 * b_copied) * 4, m
 
 
-def test_a_transposed_operand_is_packed_along_its_reduce_stride(mem: Memory) -> None:
-    # a.T @ b with a, b stored (K, 1024): both are walked along K with 4 KiB strides
+def test_a_transposed_operand_is_padded_along_its_reduce_stride(mem: Memory) -> None:
+    # a.T @ b with a, b stored (K, 1024): both are walked along K with 4 KiB strides; B goes
+    # to panels, A (whose contiguous axis is the block's rows, not its lanes) is padded
     out = _matmul(mem, 1024, 64, 1024, a_transposed=True)
     kg = schedule(out)
-    assert len(kg.kernels) == 2  # the layout copies (one kernel), then the matmul
-    assert kg.planned_bytes == 2 * 64 * 1040 * 4
+    assert len(kg.kernels) == 3
+    assert kg.planned_bytes == 64 * 1040 * 4 + 64 * 1024 * 4
     (got,) = run_graph(kg, mem, execute=run_on_cpu)
     np.testing.assert_allclose(got, out.np, rtol=1e-4, atol=1e-3)
 

@@ -161,10 +161,15 @@ def _matmul_block(plan: _Plan, width: int) -> bool:
     if unroll > 1:
         plan.try_opt(OptOps.UNROLL, k, unroll)
     _block_rows(plan, block, up_block)
-    for amount in (width * vectors, width, 4, 2):
-        if plan.try_opt(OptOps.UPCAST, vec, amount):
-            break
-    if _tile_reduce(plan, k, const_size(block_axis)):
+    lanes = next(
+        (a for a in (width * vectors, width, 4, 2) if plan.try_opt(OptOps.UPCAST, vec, a)), 1
+    )
+    if _in_panels(shape, vec_axis, lanes):
+        # each core streams its own panels (columns), the row blocks inside re-read each
+        # panel from L1/L2: 1024^3 with B in panels, columns 1.2-1.3x splitting the rows
+        swapped = _block_axis_inside(plan, vec, block)
+        _threads(plan, prefer=block if swapped == vec else vec)
+    elif _tile_reduce(plan, k, const_size(block_axis)):
         _threads(plan, prefer=_split_for_cache(plan, k, block, vec_axis))
     else:
         _threads(plan, prefer=_block_axis_inside(plan, vec, block))
@@ -202,6 +207,15 @@ def _dot_products(plan: _Plan, shape: MatmulShape, vec_axis: UOp, width: int) ->
     for axis, amount in ((block, up_block), (vec, up_vec)):
         _ = plan.try_opt(OptOps.UPCAST, axis, amount) or plan.try_opt(OptOps.UPCAST, axis, 2)
     return plan.try_opt(OptOps.PARTIALS, k, lanes)
+
+
+def _in_panels(shape: MatmulShape, vec_axis: UOp, lanes: int) -> bool:
+    """Whether the vector operand is stored in panels (the scheduler's layout copies): each
+    step of K reads the block's ``lanes`` columns from one contiguous run, so the register
+    block streams its panel and tiling K would only add passes over the output."""
+    vec_operand = shape.b if vec_axis is shape.n else shape.a
+    step = operand_stride(vec_operand, shape.k)
+    return step is not None and 0 < step <= lanes
 
 
 def _tile_reduce(plan: _Plan, k: int, rows: int | None) -> bool:

@@ -1,27 +1,42 @@
-"""Layout copies: a reduction operand whose rows alias in a CPU's L1 is read from a copy
-with padded rows.
+"""Layout copies: a matmul operand is read from a copy laid out for the CPU's caches, as
+BLAS libraries pack theirs.
 
-A matmul kernel's register block (6 rows x 16 columns of C) reads, per step of K, one line
-of each of 6 rows of A and one row of B, walking B along K. When a row is a multiple of
-4 KiB long (N = 1024, 2048 in float32), all rows start in the same L1 set (64 sets x 64 B:
-the set index repeats every 4 KiB), so the lines the block keeps re-reading evict each other
-and the loop runs from L2 (BLAS libraries pack A and B for this reason). Measured at 1024,
-one thread: plain 32-42 GFLOP/s, B padded 43-44, A and B padded 48-53 (NumPy: 64).
+A matmul kernel's register block (6 rows x 16 columns of C) reads, per step of K, one value
+from each of 6 rows of A (broadcast) and 16 consecutive values of B's row k. Two layouts of
+the inputs make those reads slow:
 
-``add_layout_copies`` finds such operands and makes the kernel read a copy whose rows are
-``LAYOUT_PAD_BYTES`` longer: the flat buffer ``b`` becomes
-``b.reshape(rows, s).pad(((0, 0), (0, pad))).contiguous().shrink(((0, rows), (0, s)))``
-(flattened again), ``s`` the aliasing stride in elements. The copy is exact (the padding is
-never read), costs one pass over ``b`` (2-5% of a 1024 matmul), and is only made when it
-is amortised: an operand
+* B walked along K touches one line of every row: K lines a row length apart, which no
+  prefetcher follows across pages and which share L1 sets when the row length is a multiple
+  of 4 KiB. **Panels** fix it: the copy stores column block ``c // P`` of every row one
+  after another (``P`` columns = one 64-byte line), so the block streams a contiguous
+  ``K x 64``-byte panel. 1024^3 float32: 1.5-2x the tiled kernel over padded rows, on a
+  par with NumPy (OpenBLAS) for the kernel alone;
+* A's 6 rows, a multiple of 4 KiB apart (N = 1024, 2048 in float32), all start in the same
+  L1 set and evict each other. **Padded rows** fix it: the copy's rows are
+  ``LAYOUT_PAD_BYTES`` longer (measured at 1024, one thread, before panels: plain 32-42
+  GFLOP/s, B padded 43-44, A and B padded 48-53, NumPy 64).
+
+``add_layout_copies`` finds such operands and makes the kernel read a copy:
+
+* an operand whose rows the output's contiguous (last) axis walks with stride 1 (B: the
+  block's vector lanes), a multiple of ``P`` long and starting at a multiple of ``P``, and
+  no reduce axis of stride 1, is read from **panels** of rows ``s`` elements long (``s``: a reduce axis'
+  stride, a multiple of ``P``): ``b.reshape(rows, s // P, P).permute(1, 0, 2).contiguous()``
+  viewed back as ``(rows, s)``;
+* otherwise, an operand with an axis (reduced or not) of at least ``LAYOUT_MIN_ROWS``
+  elements whose stride in bytes is a multiple of ``ALIAS_BYTES`` is read from **padded
+  rows**: ``b.reshape(rows, s).pad(((0, 0), (0, pad))).contiguous().shrink(...)``.
+
+Both copies are exact, cost one pass over the operand (2-8% of a 1024 matmul's time), and
+are only made when amortised: for an operand
 
 * of a sum (``REDUCE_AXIS(ADD)``) on a CPU device, read directly from an input BUFFER
   (through views only) of at least ``LAYOUT_MIN_BYTES``,
-* with an axis (reduced or not) of at least ``LAYOUT_MIN_ROWS`` elements whose stride in
-  bytes is a multiple of ``ALIAS_BYTES``,
 * broadcast along an output axis of at least ``LAYOUT_MIN_REUSE`` elements (each element
   is read that many times: the copy costs a small fraction of the reads it speeds up).
 
+The optimizer's heuristics see a panel operand by its stride along K (one block of lanes,
+``opt/heuristics.py``) and loop over panels outside the row blocks instead of tiling K.
 Graphs that assign to buffers are left alone (the copy would have to be ordered against the
 writes).
 """
@@ -32,7 +47,7 @@ from collections.abc import Sequence
 
 from fusegrad.codegen.schedule.rangeify import MOVEMENT_INDEX
 from fusegrad.codegen.schedule.realize import is_assign, view_base
-from fusegrad.uop import GroupOp, Ops, UOp, dtypes
+from fusegrad.uop import DType, GroupOp, Ops, UOp, dtypes
 
 LAYOUT_MIN_BYTES = 256 * 1024  # smaller operands stay in L2 whatever their layout
 ALIAS_BYTES = 4096  # the L1 set period (64 sets x 64-byte lines)
@@ -41,6 +56,7 @@ LAYOUT_MIN_ROWS = 64  # fewer rows than this: the operand is small along that ax
 # output-axis broadcast needed to amortise the copy: (M, 1024) @ (1024, 1024) with M <= 256
 # measured no faster with the copy, M = 16 twice as slow (copy 1.35 ms vs 1.6 ms matmul)
 LAYOUT_MIN_REUSE = 256
+PANEL_BYTES = 64  # a panel row: one cache line per step of the reduction
 
 
 def _leaves(src: UOp) -> list[UOp]:
@@ -73,9 +89,9 @@ def _flat_index(leaf: UOp, idx: Sequence[UOp]) -> UOp | None:
     return cur[0] if len(cur) == 1 else None
 
 
-def strides(leaf: UOp) -> list[int] | None:
-    """The element stride of each dim of ``leaf`` (a view chain over a BUFFER) at the origin,
-    or None when a shape or stride is not a plain int."""
+def strides(leaf: UOp) -> tuple[int, list[int]] | None:
+    """The buffer element ``leaf`` (a view chain over a BUFFER) reads at its origin, and the
+    element stride of each dim there; None when a shape or stride is not a plain int."""
     shape = leaf.shape
     if not all(isinstance(d, int) for d in shape):
         return None
@@ -96,7 +112,7 @@ def strides(leaf: UOp) -> list[int] | None:
         if one is None:
             return None
         out.append(one - origin)
-    return out
+    return origin, out
 
 
 def _large_cpu_buffer(leaf: UOp) -> UOp | None:
@@ -118,18 +134,62 @@ def _aliases(stride: int, rows: int, buf: UOp) -> bool:
     )
 
 
+def _reused(leaf: UOp, st: Sequence[int], axes: Sequence[int]) -> bool:
+    """Whether ``leaf`` is broadcast along an output axis of at least LAYOUT_MIN_REUSE."""
+    shape = leaf.shape
+    return any(
+        st[d] == 0 and int(shape[d]) >= LAYOUT_MIN_REUSE for d in range(len(shape)) if d not in axes
+    )
+
+
 def aliased_stride(leaf: UOp, axes: Sequence[int]) -> int | None:
     """The reduce stride (elements) of ``leaf`` worth a layout copy, or None (see the module
     docstring for the conditions)."""
     buf = _large_cpu_buffer(leaf)
-    st = strides(leaf) if buf is not None else None
-    if buf is None or st is None:
-        return None
-    shape = leaf.shape
-    outputs = [d for d in range(len(shape)) if d not in axes]
-    if not any(st[d] == 0 and int(shape[d]) >= LAYOUT_MIN_REUSE for d in outputs):
-        return None  # not re-read along an output axis: the copy is not amortised
+    found = strides(leaf) if buf is not None else None
+    if buf is None or found is None or not _reused(leaf, found[1], axes):
+        return None  # small, unsupported view, or not amortised
+    st, shape = found[1], leaf.shape
     return next((s for s, d in zip(st, shape, strict=True) if _aliases(s, int(d), buf)), None)
+
+
+def panel_width(dtype: DType) -> int:
+    """Elements of ``dtype`` in one panel row: a cache line (16 float32)."""
+    return max(1, PANEL_BYTES // dtype.itemsize)
+
+
+def panel_stride(leaf: UOp, axes: Sequence[int]) -> int | None:
+    """The row length (elements) of ``leaf``'s buffer when the operand is worth reading from
+    panels (see the module docstring), else None."""
+    buf = _large_cpu_buffer(leaf)
+    found = strides(leaf) if buf is not None else None
+    if buf is None or found is None or not _reused(leaf, found[1], axes):
+        return None
+    (origin, st), shape, width = found, leaf.shape, panel_width(buf.dtype)
+    outputs = [d for d in range(len(shape)) if d not in axes and shape[d] != 1]
+    vector = outputs[-1] if outputs else None  # the output's contiguous axis: the block's lanes
+    if vector is None or st[vector] != 1 or int(shape[vector]) % width or origin % width:
+        return None  # the lanes do not walk whole panel rows of the buffer
+    if any(st[d] == 1 for d in axes):
+        return None  # the reduction walks the rows itself (x @ W.T's W, a convolution's x)
+    row = int(shape[vector])
+    walks = [
+        st[d]
+        for d in axes
+        if st[d] >= row and st[d] % width == 0 and int(shape[d]) >= LAYOUT_MIN_ROWS
+        and buf.arg % st[d] == 0
+    ]  # fmt: skip
+    return min(walks) if walks else None
+
+
+def panel_copy(buf: UOp, row: int) -> UOp:
+    """``buf`` (flat, rows of ``row`` elements, a multiple of ``P = panel_width``) read from
+    a copy stored as panels: column block ``c // P`` of every row, one block after another,
+    so element ``(r, c)`` lives at ``(c // P) * rows * P + r * P + c % P``."""
+    rows, width = buf.arg // row, panel_width(buf.dtype)
+    blocks = buf.reshape((rows, row // width, width)).permute((1, 0, 2))
+    copy = UOp(Ops.CONTIGUOUS, buf.dtype, (blocks,))
+    return copy.permute((1, 0, 2)).reshape((buf.arg,))
 
 
 def padded_copy(buf: UOp, stride: int) -> UOp:
@@ -141,24 +201,32 @@ def padded_copy(buf: UOp, stride: int) -> UOp:
 
 
 def layout_copies(order: Sequence[UOp]) -> dict[UOp, UOp]:
-    """Operand view -> the same view over a padded copy, for every aliased operand in
+    """Operand view -> the same view over a panel or padded copy, for every such operand in
     ``order`` (a toposort of the tensor graph)."""
     if any(is_assign(u) for u in order):
         return {}
     out: dict[UOp, UOp] = {}
-    copies: dict[tuple[UOp, int], UOp] = {}
+    copies: dict[tuple[UOp, str, int], UOp] = {}
     for u in order:
         if u.op is not Ops.REDUCE_AXIS or u.arg[0] is not Ops.ADD:
             continue
         for leaf in _leaves(u.src[0]):
-            stride = aliased_stride(leaf, u.arg[1])
-            if leaf in out or stride is None:
+            if leaf in out:
                 continue
             buf = view_base(leaf)
             assert buf is not None
-            key = (buf, stride)
-            if key not in copies:
-                copies[key] = padded_copy(buf, stride)
+            row = panel_stride(leaf, u.arg[1])
+            if row is not None:
+                key = (buf, "panels", row)
+                if key not in copies:
+                    copies[key] = panel_copy(buf, row)
+            else:
+                stride = aliased_stride(leaf, u.arg[1])
+                if stride is None:
+                    continue
+                key = (buf, "padded", stride)
+                if key not in copies:
+                    copies[key] = padded_copy(buf, stride)
             out[leaf] = leaf.substitute({buf: copies[key]})
     return out
 

@@ -4,8 +4,8 @@ Stages (``SCHEDULE_STAGES``, run in order by one loop; ``DEBUG>=3`` times each):
 
 1. ``prepare``  — graph_rewrite ``pm_prepare``: unbind Variables, drop no-ops, give copies
    and custom kernels whole buffers
-2. ``layout``   — reduction operands whose rows alias in a CPU's L1 read a padded copy
-   (``layout.py``)
+2. ``layout``   — large matmul operands read a copy laid out for the caches: B in panels,
+   A with rows padded off 4 KiB aliasing (``layout.py``)
 3. ``realize``  — which nodes get buffers (``realize.py``; the recompute cost model in
    ``recompute.py``: one walk users-first, one sources-first)
 4. ``rangeify`` — a graph_rewrite ``pm_rangeify`` per kernel: realized nodes -> kernel ASTs
