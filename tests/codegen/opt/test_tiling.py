@@ -85,6 +85,39 @@ def test_tile_after_upcasts_and_before_thread_in_any_order() -> None:
     np.testing.assert_allclose(got[0].reshape(N, M), want, rtol=1e-5, atol=1e-5)
 
 
+def _upcast_j() -> UOp:
+    return apply_opt(matmul(), Opt(OptOps.UPCAST, 1, 4), CPU)
+
+
+def test_tile_on_an_output_axis_puts_its_tile_loop_outermost() -> None:
+    ast = apply_opt(matmul(), Opt(OptOps.TILE, 0, 4), CPU)
+    kinds = {(r.arg[0], r.arg[1], r.src[0].arg) for r in kernel_axes(ast)}
+    assert kinds == {(0, AxisType.LOOP, 4), (1, AxisType.LOOP, M), (2, AxisType.REDUCE, K),
+                     (3, AxisType.OUTER, N // 4)}  # fmt: skip
+    assert not any(u.op is Ops.LOAD and u.src[0].src[0].arg == 0 for u in ast.toposort())
+
+
+@pytest.mark.parametrize("target", ["emulator", "cpu_device"])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        [Opt(OptOps.TILE, 0, 2)],
+        # the matmul heuristics' shape for B in panels: rows inside the loop over column
+        # blocks, row tiles outermost, cores on column blocks
+        [Opt(OptOps.UPCAST, 1, 8), Opt(OptOps.SWAP, 0, 1), Opt(OptOps.THREAD, 0, 2),
+         Opt(OptOps.TILE, 1, 4)],
+        # both kinds of TILE together
+        [Opt(OptOps.TILE, 2, 8), Opt(OptOps.TILE, 0, 4), Opt(OptOps.UPCAST, 1, 4)],
+    ],
+    ids=["plain", "panel_order", "with_reduce_tiles"],
+)  # fmt: skip
+def test_output_tiles_match_numpy(opts: list[Opt], target: str) -> None:
+    arrays, want, _ = inputs()
+    run = H.run_cpu if target == "cpu_device" else lambda c, a: H.run_emulated(c, a, CPU)
+    got = run(_Case(arrays[:3]), H.with_opts(matmul(), opts))
+    np.testing.assert_allclose(got[0].reshape(N, M), want, rtol=1e-5, atol=1e-5)
+
+
 def _two_stores() -> UOp:
     ast = matmul()
     end = ast.src[0]
@@ -109,7 +142,9 @@ def _max_reduce() -> UOp:
 @pytest.mark.parametrize(
     ("ast", "opt", "renderer", "match"),
     [
-        (matmul(), Opt(OptOps.TILE, 0, 4), CPU, "TILE needs a reduce axis"),
+        (_upcast_j(), Opt(OptOps.TILE, 3, 2), CPU, "TILE needs a reduce or LOOP axis"),
+        (matmul(), Opt(OptOps.TILE, 0, 4), GPU, "TILE is for CPUs"),
+        (matmul(), Opt(OptOps.TILE, 0, 3), CPU, "3 does not divide"),
         (matmul(), Opt(OptOps.TILE, 2, 8), GPU, "TILE is for CPUs"),
         (matmul(), Opt(OptOps.TILE, 2, 32), CPU, "the axis is one tile"),
         (matmul(), Opt(OptOps.TILE, 2, 5), CPU, "5 does not divide"),
@@ -119,7 +154,9 @@ def _max_reduce() -> UOp:
         (matmul(out_dt=dtypes.float16), Opt(OptOps.TILE, 2, 8), CPU, "stored exactly"),
     ],
     ids=[
-        "loop_axis",
+        "upcast_axis",
+        "gpu_loop_axis",
+        "loop_not_dividing",
         "gpu",
         "one_tile",
         "not_dividing",

@@ -73,7 +73,8 @@ class Opt:
     * ``TC(axis)``: tile a matmul-shaped reduction to the renderer's tensor core number
       ``axis`` (default 0);
     * ``TILE(axis, n)``: split a reduce axis into tiles of ``n``, the loop over tiles around
-      the output loops, partial sums kept in the output buffer (CPU cache blocking, see
+      the output loops, partial sums kept in the output buffer; on an output (LOOP) axis,
+      only the loop over its tiles of ``n`` moves outermost (CPU cache blocking, see
       ``tiling.py``);
     * ``PARTIALS(axis, n)``: split a reduce axis into ``n`` partial reductions kept as vector
       lanes, combined once after the loop (``tiling.py``).

@@ -72,6 +72,7 @@ _GROUPS = (4, 8, 16, 32)
 _PADS = (6, 8, 12, 16, 32)  # 6, 12: a matmul's rows to 6-row blocks (times 2 cores)
 _PARTIALS = (4, 8)
 _TILES = (4, 16, 32, 64, 128)  # 4: small kernels (the fuzz corpus) get tiled too
+_LOOP_TILES = (2, 4, 8, 16)  # blocks of a matmul's 6-row blocks kept in L2 (A's rows)
 
 
 def _axis_actions(pos: int, kind: AxisType, renderer: Renderer) -> list[Opt]:
@@ -82,6 +83,8 @@ def _axis_actions(pos: int, kind: AxisType, renderer: Renderer) -> list[Opt]:
             opts += [Opt(OptOps.LOCAL, pos, a) for a in _LOCALS]
         if renderer.has_threads:
             opts += [Opt(OptOps.THREAD, pos, a) for a in range(2, renderer.max_threads + 1)]
+        if not renderer.has_local and kind is AxisType.LOOP:
+            opts += [Opt(OptOps.TILE, pos, a) for a in _LOOP_TILES]
         return opts
     if kind is AxisType.REDUCE:
         opts = [Opt(OptOps.UNROLL, pos, a) for a in _UNROLLS]

@@ -1,4 +1,5 @@
-"""Opts that split a reduction: TILE (cache blocking) and PARTIALS (vector partial sums).
+"""Opts that split a loop for caches and vectors: TILE (cache blocking) and PARTIALS (vector
+partial sums).
 
 **TILE**: a reduction split into tiles, the loop over tiles around the output loops.
 
@@ -20,6 +21,13 @@ buffer is not read elsewhere in the kernel, with the reduce's dtype stored as is
 sums are kept in the output exactly). Targets with workgroups don't take it (their output
 threads own no loop to put around).
 
+TILE on an output (LOOP) axis ``i`` of size ``I`` only reorders loops: ``i -> t * n + i'``
+with the loop over ``t`` (OUTER) around all the others and ``i'`` in ``i``'s place, so the
+loops inside work on ``n`` values of ``i`` at a time. A matmul reading B in panels loops
+over the panels outside its row blocks; tiling the row blocks keeps ``n`` of them (a block
+of A) in L2 while every panel streams past them, where A would otherwise stream from L3 once
+per panel (BLAS's ``mc`` blocking).
+
 **PARTIALS**: ``Opt(PARTIALS, axis, n)`` on a reduce axis ``k`` (a multiple of ``n``)::
 
     red(x(k) for k)  ->  red(red(x(t*n + u) for t) for u in lanes)     u: an UNROLL axis
@@ -40,6 +48,7 @@ from fusegrad.codegen.opt.kernel import (
     _amount,
     _axis,
     _check,
+    _fix_range_lists,
     _masked,
     _next_axis_id,
     _quotient,
@@ -92,15 +101,29 @@ def _the_reduce(ast: UOp, opt: Opt, rng: UOp, store: UOp) -> UOp:
     return red
 
 
+def _tile_loop(ast: UOp, rng: UOp, amount: int, tiles: UOp) -> UOp:
+    """TILE on an output axis: ``rng`` -> ``tile * amount + inner``, the tile loop outermost
+    (OUTER), ``inner`` keeping ``rng``'s id and type (its place in the loop nest)."""
+    tile = UOp.range(tiles, _next_axis_id(ast), AxisType.OUTER)
+    inner = UOp.range(amount, rng.arg[0], rng.arg[1])
+    return _fix_range_lists(ast.substitute({rng: tile * amount + inner}))
+
+
 def tile_reduce(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     """The TILE opt (see the module docstring)."""
     rng = _axis(ast, opt)
-    _check(rng.arg[1] is AxisType.REDUCE, opt, f"TILE needs a reduce axis, axis {rng.arg[0]}")
+    _check(
+        rng.arg[1] in (AxisType.REDUCE, AxisType.LOOP),
+        opt,
+        f"TILE needs a reduce or LOOP axis, axis {rng.arg[0]} ({rng.arg[1].name})",
+    )
     _check(not renderer.has_local, opt, f"{renderer!r} has workgroups: TILE is for CPUs")
     _check(not axes_of(ast, AxisType.GROUP_REDUCE, AxisType.LOCAL), opt, "TILE: LOCAL/GROUP axes")
     amount = _amount(opt, rng)
     tiles = _quotient(opt, rng, amount)
     _check(not (tiles.op is Ops.CONST and tiles.arg == 1), opt, "TILE: the axis is one tile")
+    if rng.arg[1] is AxisType.LOOP:
+        return _tile_loop(ast, rng, amount, tiles)
     store = _the_store(ast, opt)
     red = _the_reduce(ast, opt, rng, store)
     tile = UOp.range(tiles, _next_axis_id(ast), AxisType.OUTER)
