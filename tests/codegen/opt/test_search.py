@@ -196,24 +196,41 @@ def test_a_big_kernel_is_not_timed_without_opts(monkeypatch: pytest.MonkeyPatch)
     assert () not in seen and tuple(heuristic) in seen
 
 
-def test_finalists_are_timed_again_so_one_unlucky_run_does_not_lose() -> None:
-    """A candidate first timed while the machine was busy (2.0) gets another chance; the
-    fastest time a candidate ever showed counts (load only ever slows a run down)."""
+def _confirm_case(later: dict[int, float]) -> tuple[Any, list[Any], list[tuple[Opt, ...]]]:
+    """A baseline and two finalists (first timed 1.5, 1.0 and 2.0), a timer answering
+    ``later[i]`` for candidate ``i`` from then on, and the list of its calls."""
     ast = matmul()
-    lucky = search_module.Candidate((Opt(OptOps.UPCAST, 0, 2),), ast, seconds=1.0)
-    steady = search_module.Candidate((Opt(OptOps.UPCAST, 1, 2),), ast, seconds=2.0)
-    lucky = with_opts_applied(lucky)
-    steady = with_opts_applied(steady)
-    later = {lucky.opts: 1.2, steady.opts: 0.8}  # timed again on a quieter machine
+    opts = [(Opt(OptOps.UPCAST, 0, 2),), (Opt(OptOps.UPCAST, 1, 2),), (Opt(OptOps.UPCAST, 0, 4),)]
+    cands = [
+        with_opts_applied(search_module.Candidate(o, ast, seconds=t))
+        for o, t in zip(opts, (1.5, 1.0, 2.0), strict=True)
+    ]
+    by_opts = {c.opts: later[i] for i, c in enumerate(cands)}
     calls: list[tuple[Opt, ...]] = []
 
     def timer(spec: ProgramSpec) -> float:
         calls.append(spec.applied_opts)
-        return later[spec.applied_opts]
+        return by_opts[spec.applied_opts]
 
-    best = search_module._confirm([lucky, steady], CPU, timer)
+    return timer, cands, calls
+
+
+def test_finalists_are_timed_again_so_one_unlucky_run_does_not_lose() -> None:
+    """A candidate first timed while the machine was busy (2.0) gets another chance; the
+    fastest time a candidate ever showed counts (load only ever slows a run down), and
+    the finalists are timed round-robin (a busy stretch slows them alike)."""
+    timer, (base, lucky, steady), calls = _confirm_case({0: 1.4, 1: 1.2, 2: 0.8})
+    best = search_module._confirm([lucky, steady], CPU, timer, base)
     assert best.opts == steady.opts and best.seconds == 0.8
-    assert len(calls) == 2 * search_module.CONFIRM_RUNS
+    assert calls == [base.opts, lucky.opts, steady.opts] * search_module.CONFIRM_RUNS
+
+
+def test_a_finalist_must_beat_the_heuristics_by_the_margin() -> None:
+    # 1% faster than the heuristics' opts (the baseline): within BEAM_MARGIN (2%), noise
+    timer, (base, lucky, steady), _ = _confirm_case({0: 1.0, 1: 1.2, 2: 0.99})
+    assert search_module._confirm([lucky, steady], CPU, timer, base).opts == base.opts
+    timer, (base, lucky, steady), _ = _confirm_case({0: 1.0, 1: 1.2, 2: 0.9})
+    assert search_module._confirm([lucky, steady], CPU, timer, base).opts == steady.opts
 
 
 def with_opts_applied(c: Any) -> Any:

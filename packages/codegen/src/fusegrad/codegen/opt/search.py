@@ -6,8 +6,9 @@ by every action that applies (``actions``, TILE included on CPUs), lowers the ne
 candidates (in worker threads, with the timer's optional ``compile`` step there too),
 times them one after another through ``timer`` and keeps the ``width`` fastest.
 It stops when a round is not faster than the best so far by ``BEAM_MARGIN``; the two fastest
-of the start and of every round are then timed again (``CONFIRM_RUNS``) and the fastest of
-them wins, so one noisy measurement on a busy machine does not decide. Candidates that
+of the start and of every round, with the heuristics' sequence, are then timed again
+round-robin (``CONFIRM_RUNS``) and the fastest of them wins, so one noisy measurement on a
+busy machine does not decide; it must beat the heuristics by ``BEAM_MARGIN`` to replace them. Candidates that
 fail to lower or compile, exceed ``BEAM_UPCAST_MAX`` lanes or ``BEAM_MAX_UOPS`` uops, or
 that the timer rejects (raises, returns inf) are skipped.
 
@@ -252,18 +253,27 @@ def _measure(
 
 
 #: times each finalist (the two fastest of every round) is run again before BEAM picks one
-CONFIRM_RUNS = 2
+CONFIRM_RUNS = 3
 
 
-def _confirm(finalists: list[Candidate], renderer: Renderer, timer: Timer) -> Candidate:
-    """The fastest of ``finalists`` after timing each ``CONFIRM_RUNS`` more times (keeping its
-    fastest time): one lucky or unlucky measurement on a busy machine no longer decides."""
-    out = []
-    for c in finalists:
-        spec = _lower(c, renderer, timer)
-        times = [c.seconds] + [_time(spec, timer) for _ in range(CONFIRM_RUNS)]
-        out.append(Candidate(c.opts, c.ast, min(times)))
-    return min(out, key=lambda c: c.seconds)
+def _confirm(
+    finalists: list[Candidate], renderer: Renderer, timer: Timer, baseline: Candidate
+) -> Candidate:
+    """The fastest of ``finalists`` (and ``baseline``: the heuristics' opts) after
+    ``CONFIRM_RUNS`` more rounds of timing, round-robin (a noisy stretch of a busy machine
+    slows every finalist alike), each keeping its fastest time. A candidate must beat the
+    baseline by ``BEAM_MARGIN`` to be chosen over it."""
+    unique = {c.ast: c for c in [baseline, *finalists]}
+    specs = [(c, _lower(c, renderer, timer)) for c in unique.values()]
+    times = [[c.seconds] for c, _ in specs]
+    for _ in range(CONFIRM_RUNS):
+        for (_, spec), seen in zip(specs, times, strict=True):
+            seen.append(_time(spec, timer))
+    out = [Candidate(c.opts, c.ast, min(t)) for (c, _), t in zip(specs, times, strict=True)]
+    best, base = min(out, key=lambda c: c.seconds), out[0]
+    if best.seconds > base.seconds * (1 - float(BEAM_MARGIN.value)):
+        return base
+    return best
 
 
 def _unique(cands: list[Candidate], seen: set[UOp]) -> list[Candidate]:
@@ -325,7 +335,8 @@ def beam_search(
         if not timed or timed[0].seconds >= best.seconds * (1 - float(BEAM_MARGIN.value)):
             break
         best, beam = timed[0], timed[:width]
-    best = _confirm(finalists, renderer, timer)
+    baseline = max(start, key=lambda c: len(c.opts))  # the heuristics' whole sequence
+    best = _confirm(finalists, renderer, timer, baseline)
     if DEBUG >= 2:
         print(f"BEAM: {list(best.opts)} in {best.seconds * 1e6:.1f} us")
     store_opts(ast, renderer, width, best.opts)
