@@ -49,7 +49,10 @@ def main() -> None:
     x = rs.random((b, cin, hw, hw), np.float32)
     w = rs.random((cout, cin, 3, 3), np.float32)
     oh = hw - 2
-    arrays = [np.zeros(b * cout * oh * oh, np.float32), x.reshape(-1), w.reshape(-1)]
+    arrays = [
+        k.aligned(v)
+        for v in (np.zeros(b * cout * oh * oh, np.float32), x.reshape(-1), w.reshape(-1))
+    ]
     flops = 2 * b * cout * oh * oh * cin * 9
     label = f"conv3x3 {b}x{cin}->{cout} {hw}"
     k.bench(

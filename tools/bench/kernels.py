@@ -14,11 +14,27 @@ from fusegrad.codegen.opt import Opt, hand_coded_optimizations
 from fusegrad.runtime import Device
 from fusegrad.uop import AxisType, Ops, UOp, dtypes
 
+#: alignment of the benchmarks' host arrays: the runtime's allocator gives 64 bytes (a cache
+#: line), NumPy only 16, and a kernel reading 64-byte rows (matmul panels) from a misaligned
+#: array touches two lines per row (measured 2x slower at 1024)
+ALIGN = 64
+
+
+def aligned(arr: np.ndarray) -> np.ndarray:
+    """A copy of ``arr`` at an ``ALIGN``-byte aligned address."""
+    raw = np.empty(arr.nbytes + ALIGN, np.uint8)
+    start = -raw.ctypes.data % ALIGN
+    out = raw[start : start + arr.nbytes].view(arr.dtype).reshape(arr.shape)
+    out[...] = arr
+    return out
+
 
 class HostBuffer:
-    """A NumPy array as a CPU-device buffer."""
+    """A NumPy array (``ALIGN``-byte aligned, see ``aligned``) as a CPU-device buffer."""
 
     def __init__(self, arr: np.ndarray) -> None:
+        if arr.ctypes.data % ALIGN:
+            raise ValueError(f"HostBuffer: the array is not {ALIGN}-byte aligned (use aligned())")
         self.arr = arr
         self.address = arr.ctypes.data
 
@@ -80,7 +96,7 @@ class CPUTimer:
         self.calls += 1
         prg = self.load(spec)
         rs = np.random.default_rng(0)
-        bufs = [HostBuffer(rs.random(b.size, np.float32)) for b in spec.buffers]
+        bufs = [HostBuffer(aligned(rs.random(b.size, np.float32))) for b in spec.buffers]
         gs, ls = spec.launch_dims({})
         times = []
         for _ in range(self.runs):

@@ -9,9 +9,14 @@ up to ``--beam-max`` (a search at 2048 times hundreds of multi-second candidates
 is cached on disk, so a second run is quick (IGNORE_BEAM_CACHE=1 searches again).
 
 For each ``--sizes`` entry the kernels the scheduler makes for ``a @ b`` are benchmarked too
-when they differ from the hand-built one: at 1024 and 2048 it reads B from a row-padded copy
-(``codegen/schedule/layout.py``: B's rows alias in L1); the copy kernel's time is printed
-next to them (``packed`` rows: the matmul kernel; ``+copy``: both kernels, heuristics).
+when they differ from the hand-built one: from 512 on it reads B from panels and, at 1024
+and 2048, A from a row-padded copy (``codegen/schedule/layout.py``); the copy kernels' time
+is printed next to them (``packed`` rows: the matmul kernel alone; ``interleaved``: copies
+and matmul, wall and one-thread CPU time). ``tensor`` rows time the whole ``(x @ y).realize()``
+end to end, heuristics and BEAM: the number a user sees.
+
+Every timed call follows a pause and an untimed call (``PAUSE``): OpenBLAS's threads spin
+for a while after NumPy's call, and would share the cores with the next kernel.
 
 ``--transformer`` benchmarks MiniLM's matmul shapes instead: ``x[rows, 384] @ W[384, 1536]``
 and ``x[rows, 1536] @ W[1536, 384]`` (with W stored as [K, N], and transposed as a Linear
@@ -23,6 +28,7 @@ A shape ``BxMxKxN`` is a batched ``[B, M, K] @ [B, K, N]``; a trailing ``t`` sto
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import sys
 import time
@@ -38,7 +44,8 @@ from fusegrad.runtime import Device
 from fusegrad.uop import Ops, UOp, dtypes
 
 
-def _kernels() -> object:
+@functools.cache
+def _kernels() -> Any:
     spec = importlib.util.spec_from_file_location(
         "_bench_kernels", Path(__file__).with_name("kernels.py")
     )
@@ -67,7 +74,9 @@ def run_shape(k: object, shape: str, beam: int, repeats: int) -> None:
     a = rs.random((batch, m, kk), np.float32)
     b = rs.random((batch, n, kk) if transposed else (batch, kk, n), np.float32)
     bt = b.transpose(0, 2, 1) if transposed else b
-    arrays = [np.zeros(batch * m * n, np.float32), a.reshape(-1), b.reshape(-1)]
+    arrays = [
+        k.aligned(x) for x in (np.zeros(batch * m * n, np.float32), a.reshape(-1), b.reshape(-1))
+    ]  # type: ignore[attr-defined]
     ast = k.batched_matmul_ast(batch, m, kk, n, transposed)  # type: ignore[attr-defined]
     reference = (lambda: a[0] @ bt[0]) if batch == 1 else (lambda: a @ bt)
     want_shape = (m, n) if batch == 1 else (batch, m, n)
@@ -97,8 +106,9 @@ def _resolve(buf: UOp, memory: dict[UOp, np.ndarray]) -> np.ndarray:
         raw = _resolve(buf.src[0], memory).view(np.uint8)[offset * item : (offset + size) * item]
         return raw.view(np.float32)
     if buf not in memory:
-        memory[buf] = np.zeros(buf.arg * buf.dtype.itemsize, np.uint8).view(
-            np.float32 if buf.dtype.itemsize == 4 else np.uint8
+        zeros = np.zeros(buf.arg * buf.dtype.itemsize, np.uint8)
+        memory[buf] = (
+            _kernels().aligned(zeros).view(np.float32 if buf.dtype.itemsize == 4 else np.uint8)
         )
     return memory[buf]
 
@@ -127,8 +137,10 @@ def interleaved(k: Any, n: int, a: np.ndarray, b: np.ndarray, repeats: int) -> N
     asts, bufs, abuf, bbuf = scheduled_matmul(n)
     if len(asts) == 1:
         return
-    memory = {abuf: a.reshape(-1).copy(), bbuf: b.reshape(-1).copy()}
-    plain_arrays = [np.zeros(n * n, np.float32), a.reshape(-1), b.reshape(-1)]
+    memory = {abuf: k.aligned(a.reshape(-1)), bbuf: k.aligned(b.reshape(-1))}
+    plain_arrays = [
+        k.aligned(x) for x in (np.zeros(n * n, np.float32), a.reshape(-1), b.reshape(-1))
+    ]
     plain = k.matmul_ast(n)
     fns: dict[str, Callable[[], object]] = {"numpy": lambda: a @ b}
     try:
@@ -167,16 +179,23 @@ def interleaved(k: Any, n: int, a: np.ndarray, b: np.ndarray, repeats: int) -> N
     print(f"interleaved {n}: load average {k.load_average()}")
 
 
+#: seconds between two functions' calls (untimed): OpenBLAS's worker threads spin for a while
+#: after a call, and a fusegrad kernel started meanwhile shares its cores with them (a 1024
+#: matmul measured 2x slower right after NumPy's). One untimed call follows the pause (a
+#: 0.3 ms copy kernel measured 2 ms right after a sleep: cold caches, idle clock)
+PAUSE = 0.15
+
+
 def _rounds(
     fns: dict[str, Callable[[], object]], repeats: int, clock: Callable[[], float]
 ) -> dict[str, list[float]]:
-    """``clock`` seconds of each of ``fns``, called round-robin ``repeats`` times (after one
-    warm-up call each)."""
-    for fn in fns.values():
-        fn()
+    """``clock`` seconds of each of ``fns``, called round-robin ``repeats`` times, each timed
+    call after a pause (``PAUSE``) and an untimed call."""
     out: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
+            time.sleep(PAUSE)
+            fn()  # after the pause: caches and clock speed as in a run of calls
             start = clock()
             fn()
             out[name].append(clock() - start)
@@ -189,7 +208,7 @@ def run_packed(k: object, n: int, a: np.ndarray, b: np.ndarray, beam: int, repea
     if len(asts) == 1:
         print(f"matmul {n}: the scheduler makes one kernel (no layout copy)")
         return
-    memory = {abuf: a.reshape(-1).copy(), bbuf: b.reshape(-1).copy()}
+    memory = {abuf: k.aligned(a.reshape(-1)), bbuf: k.aligned(b.reshape(-1))}
     renderer = Device["CPU"].renderer
     copy_secs: list[float] = []
     for ast, bl in zip(asts[:-1], bufs[:-1], strict=True):
@@ -206,6 +225,42 @@ def run_packed(k: object, n: int, a: np.ndarray, b: np.ndarray, beam: int, repea
     )
 
 
+def run_tensor(n: int, a: np.ndarray, b: np.ndarray, beam: int, repeats: int) -> None:
+    """End to end: ``(x @ y).realize()`` on Tensors and waiting for it (the scheduler's
+    kernels: layout copies and matmul, their launches), with the heuristics and with BEAM,
+    next to NumPy's ``a @ b`` in the same rounds. ``paired``: the median over rounds of
+    NumPy's time / ours (each pair ran back to back, so load drifts cancel)."""
+    from fusegrad import Tensor
+    from fusegrad.engine import programs
+    from fusegrad.engine.launch import synchronize
+    from fusegrad.uop import Context
+
+    x, y = Tensor(a).realize(), Tensor(b).realize()
+
+    def ours() -> None:
+        (x @ y).realize()
+        synchronize()
+
+    flops = 2 * n**3
+    modes = {"heuristics": 0, **({f"BEAM={beam}": beam} if beam > 0 else {})}
+    print(f"tensor {n}: load average {_kernels().load_average()}")
+    for name, width in modes.items():
+        programs.clear_kernels()
+        with Context(BEAM=width):
+            start = time.perf_counter()
+            ours()  # compiles (BEAM searches here, or finds its on-disk cache)
+            first = time.perf_counter() - start
+            secs = _rounds({"numpy": lambda: a @ b, name: ours}, repeats, time.perf_counter)
+        ours_g = flops / float(np.median(secs[name])) / 1e9
+        np_g = flops / float(np.median(secs["numpy"])) / 1e9
+        paired = float(np.median(np.array(secs["numpy"]) / np.array(secs[name])))
+        print(
+            f"tensor {n:5d} {name:11s} {ours_g:7.1f} GFLOP/s vs numpy {np_g:7.1f}: "
+            f"{ours_g / np_g:6.1%} of numpy, paired {paired:6.1%}  (first call {first:.2f}s)"
+        )
+    print(f"tensor {n}: load average {_kernels().load_average()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
@@ -217,6 +272,7 @@ def main() -> None:
     parser.add_argument("--beam-max", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--no-packed", action="store_true", help="skip the scheduler's kernels")
+    parser.add_argument("--no-tensor", action="store_true", help="skip the end-to-end Tensor rows")
     args = parser.parse_args()
     k = _kernels()
     shapes = list(args.shapes)
@@ -229,7 +285,7 @@ def main() -> None:
     for n in args.sizes:
         rs = np.random.default_rng(n)
         a, b = rs.random((n, n), np.float32), rs.random((n, n), np.float32)
-        arrays = [np.zeros(n * n, np.float32), a.reshape(-1), b.reshape(-1)]
+        arrays = [k.aligned(x) for x in (np.zeros(n * n, np.float32), a.reshape(-1), b.reshape(-1))]  # type: ignore[attr-defined]
         beam = args.beam if n <= args.beam_max else 0
         k.bench(
             f"matmul {n}",
@@ -243,6 +299,8 @@ def main() -> None:
         if not args.no_packed:
             run_packed(k, n, a, b, beam, args.repeats)
             interleaved(k, n, a, b, args.repeats)
+        if not args.no_tensor:
+            run_tensor(n, a, b, beam, args.repeats)
 
 
 if __name__ == "__main__":
