@@ -49,39 +49,41 @@ def _matmul(mem: Memory, m: int, k: int, n: int, a_transposed: bool = False) -> 
     return T(prod.r(Ops.ADD, (2,)).reshape((m, n)), want)
 
 
-def test_1024_matmul_reads_padded_a_and_panels_of_b(mem: Memory) -> None:
+def test_1024_matmul_reads_b_from_panels(mem: Memory) -> None:
     kg = schedule(_matmul(mem, 1024, 1024, 1024))
-    assert len(kg.kernels) == 3
-    pad_a, panels_b, mm = (c.src[0] for c in kg.kernels)
-    assert _index_exprs(pad_a, 0) == ["r0*1040+r1"]  # A's rows padded by one 64-byte line
+    assert len(kg.kernels) == 2
+    panels_b, mm = (c.src[0] for c in kg.kernels)
     # B stored as 64 panels of 16 columns: (column block, row, column in block)
     assert _index_exprs(panels_b, 0) == ["r0*16384+r1*16+r2"]
     assert _index_exprs(panels_b, 1) == ["r0*16+r1*1024+r2"]
     (read_a,) = _index_exprs(mm, 1)
     (read_b,) = _index_exprs(mm, 2)
-    assert "*1040" in read_a, read_a
+    assert "*1024" in read_a, read_a  # A as it is: with B in panels, no padded copy
     assert "//16*16384" in read_b and "%16" in read_b, read_b  # row k of panel j // 16
-    assert kg.planned_bytes == 1024 * 1040 * 4 + 1024 * 1024 * 4
+    assert kg.planned_bytes == 1024 * 1024 * 4
 
 
 def test_1024_matmul_matches_numpy(mem: Memory) -> None:
     out = _matmul(mem, 1024, 1024, 1024)
     kg = schedule(out)
-    assert len(kg.kernels) == 3
+    assert len(kg.kernels) == 2
     (packed,) = run_graph(kg, mem, execute=run_on_cpu)
     np.testing.assert_allclose(packed, out.np, rtol=1e-4, atol=1e-3)
 
 
-def test_the_copies_are_exact(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A (256 x 1024) padded, B (1024 x 256) in panels; unoptimized kernels add in the same
-    # order, so the packed and the plain graph give the same bits
-    out = _matmul(mem, 256, 1024, 256)
+@pytest.mark.parametrize(
+    ("n", "copy"),
+    [(256, "E_16_1024_16"), (264, "E_256_1040")],
+    ids=["b_panels", "a_padded"],  # 264 columns: no whole panels; A's 4 KiB rows padded
+)
+def test_the_copies_are_exact(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch, n: int, copy: str
+) -> None:
+    # unoptimized kernels add in the same order: the packed and the plain graph give the
+    # same bits
+    out = _matmul(mem, 256, 1024, n)
     kg = schedule(out)
-    assert [c.src[0].arg.name for c in kg.kernels] == [
-        "E_256_1040",
-        "E_16_1024_16",
-        "r_256_256_1024",
-    ]
+    assert [c.src[0].arg.name for c in kg.kernels] == [copy, f"r_256_{n}_1024"]
     with Context(NOOPT=1):
         (packed,) = run_graph(kg, mem, execute=run_on_cpu)
         monkeypatch.setattr(layout, "LAYOUT_MIN_BYTES", 1 << 40)
@@ -123,21 +125,31 @@ def test_size_threshold(mem: Memory) -> None:
 def test_reuse_threshold(mem: Memory) -> None:
     # B is re-read once per row of A: packed from LAYOUT_MIN_REUSE rows on
     assert layout.LAYOUT_MIN_REUSE == 256
-    # (m = 64: measured no faster with B copied); A (64 or more rows of 4 KiB) is re-read by
-    # all 1024 columns and is padded in every case
-    for m, b_copied in ((64, False), (255, False), (256, True)):
+    # (m = 64: measured no faster with B copied); below, A (64 or more rows of 4 KiB,
+    # re-read by all 1024 columns) is padded instead; with B in panels it is not
+    for m, panels in ((64, False), (255, False), (256, True)):
         kg = schedule(_matmul(mem, m, 1024, 1024))
-        assert len(kg.kernels) == 2 + b_copied
-        assert kg.planned_bytes == (m * 1040 + 1024 * 1024 * b_copied) * 4, m
+        assert len(kg.kernels) == 2
+        assert kg.planned_bytes == (1024 * 1024 if panels else m * 1040) * 4, m
 
 
 def test_a_transposed_operand_is_padded_along_its_reduce_stride(mem: Memory) -> None:
-    # a.T @ b with a, b stored (K, 1024): both are walked along K with 4 KiB strides; B goes
-    # to panels, A (whose contiguous axis is the block's rows, not its lanes) is padded
+    # a.T @ b with a stored (64, 1024): walked along K with 4 KiB strides; b (64, 1000) is
+    # small and its rows are not whole panels
+    out = _matmul(mem, 1024, 64, 1000, a_transposed=True)
+    kg = schedule(out)
+    assert len(kg.kernels) == 2
+    assert kg.planned_bytes == 64 * 1040 * 4
+    (got,) = run_graph(kg, mem, execute=run_on_cpu)
+    np.testing.assert_allclose(got, out.np, rtol=1e-4, atol=1e-3)
+
+
+def test_a_transposed_operand_is_not_paneled(mem: Memory) -> None:
+    # A's contiguous axis is the block's rows, not its lanes: only B goes to panels
     out = _matmul(mem, 1024, 64, 1024, a_transposed=True)
     kg = schedule(out)
-    assert len(kg.kernels) == 3
-    assert kg.planned_bytes == 64 * 1040 * 4 + 64 * 1024 * 4
+    assert len(kg.kernels) == 2
+    assert kg.planned_bytes == 64 * 1024 * 4
     (got,) = run_graph(kg, mem, execute=run_on_cpu)
     np.testing.assert_allclose(got, out.np, rtol=1e-4, atol=1e-3)
 
