@@ -36,16 +36,18 @@ def _index_exprs(ast: UOp, slot: int) -> list[str]:
     ]
 
 
-def _matmul(mem: Memory, m: int, k: int, n: int, a_transposed: bool = False) -> T:
-    """``a @ b`` as the frontend builds it (a stored (k, m) when ``a_transposed``); the
-    reference by NumPy's matmul (T's broadcast reference would take m*n*k floats)."""
+def _matmul(
+    mem: Memory, m: int, k: int, n: int, a_transposed: bool = False, b_transposed: bool = False
+) -> T:
+    """``a @ b`` as the frontend builds it (a stored (k, m) when ``a_transposed``, b stored
+    (n, k) when ``b_transposed``: ``x @ W.T``); the reference by NumPy's matmul (T's
+    broadcast reference would take m*n*k floats)."""
     a = mem.rand(k, m) if a_transposed else mem.rand(m, k)
-    b = mem.rand(k, n, seed=1)
+    b = mem.rand(n, k, seed=1) if b_transposed else mem.rand(k, n, seed=1)
     x = a.uop.permute((1, 0)) if a_transposed else a.uop
-    prod = x.reshape((m, 1, k)).expand((m, n, k)) * b.uop.permute((1, 0)).reshape((1, n, k)).expand(
-        (m, n, k)
-    )
-    want = (a.np.T if a_transposed else a.np) @ b.np
+    y = b.uop if b_transposed else b.uop.permute((1, 0))
+    prod = x.reshape((m, 1, k)).expand((m, n, k)) * y.reshape((1, n, k)).expand((m, n, k))
+    want = (a.np.T if a_transposed else a.np) @ (b.np.T if b_transposed else b.np)
     return T(prod.r(Ops.ADD, (2,)).reshape((m, n)), want)
 
 
@@ -71,17 +73,30 @@ def test_1024_matmul_matches_numpy(mem: Memory) -> None:
     np.testing.assert_allclose(packed, out.np, rtol=1e-4, atol=1e-3)
 
 
+def test_x_at_w_t_reads_w_from_transposed_panels(mem: Memory) -> None:
+    # W stored (1536, 384) as a Linear layer keeps it: panels of 16 rows, transposed
+    out = _matmul(mem, 256, 384, 1536, b_transposed=True)
+    kg = schedule(out)
+    copy, mm = (c.src[0] for c in kg.kernels)
+    assert (copy.arg.name, mm.arg.name) == ("E_96_384_16", "r_256_1536_384")
+    assert _index_exprs(copy, 0) == ["r0*6144+r1*16+r2"]  # (row block, column, row in block)
+    assert _index_exprs(copy, 1) == ["r0*6144+r1+r2*384"]
+    assert kg.planned_bytes == 1536 * 384 * 4
+    (got,) = run_graph(kg, mem, execute=run_on_cpu)  # with the heuristics' opts
+    np.testing.assert_allclose(got, out.np, rtol=1e-4, atol=1e-3)
+
+
 @pytest.mark.parametrize(
-    ("n", "copy"),
-    [(256, "E_16_1024_16"), (264, "E_256_1040")],
-    ids=["b_panels", "a_padded"],  # 264 columns: no whole panels; A's 4 KiB rows padded
+    ("n", "b_transposed", "copy"),
+    [(256, False, "E_16_1024_16"), (256, True, "E_16_1024_16"), (264, False, "E_256_1040")],
+    ids=["b_panels", "w_t_panels", "a_padded"],  # 264 columns: no whole panels
 )
 def test_the_copies_are_exact(
-    mem: Memory, monkeypatch: pytest.MonkeyPatch, n: int, copy: str
+    mem: Memory, monkeypatch: pytest.MonkeyPatch, n: int, b_transposed: bool, copy: str
 ) -> None:
     # unoptimized kernels add in the same order: the packed and the plain graph give the
     # same bits
-    out = _matmul(mem, 256, 1024, n)
+    out = _matmul(mem, 256, 1024, n, b_transposed=b_transposed)
     kg = schedule(out)
     assert [c.src[0].arg.name for c in kg.kernels] == [copy, f"r_256_{n}_1024"]
     with Context(NOOPT=1):
