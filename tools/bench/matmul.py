@@ -15,8 +15,9 @@ is printed next to them (``packed`` rows: the matmul kernel alone; ``interleaved
 and matmul, wall and one-thread CPU time). ``tensor`` rows time the whole ``(x @ y).realize()``
 end to end, heuristics and BEAM: the number a user sees.
 
-Every timed call follows a pause and an untimed call (``PAUSE``): OpenBLAS's threads spin
-for a while after NumPy's call, and would share the cores with the next kernel.
+Every timed call follows a pause (``PAUSE``: OpenBLAS's threads spin for a while after
+NumPy's call, and would share the cores with the next kernel) and 50 ms of untimed calls
+(``WARM``: this VM's cores run slow for a while after idling).
 
 ``--transformer`` benchmarks MiniLM's matmul shapes instead: ``x[rows, 384] @ W[384, 1536]``
 and ``x[rows, 1536] @ W[1536, 384]`` (with W stored as [K, N], and transposed as a Linear
@@ -181,21 +182,29 @@ def interleaved(k: Any, n: int, a: np.ndarray, b: np.ndarray, repeats: int) -> N
 
 #: seconds between two functions' calls (untimed): OpenBLAS's worker threads spin for a while
 #: after a call, and a fusegrad kernel started meanwhile shares its cores with them (a 1024
-#: matmul measured 2x slower right after NumPy's). One untimed call follows the pause (a
-#: 0.3 ms copy kernel measured 2 ms right after a sleep: cold caches, idle clock)
+#: matmul measured 2x slower right after NumPy's)
 PAUSE = 0.15
+#: seconds of untimed calls after the pause: after the process idles a few tenths of a second
+#: this VM's cores run the next ~40 ms of work up to 2x slower (a 512 matmul: 4-6 ms per call
+#: for its first 10-20 calls after a 0.3-2 s sleep, 1.9 ms back to back; longer helper spins
+#: did not change it), so NumPy and fusegrad are both timed warm
+WARM = 0.05
 
 
 def _rounds(
     fns: dict[str, Callable[[], object]], repeats: int, clock: Callable[[], float]
 ) -> dict[str, list[float]]:
     """``clock`` seconds of each of ``fns``, called round-robin ``repeats`` times, each timed
-    call after a pause (``PAUSE``) and an untimed call."""
+    call after a pause (``PAUSE``) and ``WARM`` seconds of untimed calls."""
     out: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
             time.sleep(PAUSE)
-            fn()  # after the pause: caches and clock speed as in a run of calls
+            warm = time.perf_counter() + WARM  # after the pause: warm as in a run of calls
+            while True:
+                fn()
+                if time.perf_counter() >= warm:
+                    break
             start = clock()
             fn()
             out[name].append(clock() - start)
