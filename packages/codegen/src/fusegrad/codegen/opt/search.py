@@ -8,9 +8,9 @@ times them one after another through ``timer`` and keeps the ``width`` fastest.
 It stops when a round is not faster than the best so far by ``BEAM_MARGIN``; the two fastest
 of the start and of every round, with the heuristics' sequence, are then timed again
 round-robin (``CONFIRM_RUNS``) and the fastest of them wins, so one noisy measurement on a
-busy machine does not decide; it must beat the heuristics by ``BEAM_MARGIN`` to replace them. Candidates that
-fail to lower or compile, exceed ``BEAM_UPCAST_MAX`` lanes or ``BEAM_MAX_UOPS`` uops, or
-that the timer rejects (raises, returns inf) are skipped.
+busy machine does not decide; it must beat the heuristics by ``BEAM_MARGIN`` to replace
+them. Candidates that fail to lower or compile, exceed ``BEAM_UPCAST_MAX`` lanes or
+``BEAM_MAX_UOPS`` uops, or that the timer rejects (raises, returns inf) are skipped.
 
 The result is stored in a ``DiskCache`` table keyed by the AST's structure, the renderer's
 ``target_key`` and capabilities, the host architecture and the width, so a second search for
@@ -252,7 +252,8 @@ def _measure(
     return sorted((c for c in out if math.isfinite(c.seconds)), key=lambda c: c.seconds)
 
 
-#: times each finalist (the two fastest of every round) is run again before BEAM picks one
+#: rounds of timing every finalist (the two fastest of every round, and the heuristics'
+#: sequence) again, round-robin, before BEAM picks one
 CONFIRM_RUNS = 3
 
 

@@ -21,7 +21,7 @@ buffer is not read elsewhere in the kernel, with the reduce's dtype stored as is
 sums are kept in the output exactly). Targets with workgroups don't take it (their output
 threads own no loop to put around).
 
-TILE on an output (LOOP) axis ``i`` of size ``I`` only reorders loops: ``i -> t * n + i'``
+TILE on an output (LOOP) axis ``i`` (a multiple of ``n``) only reorders loops: ``i -> t * n + i'``
 with the loop over ``t`` (OUTER) around all the others and ``i'`` in ``i``'s place, so the
 loops inside work on ``n`` values of ``i`` at a time. A matmul reading B in panels loops
 over the panels outside its row blocks; tiling the row blocks keeps ``n`` of them (a block

@@ -20,15 +20,15 @@ the inputs make those reads slow:
 
 * an operand whose rows the output's contiguous (last) axis walks with stride 1 (B: the
   block's vector lanes), a multiple of ``P`` long and starting at a multiple of ``P``, and
-  no reduce axis of stride 1, is read from **panels** of rows ``s`` elements long (``s``: a reduce axis'
-  stride, a multiple of ``P``): ``b.reshape(rows, s // P, P).permute(1, 0, 2).contiguous()``
-  viewed back as ``(rows, s)``;
+  no reduce axis of stride 1, is read from **panels** of rows ``s`` elements long (``s``:
+  a reduce axis' stride, a multiple of ``P``):
+  ``b.reshape(rows, s // P, P).permute(1, 0, 2).contiguous()`` viewed back as ``(rows, s)``;
 * an operand walked by the reduction along its rows (stride 1) and across them by the
   output's contiguous axis (``x @ W.T``'s W, as a Linear layer stores it), the rows a
   multiple of ``P`` in number, is read from **transposed panels** of ``P`` rows:
   ``w.reshape(rows // P, P, s).permute(0, 2, 1).contiguous()`` viewed back as ``(rows, s)``
-  (the same layout as B's panels, so the same kernel reads it). x[1024, 1024] @ W.T: 0.68-0.78
-  of NumPy end to end, was 0.51 with vectors along K (PARTIALS);
+  (the same layout as B's panels, so the same kernel reads it). x[1024, 1024] @ W.T:
+  0.68-0.78 of NumPy end to end, was 0.51 with vectors along K (PARTIALS);
 * when no operand of the sum goes to panels, an operand with an axis (reduced or not) of
   at least ``LAYOUT_MIN_ROWS`` elements whose stride in bytes is a multiple of
   ``ALIAS_BYTES`` is read from **padded rows**:
@@ -36,8 +36,8 @@ the inputs make those reads slow:
   A's 6 aliased rows take 6 of the 8 ways of one L1 set and padding them measured no faster
   (its copy costs 3% of a 1024 matmul).
 
-Both copies are exact, cost one pass over the operand (2-8% of a 1024 matmul's time), and
-are only made when amortised: for an operand
+Every copy is exact, costs one pass over the operand (2-8% of a 1024 matmul's time), and
+is only made when amortised: for an operand
 
 * of a sum (``REDUCE_AXIS(ADD)``) on a CPU device, read directly from an input BUFFER
   (through views only) of at least ``LAYOUT_MIN_BYTES``,
@@ -167,21 +167,34 @@ def panel_width(dtype: DType) -> int:
     return max(1, PANEL_BYTES // dtype.itemsize)
 
 
-def panel_stride(leaf: UOp, axes: Sequence[int]) -> int | None:
-    """The row length (elements) of ``leaf``'s buffer when the operand is worth reading from
-    panels (see the module docstring), else None."""
+def _panel_view(leaf: UOp, axes: Sequence[int]) -> tuple[UOp, int, list[int], int] | None:
+    """(BUFFER, origin, strides, the output's contiguous dim) of an operand that might go to
+    panels: a large CPU buffer, re-read along an output axis, with an output axis of a
+    multiple of ``P`` elements last (the register block's lanes); else None."""
     buf = _large_cpu_buffer(leaf)
     found = strides(leaf) if buf is not None else None
     if buf is None or found is None or not _reused(leaf, found[1], axes):
         return None
-    (origin, st), shape, width = found, leaf.shape, panel_width(buf.dtype)
+    shape = leaf.shape
     outputs = [d for d in range(len(shape)) if d not in axes and shape[d] != 1]
-    vector = outputs[-1] if outputs else None  # the output's contiguous axis: the block's lanes
-    if vector is None or st[vector] != 1 or int(shape[vector]) % width or origin % width:
+    if not outputs or int(shape[outputs[-1]]) % panel_width(buf.dtype):
+        return None
+    return buf, found[0], found[1], outputs[-1]
+
+
+def panel_stride(leaf: UOp, axes: Sequence[int]) -> int | None:
+    """The row length (elements) of ``leaf``'s buffer when the operand is worth reading from
+    panels (see the module docstring), else None."""
+    view = _panel_view(leaf, axes)
+    if view is None:
+        return None
+    buf, origin, st, vector = view
+    width = panel_width(buf.dtype)
+    if st[vector] != 1 or origin % width:
         return None  # the lanes do not walk whole panel rows of the buffer
     if any(st[d] == 1 for d in axes):
         return None  # the reduction walks the rows itself (x @ W.T's W, a convolution's x)
-    row = int(shape[vector])
+    row, shape = int(leaf.shape[vector]), leaf.shape
     walks = [
         st[d]
         for d in axes
@@ -205,20 +218,16 @@ def transposed_panel_stride(leaf: UOp, axes: Sequence[int]) -> int | None:
     """The row length (elements) of ``leaf``'s buffer when the operand is read along its rows
     by the reduction and across them by the output's contiguous axis (``x @ W.T``'s W), and
     worth reading from panels of ``P`` rows transposed (see the module docstring)."""
-    buf = _large_cpu_buffer(leaf)
-    found = strides(leaf) if buf is not None else None
-    if buf is None or found is None or not _reused(leaf, found[1], axes):
+    view = _panel_view(leaf, axes)
+    if view is None:
         return None
-    (origin, st), shape, width = found, leaf.shape, panel_width(buf.dtype)
-    outputs = [d for d in range(len(shape)) if d not in axes and shape[d] != 1]
-    vector = outputs[-1] if outputs else None
+    buf, origin, st, vector = view
     along = [d for d in axes if st[d] == 1]
-    if vector is None or len(along) != 1 or int(shape[vector]) % width:
-        return None
     row = st[vector]
-    if not row > 1 or not row >= int(shape[along[0]]) >= LAYOUT_MIN_ROWS:
+    if len(along) != 1 or not row > 1 or not row >= int(leaf.shape[along[0]]) >= LAYOUT_MIN_ROWS:
         return None  # a broadcast operand, or a reduction longer than a row (or short)
-    return row if origin % (width * row) == 0 and buf.arg % (width * row) == 0 else None
+    block = panel_width(buf.dtype) * row
+    return row if origin % block == 0 and buf.arg % block == 0 else None
 
 
 def transposed_panel_copy(buf: UOp, row: int) -> UOp:
