@@ -214,6 +214,9 @@ class _Recipe:
     used: tuple[int, ...]  # the buffer indices the steps use
     whole: bool = False  # every output is a whole buffer of its source's (int) shape
     renderer: Any = None  # the device's renderer the kernels were loaded for
+    #: the template's BUFFER_VIEWs into its arenas (memory-planned intermediates), each with
+    #: the index of its base buffer: indices after the inputs' and the new buffers'
+    views: tuple[tuple[UOp, int], ...] = ()
 
     def current(self) -> bool:
         """Whether the kernels are still those the device would run (not closed and
@@ -235,9 +238,15 @@ def _whole(view: UOp, source: UOp) -> bool:
 
 
 def _make_recipe(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> _Recipe | None:
-    """The recipe of ``tpl``, or None where the general path is needed: copies, BUFFER_VIEWs
-    (memory-planned arenas), several devices."""
+    """The recipe of ``tpl``, or None where the general path is needed: copies, views of
+    buffers the template doesn't create, several devices."""
     index = {b: i for i, b in enumerate((*tpl.inputs, *tpl.allocate))}
+    views: dict[UOp, int] = {}  # views into the template's arenas: rebuilt on every run
+    for _, bufs, _ in tpl.calls:
+        for b in bufs:
+            if b.op is Ops.BUFFER_VIEW and b not in index and b.src[0] in tpl.allocate:
+                views.setdefault(b, len(index) + len(views))
+    index.update(views)
     names = {buffer_device(bufs[0]) for _, bufs, _ in tpl.calls if bufs}
     if len(names) > 1 or any(
         ast.op is not Ops.SINK or not bufs or any(b not in index for b in bufs)
@@ -256,7 +265,8 @@ def _make_recipe(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> _Recipe | Non
         steps.append(_Step(kernel, slots, tuple(by_name[n] for n in kernel.var_names)))
     used = tuple(sorted({i for step in steps for i in step.slots}))
     whole = all(_whole(o, src) for o, src in zip(tpl.outputs, sources, strict=True))
-    return _Recipe(name, device, tuple(steps), used, whole, device.renderer)
+    bases = tuple((v, index[v.src[0]]) for v in views)
+    return _Recipe(name, device, tuple(steps), used, whole, device.renderer, bases)
 
 
 def _recipe(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> _Recipe | None:
@@ -289,6 +299,7 @@ def run_template(lookup: ScheduleLookup) -> tuple[list[UOp], bool] | None:
     new = [UOp.new_buffer(p.src[1].arg, p.arg, p.dtype) for p in tpl.allocate]
     if recipe.steps:
         bufs = [*lookup.inputs, *new]
+        bufs += [v.replace(src=(bufs[base], *v.src[1:])) for v, base in recipe.views]
         runtime: list[Any] = [None] * len(bufs)
         for i in recipe.used:
             runtime[i] = runtime_buffer(bufs[i])
