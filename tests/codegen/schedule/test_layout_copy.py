@@ -148,23 +148,19 @@ def test_reuse_threshold(mem: Memory) -> None:
         assert kg.planned_bytes == (1024 * 1024 if panels else m * 1040) * 4, m
 
 
-def test_a_transposed_operand_is_padded_along_its_reduce_stride(mem: Memory) -> None:
-    # a.T @ b with a stored (64, 1024): walked along K with 4 KiB strides; b (64, 1000) is
-    # small and its rows are not whole panels
-    out = _matmul(mem, 1024, 64, 1000, a_transposed=True)
+@pytest.mark.parametrize(
+    ("n", "planned"),
+    [(1000, 64 * 1040 * 4), (1024, 64 * 1024 * 4)],
+    ids=["a_padded", "b_paneled"],
+)
+def test_a_transposed_operand(mem: Memory, n: int, planned: int) -> None:
+    # a.T @ b with a stored (64, 1024): walked along K with 4 KiB strides. A's contiguous
+    # axis is the block's rows, not its lanes: it never goes to panels. With b (64, 1000)
+    # (small, rows not whole panels) A is padded; with b (64, 1024) only B goes to panels
+    out = _matmul(mem, 1024, 64, n, a_transposed=True)
     kg = schedule(out)
     assert len(kg.kernels) == 2
-    assert kg.planned_bytes == 64 * 1040 * 4
-    (got,) = run_graph(kg, mem, execute=run_on_cpu)
-    np.testing.assert_allclose(got, out.np, rtol=1e-4, atol=1e-3)
-
-
-def test_a_transposed_operand_is_not_paneled(mem: Memory) -> None:
-    # A's contiguous axis is the block's rows, not its lanes: only B goes to panels
-    out = _matmul(mem, 1024, 64, 1024, a_transposed=True)
-    kg = schedule(out)
-    assert len(kg.kernels) == 2
-    assert kg.planned_bytes == 64 * 1024 * 4
+    assert kg.planned_bytes == planned
     (got,) = run_graph(kg, mem, execute=run_on_cpu)
     np.testing.assert_allclose(got, out.np, rtol=1e-4, atol=1e-3)
 
