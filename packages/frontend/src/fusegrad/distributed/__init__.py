@@ -1,0 +1,44 @@
+"""fusegrad.distributed: data-parallel training across processes and hosts over MPI.
+
+Run a script with ``mpiexec -n N python train.py``; in it::
+
+    from fusegrad import distributed as dist
+    dist.init()                                  # join the world, pick this rank's device
+    dist.all_reduce(t, op="mean")                # in place on every rank
+    opt = dist.DistributedOptimizer(Adam(get_parameters(net), lr=1e-3))
+
+Needs mpi4py and an MPI library (``pip install 'fusegrad[mpi]'`` installs mpi4py and the
+mpich wheel, which brings ``mpiexec``). This module imports without them; calls that need MPI
+raise ImportError saying what to install. See docs/distributed.md.
+"""
+
+from fusegrad.distributed.collectives import all_gather, all_reduce, broadcast, reduce_scatter
+from fusegrad.distributed.world import (
+    DistributedTimeoutError,
+    abort,
+    barrier,
+    device,
+    init,
+    install_abort_hook,
+    is_initialized,
+    local_rank,
+    rank,
+    world_size,
+)
+
+__all__ = [
+    "DistributedTimeoutError",
+    "abort",
+    "all_gather",
+    "all_reduce",
+    "barrier",
+    "broadcast",
+    "device",
+    "init",
+    "install_abort_hook",
+    "is_initialized",
+    "local_rank",
+    "rank",
+    "reduce_scatter",
+    "world_size",
+]

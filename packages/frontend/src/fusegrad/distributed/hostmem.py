@@ -1,0 +1,81 @@
+"""Host memory of realized Tensors, for MPI to read and write without a NumPy round trip.
+
+A Tensor is realized into a buffer of its own (a view or a lazy result gets a contiguous
+buffer first, which the tensor holds from then on); the runtime ``Buffer`` behind it is
+reached through ``fusegrad.engine.runtime_buffer`` and its memory through
+``Buffer.as_memoryview``: on host-visible devices (CPU) that is the memory itself, so MPI
+reads and writes the tensor in place. On other devices the bytes are copied out and, after
+the collective, copied back in (``HostView.commit``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fusegrad.engine import REALIZED, buffer_of, runtime_buffer, storage_dtype, synchronize
+from fusegrad.runtime import Buffer
+from fusegrad.tensor import Tensor
+from fusegrad.uop import UOp, prod
+
+
+@dataclass(frozen=True, slots=True)
+class HostView:
+    """A tensor's elements as a flat NumPy array in their storage dtype (bfloat16/fp8 as
+    raw bits), over the buffer's memory when ``zero_copy``."""
+
+    array: np.ndarray[Any, Any]
+    buffer: Buffer
+    zero_copy: bool
+
+    def commit(self) -> None:
+        """Make writes to ``array`` the tensor's value (a copy in, unless zero copy)."""
+        if not self.zero_copy:
+            self.buffer.copyin(np.ascontiguousarray(self.array).data)
+
+
+def int_shape(t: Tensor) -> tuple[int, ...]:
+    """``t.shape`` as ints; ValueError for a symbolic shape (MPI moves fixed sizes)."""
+    out = tuple(s for s in t.shape if isinstance(s, int))
+    if len(out) != len(t.shape):
+        raise ValueError(f"fusegrad.distributed: symbolic shape {t.shape} is not supported")
+    return out
+
+
+def _own_buffer(t: Tensor) -> UOp:
+    """The BUFFER holding ``t``'s value, realizing ``t`` (into a fresh contiguous buffer
+    when it is a view or was computed under a graph autograd keeps)."""
+    int_shape(t)
+    t.realize()
+    view = t.uop if buffer_of(t.uop) is not None else REALIZED.get(t.uop)
+    if view is None or buffer_of(view) is None:
+        t.replace(t.contiguous().realize())
+        view = t.uop if buffer_of(t.uop) is not None else REALIZED.get(t.uop)
+    buf = buffer_of(view) if view is not None else None
+    if buf is None:
+        raise RuntimeError(f"fusegrad.distributed: no buffer behind a {t.shape} tensor")
+    return buf
+
+
+def host_view(t: Tensor) -> HostView:
+    """``t``'s elements in host memory (see the module docstring); realizes ``t``."""
+    buf = _own_buffer(t)
+    memory = runtime_buffer(buf)
+    synchronize([memory.device])
+    try:
+        raw, zero_copy = memory.as_memoryview(force_zero_copy=True), True
+    except RuntimeError:
+        raw, zero_copy = memory.as_memoryview(allow_zero_copy=False), False
+    flat = np.frombuffer(raw, dtype=storage_dtype(t.dtype))[: int(prod(t.shape))]
+    if not flat.flags.writeable:
+        flat = flat.copy()
+        zero_copy = False
+    return HostView(flat, memory, zero_copy)
+
+
+def empty_like_host(shape: tuple[int, ...], t: Tensor) -> tuple[Tensor, HostView]:
+    """A new realized tensor of ``shape`` with ``t``'s dtype and device, and its host view."""
+    out = Tensor.empty(*shape, dtype=t.dtype, device=t.device).realize()
+    return out, host_view(out)

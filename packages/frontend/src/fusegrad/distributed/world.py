@@ -1,0 +1,173 @@
+"""The MPI world: starting it, who this process is, and what happens when one rank fails.
+
+mpi4py is imported on first use, so ``import fusegrad.distributed`` works without it and only
+a call that needs MPI raises (an ImportError saying what to install). ``init()`` reads the
+world MPI started (``mpiexec -n N python train.py``), picks this rank's device and installs
+an exception hook: an uncaught exception on any rank prints that rank's traceback and aborts
+the whole job (``MPI.COMM_WORLD.Abort``) instead of leaving the other ranks waiting forever.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from types import ModuleType, TracebackType
+from typing import Any
+
+from fusegrad.uop import ContextVar
+
+_CPU_THREADS = ContextVar("CPU_THREADS", 0)
+"""The runtime's knob (declared again by name: one object): worker threads of the CPU device."""
+
+
+class DistributedTimeoutError(TimeoutError):
+    """A collective did not complete within its ``timeout=`` (a peer is dead or stuck)."""
+
+
+def mpi() -> ModuleType:
+    """``mpi4py.MPI``; ImportError naming the package to install when mpi4py is missing."""
+    try:
+        return importlib.import_module("mpi4py.MPI")
+    except ImportError as e:
+        raise ImportError(
+            "fusegrad.distributed needs mpi4py and an MPI library: "
+            "pip install 'fusegrad[mpi]' (mpi4py and mpich), then run with mpiexec -n N"
+        ) from e
+
+
+@dataclass(slots=True)
+class _World:
+    comm: Any = None
+    local_comm: Any = None
+    device: str = ""
+    hook_installed: bool = False
+
+
+_WORLD = _World()
+
+
+def init(device: str | None = None, abort_on_exception: bool = True) -> str:
+    """Join the MPI world and pick this rank's device; returns the device name.
+
+    ``device`` None: the default device (``Device.DEFAULT``); a device kind with several
+    units (``CUDA``, ``AMD``...) becomes ``KIND:local_rank`` (ranks on one host share its
+    units round robin). On ``CPU`` every rank gets ``cores // ranks on this host`` worker
+    threads unless ``CPU_THREADS`` is set. Calling ``init`` again returns the same device.
+    ``abort_on_exception``: an uncaught exception on this rank aborts every rank."""
+    if _WORLD.comm is not None:
+        return _WORLD.device
+    MPI = mpi()
+    if not MPI.Is_initialized():
+        MPI.Init_thread(MPI.THREAD_MULTIPLE)
+    comm = MPI.COMM_WORLD
+    _WORLD.local_comm = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
+    _WORLD.device = _pick_device(device, _WORLD.local_comm.Get_rank(), _WORLD.local_comm.size)
+    _WORLD.comm = comm
+    if abort_on_exception:
+        install_abort_hook()
+    return _WORLD.device
+
+
+def _pick_device(device: str | None, local_rank: int, local_size: int) -> str:
+    from fusegrad.runtime import Device
+
+    name = device if device is not None else Device.DEFAULT
+    kind = name.split(":")[0].upper()
+    if kind == "CPU" and int(_CPU_THREADS.value) <= 0:
+        _CPU_THREADS.value = max(1, (os.cpu_count() or 1) // local_size)
+    if device is None and kind not in ("CPU", "PYTHON", "NULL", "DISK") and ":" not in name:
+        name = f"{kind}:{local_rank}"
+    Device.DEFAULT = name
+    return name
+
+
+def comm() -> Any:
+    """The world communicator (``MPI.COMM_WORLD``); RuntimeError before ``init()``."""
+    if _WORLD.comm is None:
+        raise RuntimeError("fusegrad.distributed: call distributed.init() first")
+    return _WORLD.comm
+
+
+def is_initialized() -> bool:
+    """True after ``init()``."""
+    return _WORLD.comm is not None
+
+
+def rank() -> int:
+    """This process's rank in the world (0 ... world_size() - 1)."""
+    return int(comm().Get_rank())
+
+
+def world_size() -> int:
+    """The number of processes in the world."""
+    return int(comm().Get_size())
+
+
+def local_rank() -> int:
+    """This process's rank among the processes on its host."""
+    comm()
+    return int(_WORLD.local_comm.Get_rank())
+
+
+def device() -> str:
+    """The device ``init()`` picked for this rank."""
+    comm()
+    return _WORLD.device
+
+
+def wait(request: Any, timeout: float | None, what: str) -> None:
+    """Complete a non-blocking MPI request; after ``timeout`` seconds raise
+    DistributedTimeoutError naming ``what`` (the request stays pending: abort the job)."""
+    if timeout is None:
+        request.Wait()
+        return
+    deadline = time.monotonic() + timeout
+    pause = 1e-5
+    while not request.Test():
+        if time.monotonic() > deadline:
+            raise DistributedTimeoutError(
+                f"{what}: rank {rank()} waited {timeout:g} s and not every rank took part "
+                "(a peer is dead, stuck, or called a different collective)"
+            )
+        time.sleep(pause)
+        pause = min(pause * 2, 1e-3)
+
+
+def barrier(timeout: float | None = None) -> None:
+    """Wait until every rank has reached this barrier (DistributedTimeoutError after
+    ``timeout`` seconds)."""
+    wait(comm().Ibarrier(), timeout, "barrier")
+
+
+def abort(message: str, code: int = 1) -> None:
+    """Print ``message`` (prefixed with this rank) to stderr and abort every rank."""
+    who = f"rank {rank()} of {world_size()}" if is_initialized() else "a rank"
+    sys.stderr.write(f"fusegrad.distributed: {who} failed, aborting the job:\n{message}\n")
+    sys.stderr.flush()
+    mpi().COMM_WORLD.Abort(code)
+
+
+def _on_exception(
+    kind: type[BaseException], value: BaseException, tb: TracebackType | None
+) -> None:
+    if issubclass(kind, KeyboardInterrupt):
+        sys.__excepthook__(kind, value, tb)
+    abort("".join(traceback.format_exception(kind, value, tb)).rstrip())
+
+
+def _on_thread_exception(args: threading.ExceptHookArgs) -> None:
+    _on_exception(args.exc_type, args.exc_value or args.exc_type(), args.exc_traceback)
+
+
+def install_abort_hook() -> None:
+    """Make an uncaught exception (main thread or any other) abort every rank."""
+    if _WORLD.hook_installed:
+        return
+    sys.excepthook = _on_exception
+    threading.excepthook = _on_thread_exception
+    _WORLD.hook_installed = True

@@ -1,0 +1,8 @@
+"""Distributed test setup: test modules import ``mpi_jobs`` (the mpiexec launcher)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
