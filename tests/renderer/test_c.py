@@ -32,7 +32,7 @@ def _scale(dt=dtypes.float32, n: int = 8) -> list[UOp]:  # type: ignore[no-untyp
     p = Builder()
     out, x = p.buffer(dt, [0] * n), p.buffer(dt, range(n))
     i = p.add(rng(n))
-    p.add(store(index(out, i), alu(Ops.MUL, load(index(x, i)), UOp.const(dt, 3))), end(i))
+    p.add(store(index(out, i), alu(Ops.MUL, load(index(x, i)), UOp.const(3, dt))), end(i))
     return p.uops
 
 

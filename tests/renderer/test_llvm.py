@@ -23,7 +23,7 @@ def _saxpy(dt=dtypes.float32, n: int = 16) -> list[UOp]:  # type: ignore[no-unty
     p = Builder()
     out, x = p.buffer(dt, [0] * n), p.buffer(dt, range(n))
     i = p.add(rng(n))
-    value = alu(Ops.ADD, alu(Ops.MUL, load(index(x, i)), UOp.const(dt, 2)), UOp.const(dt, 1))
+    value = alu(Ops.ADD, alu(Ops.MUL, load(index(x, i)), UOp.const(2, dt)), UOp.const(1, dt))
     p.add(store(index(out, i), value), end(i))
     return p.uops
 
@@ -190,7 +190,7 @@ def test_masked_loads_never_touch_memory(width: int) -> None:
     at = alu(Ops.MUL, i, c32(width))
     ok = alu(Ops.CMPLT, i, c32(4))
     vdt = dtypes.float32.vec(width)
-    alt = UOp.const(vdt, (-1.0,) * width) if width > 1 else UOp.const(vdt, -1.0)
+    alt = UOp.const((-1.0,) * width, vdt) if width > 1 else UOp.const(-1.0, vdt)
     p.add(store(index(out, at), load(index(a, at, ok), vdt, alt)), end(i))
     lib = LLVMCompiler().compile(LLVMRenderer().render(p.uops))
     addr, release = _guarded_buffer(4 * 4 * width)

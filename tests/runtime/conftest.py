@@ -30,7 +30,7 @@ def linear(*items: UOp) -> list[UOp]:
 
 def c32(v: int) -> UOp:
     """An int32 constant."""
-    return UOp.const(dtypes.int32, v)
+    return UOp.const(v, dtypes.int32)
 
 
 def special(name: str, size: int | UOp) -> UOp:

@@ -66,7 +66,7 @@ def test_float32_reduction_accumulates_in_order_in_float32(lb: Any) -> None:
     pa, po = lb.buf(0, dtypes.float32, n), lb.buf(1, dtypes.float32, 1)
     acc, zero = lb.reg("acc", dtypes.float32, 1), lb.c32(0)
     r = lb.rng(n)
-    init = lb.store(acc.index(zero), UOp.const(dtypes.float32, 0.0))
+    init = lb.store(acc.index(zero), UOp.const(0.0, dtypes.float32))
     upd = lb.store(acc.index(zero), lb.load(acc.index(zero)) + lb.load(pa.index(r)))
     done = lb.end(r)
     fin = lb.store(po.index(zero), lb.load(acc.after(done).index(zero)))

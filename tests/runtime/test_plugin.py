@@ -76,7 +76,7 @@ def test_elementwise_loop(example: Any, rt: Any, lb: Any) -> None:
     pa, pb, po = (lb.buf(i, dtypes.float32, n) for i in range(3))
     r = lb.rng(n)
     x, y = lb.load(pa.index(r)), lb.load(pb.index(r))
-    st = lb.store(po.index(r), x * y + UOp.const(dtypes.float32, 1.0))
+    st = lb.store(po.index(r), x * y + UOp.const(1.0, dtypes.float32))
     ref = _run_both(example, rt, lb.linear(r, st, lb.end(r)), [a, b, np.zeros(n, np.float32)])
     np.testing.assert_array_equal(ref[2], a * b + np.float32(1))
 
@@ -86,7 +86,7 @@ def test_reduction_with_register(example: Any, rt: Any, lb: Any) -> None:
     a = np.random.default_rng(1).standard_normal(n).astype(np.float32)
     pa, po = lb.buf(0, dtypes.float32, n), lb.buf(1, dtypes.float32, 1)
     acc, zero, r = lb.reg("acc", dtypes.float32, 1), lb.c32(0), lb.rng(n, 0, AxisType.REDUCE)
-    init = lb.store(acc.index(zero), UOp.const(dtypes.float32, 0.0))
+    init = lb.store(acc.index(zero), UOp.const(0.0, dtypes.float32))
     upd = lb.store(acc.index(zero), lb.load(acc.index(zero)) + lb.load(pa.index(r)))
     done = lb.end(r)
     fin = lb.store(po.index(zero), lb.load(acc.after(done).index(zero)))

@@ -47,14 +47,14 @@ def test_dtype_and_dtype_set_match_the_scalar_too() -> None:
 
 def test_src_tuple_matches_in_order_and_length() -> None:
     pat = UPat(Ops.SUB, src=(UPat.var("a"), UPat.cvar("c")))
-    assert matches(pat, x - 1) == [{"a": x, "c": UOp.const(dtypes.weakint, 1)}]
+    assert matches(pat, x - 1) == [{"a": x, "c": UOp.const(1, dtypes.weakint)}]
     assert matches(pat, 1 - x) == []
     assert matches(UPat(Ops.SUB, src=(UPat.var("a"),)), x - 1) == []  # too few patterns
 
 
 def test_src_list_matches_any_permutation() -> None:
     pat = UPat(Ops.ADD, src=[UPat.var("a"), UPat.cvar("c")])
-    one = UOp.const(dtypes.weakint, 1)
+    one = UOp.const(1, dtypes.weakint)
     assert matches(pat, x + 1) == [{"a": x, "c": one}]
     assert matches(pat, 1 + x) == [{"a": x, "c": one}]
 
@@ -73,8 +73,8 @@ def test_src_list_yields_every_way_to_match() -> None:
 
 def test_single_upat_src_matches_every_source() -> None:
     pat = UPat(Ops.SINK, src=UPat(Ops.CONST))
-    assert matches(pat, UOp.sink(UOp.const(dtypes.int8, 1), UOp.const(dtypes.int8, 2))) == [{}]
-    assert matches(pat, UOp.sink(UOp.const(dtypes.int8, 1), x)) == []
+    assert matches(pat, UOp.sink(UOp.const(1, dtypes.int8), UOp.const(2, dtypes.int8))) == [{}]
+    assert matches(pat, UOp.sink(UOp.const(1, dtypes.int8), x)) == []
     assert matches(pat, UOp.sink()) == [{}]
 
 
@@ -103,19 +103,19 @@ def test_capture_store_is_not_mutated_between_alternatives() -> None:
 
 
 def test_arg_matches_by_value_but_not_bool_against_int() -> None:
-    assert matches(UPat.const(None, 0), UOp.const(dtypes.float32, 0.0)) == [{}]
-    assert matches(UPat.const(None, 0), UOp.const(dtypes.float32, -0.0)) == [{}]
-    assert matches(UPat.const(None, 1), UOp.const(dtypes.bool, True)) == []
-    assert matches(UPat.const(None, True), UOp.const(dtypes.weakint, 1)) == []
-    assert matches(UPat.const(dtypes.bool, True), UOp.const(dtypes.bool, True)) == [{}]
+    assert matches(UPat.const(0, None), UOp.const(0.0, dtypes.float32)) == [{}]
+    assert matches(UPat.const(0, None), UOp.const(-0.0, dtypes.float32)) == [{}]
+    assert matches(UPat.const(1, None), UOp.const(True, dtypes.bool)) == []
+    assert matches(UPat.const(True, None), UOp.const(1, dtypes.weakint)) == []
+    assert matches(UPat.const(True, dtypes.bool), UOp.const(True, dtypes.bool)) == [{}]
     assert matches(UPat(Ops.RANGE, arg=(1, None)), UOp.range(4, 1)) == []
 
 
 def test_cvar_matches_scalar_and_vector_constants() -> None:
-    vconst = UOp.const(dtypes.int32.vec(2), (1, 2))
+    vconst = UOp.const((1, 2), dtypes.int32.vec(2))
     assert matches(UPat.cvar("c"), vconst) == [{"c": vconst}]
     assert matches(UPat.cvar("c", vec=False), vconst) == []
-    assert matches(UPat.cvar("c", dtypes.floats), UOp.const(dtypes.int8, 1)) == []
+    assert matches(UPat.cvar("c", dtypes.floats), UOp.const(1, dtypes.int8)) == []
     # a tensor constant (with a DEVICE source) is not a cvar
     assert (
         matches(UPat.cvar("c"), UOp(Ops.CONST, dtypes.int8, (UOp(Ops.DEVICE, arg="CPU"),), 1)) == []
@@ -294,7 +294,7 @@ def test_early_reject_by_source_ops() -> None:
     pm = PatternMatcher([(UPat(Ops.ADD, src=[UPat(Ops.MUL), UPat(Ops.CONST, name="c")]), rule)])
     pm.rewrite(x + 1)  # no MUL source: rejected before matching
     pm.rewrite(x * y + 1)
-    assert calls == [UOp.const(dtypes.weakint, 1)]
+    assert calls == [UOp.const(1, dtypes.weakint)]
 
 
 # -- pickling ------------------------------------------------------------------------------------------------
@@ -364,11 +364,11 @@ def test_matcher_pickle_loads_in_a_fresh_process() -> None:
 # -- compiled matchers agree with the interpreter ------------------------------------------------------------
 
 LEAVES = [
-    UOp.const(dtypes.int32, 1),
-    UOp.const(dtypes.int32, 0),
-    UOp.const(dtypes.float32, 1.0),
-    UOp.const(dtypes.bool, True),
-    UOp.const(dtypes.float32.vec(2), (1.0, 2.0)),
+    UOp.const(1, dtypes.int32),
+    UOp.const(0, dtypes.int32),
+    UOp.const(1.0, dtypes.float32),
+    UOp.const(True, dtypes.bool),
+    UOp.const((1.0, 2.0), dtypes.float32.vec(2)),
     x,
     y,
 ]

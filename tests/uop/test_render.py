@@ -49,8 +49,8 @@ def text(u: UOp) -> str:
         (UOp.special(8, "gidx0") + 1, "gidx0+1"),
         (x.bind(3) + 1, "x+1"),
         (UOp.invalid(), "Invalid"),
-        (UOp.const(dtypes.float32, 0.5), "0.5"),
-        (UOp.const(dtypes.bool, True), "True"),
+        (UOp.const(0.5, dtypes.float32), "0.5"),
+        (UOp.const(True, dtypes.bool), "True"),
         (UOp.sink(x, y), "SINK(x, y)"),
     ],
     ids=lambda v: v if isinstance(v, str) else None,
@@ -63,7 +63,7 @@ def test_power_is_right_associative() -> None:
     # regression: (x**y)**z printed as x**y**z, which Python reads as x**(y**z)
     assert text((x**y) ** z) == "(x**y)**z"
     assert text(x ** (y**z)) == "x**y**z"
-    assert text(UOp.const(dtypes.weakint, -2) ** x) == "(-2)**x"
+    assert text(UOp.const(-2, dtypes.weakint) ** x) == "(-2)**x"
 
 
 @pytest.mark.parametrize(

@@ -193,10 +193,10 @@ def test_walk_and_substitute_handle_deep_chains() -> None:
 
 def test_a_rule_growing_forever_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rewrite_module, "MAX_REWRITES", 1000)
-    grow = PatternMatcher([(UPat.cvar("c"), lambda c: UOp.const(c.dtype, c.arg + 1))])
+    grow = PatternMatcher([(UPat.cvar("c"), lambda c: UOp.const(c.arg + 1, c.dtype))])
     for bottom_up in (False, True):
         with pytest.raises(RewriteNotConverging, match="more than 1000 rewrites"):
-            graph_rewrite(UOp.const(dtypes.weakint, 0), grow, bottom_up=bottom_up, name="grow")
+            graph_rewrite(UOp.const(0, dtypes.weakint), grow, bottom_up=bottom_up, name="grow")
 
 
 def test_two_rules_undoing_each_other_raise() -> None:
@@ -290,7 +290,7 @@ def test_graph_rewrite_map_covers_nodes_a_bottom_up_rule_skipped() -> None:
         ]
     )
     mapping = graph_rewrite_map(inner * 0, zero, bottom_up=True)
-    assert mapping[inner * 0] is UOp.const(dtypes.weakint, 0)
+    assert mapping[inner * 0] is UOp.const(0, dtypes.weakint)
     assert mapping[inner] is x
 
 

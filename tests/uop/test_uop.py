@@ -31,8 +31,8 @@ fresh_name.counter = 0  # type: ignore[attr-defined]
 
 def test_equal_structure_is_the_same_object() -> None:
     x = UOp.variable("x", 0, 10)
-    a = UOp(Ops.ADD, dtypes.weakint, (x, UOp.const(dtypes.weakint, 1)))
-    b = UOp(Ops.ADD, dtypes.weakint, (UOp.variable("x", 0, 10), UOp.const(dtypes.weakint, 1)))
+    a = UOp(Ops.ADD, dtypes.weakint, (x, UOp.const(1, dtypes.weakint)))
+    b = UOp(Ops.ADD, dtypes.weakint, (UOp.variable("x", 0, 10), UOp.const(1, dtypes.weakint)))
     assert a is b
     assert a == b and hash(a) == hash(b)
     assert (x + 1) is (x + 1)
@@ -79,13 +79,13 @@ def test_float_variable_bounds_keep_their_type() -> None:
 
 
 def test_constants_tell_zero_from_negative_zero_and_intern_nan() -> None:
-    zero, neg_zero = UOp.const(dtypes.float32, 0.0), UOp.const(dtypes.float32, -0.0)
+    zero, neg_zero = UOp.const(0.0, dtypes.float32), UOp.const(-0.0, dtypes.float32)
     assert zero is not neg_zero
     assert str(neg_zero.arg) == "-0.0"
-    nan1, nan2 = UOp.const(dtypes.float32, float("nan")), UOp.const(dtypes.float32, float("nan"))
+    nan1, nan2 = UOp.const(float("nan"), dtypes.float32), UOp.const(float("nan"), dtypes.float32)
     assert nan1 is nan2
-    assert UOp.const(dtypes.float32.vec(2), (0.0, 1.0)) is not UOp.const(
-        dtypes.float32.vec(2), (-0.0, 1.0)
+    assert UOp.const((0.0, 1.0), dtypes.float32.vec(2)) is not UOp.const(
+        (-0.0, 1.0), dtypes.float32.vec(2)
     )
 
 
@@ -153,7 +153,7 @@ import gc
 from fusegrad.uop import UOp, Ops, dtypes
 gc.set_threshold(1)  # collect at nearly every allocation, i.e. also inside node creation
 for i in range(3000):
-    r = UOp.range(UOp.const(dtypes.weakint, i + 1), i)
+    r = UOp.range(UOp.const(i + 1, dtypes.weakint), i)
     r.ranges  # a reference cycle: only the collector frees it
     UOp(Ops.NEG, dtypes.weakint, (r,))
 print("ok")
@@ -226,8 +226,8 @@ def sample_graph() -> UOp:
     reshaped = buf.reshape(4, 4)
     values = [
         (x * 4 + 2) // 3,
-        UOp.const(dtypes.float32, float("nan")),
-        UOp.const(dtypes.float16, -0.0),
+        UOp.const(float("nan"), dtypes.float32),
+        UOp.const(-0.0, dtypes.float16),
         UOp.invalid(),
         UOp.range(x + 1, 3, AxisType.REDUCE),
         reshaped.rtag(("keep", 1)),
@@ -282,25 +282,25 @@ def test_a_symbolic_arg_pickles_too() -> None:
 
 
 def test_const_converts_like_the_hardware() -> None:
-    assert UOp.const(dtypes.int8, 300).arg == 44
-    assert UOp.const(dtypes.uint8, -1).arg == 255
-    assert UOp.const(dtypes.float16, 0.1).arg == 0.0999755859375
-    assert UOp.const(dtypes.bool, 2).arg is True
-    assert UOp.const(dtypes.int32, 2.9).arg == 2
-    assert UOp.const(dtypes.int8.vec(2), (1, 300)).arg == (1, 44)
-    assert UOp.const(dtypes.int8.vec(2), (1, 300)).op is Ops.VCONST
+    assert UOp.const(300, dtypes.int8).arg == 44
+    assert UOp.const(-1, dtypes.uint8).arg == 255
+    assert UOp.const(0.1, dtypes.float16).arg == 0.0999755859375
+    assert UOp.const(2, dtypes.bool).arg is True
+    assert UOp.const(2.9, dtypes.int32).arg == 2
+    assert UOp.const((1, 300), dtypes.int8.vec(2)).arg == (1, 44)
+    assert UOp.const((1, 300), dtypes.int8.vec(2)).op is Ops.VCONST
     with pytest.raises(ValueError, match=r"3 values for dtypes\.int8\.vec\(2\)"):
-        UOp.const(dtypes.int8.vec(2), (1, 2, 3))
+        UOp.const((1, 2, 3), dtypes.int8.vec(2))
 
 
 def test_const_of_a_uop_casts_it() -> None:
     x = UOp.variable("x", 0, 10)
-    assert UOp.const(dtypes.weakint, x) is x
-    assert UOp.const(dtypes.int32, x) is x.cast(dtypes.int32)
+    assert UOp.const(x, dtypes.weakint) is x
+    assert UOp.const(x, dtypes.int32) is x.cast(dtypes.int32)
 
 
 def test_tensor_const_is_broadcast_from_a_device_const() -> None:
-    c = UOp.const(dtypes.float32, 2.0, device="CPU", shape=(3, 4))
+    c = UOp.const(2.0, dtypes.float32, device="CPU", shape=(3, 4))
     assert c.op is Ops.EXPAND and c.shape == (3, 4) and c.device == "CPU"
     assert c.src[0].op is Ops.RESHAPE and c.src[0].shape == (1, 1)
     assert c.src[0].src[0] is UOp(Ops.CONST, dtypes.float32, (UOp(Ops.DEVICE, arg="CPU"),), 2.0)
@@ -346,7 +346,7 @@ def test_kernel_constructors() -> None:
     ld = idx.load()
     assert ld.dtype is dtypes.float32
     st = idx.store(1)
-    assert st.src[1] is UOp.const(dtypes.float32, 1.0)
+    assert st.src[1] is UOp.const(1.0, dtypes.float32)
     assert st.end(r).src == (st, r)
     red = ld.reduce(r, arg=Ops.MAX)
     assert (red.op, red.arg, red.src) == (Ops.REDUCE, Ops.MAX, (ld, r))
@@ -383,7 +383,7 @@ def test_cast_and_bitcast() -> None:
     x = UOp.variable("x", 0, 10, dtypes.int32)
     assert x.cast(dtypes.int32) is x
     assert x.cast(dtypes.float32).op is Ops.CAST
-    assert UOp.const(dtypes.int32, 300).cast(dtypes.uint8) is UOp.const(dtypes.uint8, 44)
+    assert UOp.const(300, dtypes.int32).cast(dtypes.uint8) is UOp.const(44, dtypes.uint8)
     assert UOp.invalid().cast(dtypes.int32).op is Ops.CAST  # Invalid isn't folded
     assert x.bitcast(dtypes.float32).op is Ops.BITCAST
     assert x.bitcast(dtypes.int32) is x
@@ -457,7 +457,7 @@ def test_graph_properties_of_a_deep_chain_need_no_recursion() -> None:
     # regression: vmin/vmax, ranges, shapes and devices recursed once per level
     r = UOp.range(10, 0)
     u = r
-    one = UOp.const(dtypes.weakint, 1)
+    one = UOp.const(1, dtypes.weakint)
     for _ in range(20_000):
         u = UOp(Ops.ADD, dtypes.weakint, (u, one))
     assert (u.vmin, u.vmax) == (20_000, 20_009)
@@ -470,11 +470,11 @@ def test_graph_properties_of_a_deep_chain_need_no_recursion() -> None:
 
 def test_bool_int_and_resolve() -> None:
     x = UOp.variable("x", 0, 10)
-    assert bool(UOp.const(dtypes.bool, True)) is True
+    assert bool(UOp.const(True, dtypes.bool)) is True
     assert bool(x < 11) is True  # decided by range analysis
     assert resolve(x < 11) is True and resolve(x < 5) is True and resolve(x < 5, False) is False
     assert resolve(True) is True
-    assert int(UOp.const(dtypes.int32, 7)) == 7
+    assert int(UOp.const(7, dtypes.int32)) == 7
     with pytest.raises(TypeError, match="truth value of symbolic x<5 is unknown"):
         bool(x < 5)
     with pytest.raises(TypeError, match="int: symbolic x has no single value"):

@@ -19,7 +19,7 @@ flag = UOp.variable("flag", False, True, dtypes.bool)
 
 
 def c(dt: DType, v: object) -> UOp:
-    return UOp.const(dt, v)
+    return UOp.const(v, dt)
 
 
 @pytest.mark.parametrize(

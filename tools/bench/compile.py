@@ -63,7 +63,7 @@ def elementwise(width: int = 4, n: int = 4096) -> list[UOp]:
         alu(Ops.MUL, load(index(a, at), vdt), load(index(b, at), vdt)),
         load(index(c, at), vdt),
     )
-    zero = UOp.const(vdt, (0.0,) * width if width > 1 else 0.0)
+    zero = UOp.const((0.0,) * width if width > 1 else 0.0, vdt)
     p.add(store(index(out, at), alu(Ops.MAX, x, zero)), end(i))
     return p.uops
 

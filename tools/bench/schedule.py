@@ -34,7 +34,7 @@ def _buf(size: int = 64) -> UOp:
 
 
 def _const(v: float) -> UOp:
-    return UOp.const(dtypes.float32, v, "CPU", (64,))
+    return UOp.const(v, dtypes.float32, "CPU", (64,))
 
 
 def chain(n: int) -> UOp:

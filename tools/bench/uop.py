@@ -46,7 +46,7 @@ def report(label: str, seconds: float, count: int, unit: str) -> None:
 
 def bench_creation(repeats: int) -> None:
     x = UOp.variable("x", 0, 100)
-    three = UOp.const(dtypes.weakint, 3)
+    three = UOp.const(3, dtypes.weakint)
     held = UOp(Ops.ADD, dtypes.weakint, (x, three))
     n = 200_000
 
@@ -103,14 +103,14 @@ def _fold(a: UOp) -> UOp | None:
         Ops.SUB: lambda p, q: p - q,
     }
     fold = folders.get(a.op)
-    return None if fold is None else UOp.const(a.dtype, fold(*values))
+    return None if fold is None else UOp.const(fold(*values), a.dtype)
 
 
 def _lt_range(x: UOp, c: UOp) -> UOp | None:
     if x.vmax < c.arg:
-        return UOp.const(dtypes.bool, True)
+        return UOp.const(True, dtypes.bool)
     if x.vmin >= c.arg:
-        return UOp.const(dtypes.bool, False)
+        return UOp.const(False, dtypes.bool)
     return None
 
 
@@ -149,8 +149,8 @@ THIRTY_RULES: list[tuple[UPat, Callable[..., UOp | None]]] = [
     ((x_ + y_) - y_, lambda x, y: x),
     (x_.maximum(c_), lambda x, c: x if x.vmin >= c.arg else None),
     (UPat(Ops.NEG, src=(UPat(Ops.NEG, src=(x_,)),)), lambda x: x),
-    (x_.eq(x_), lambda x: UOp.const(dtypes.bool, True)),
-    (x_.ne(x_), lambda x: UOp.const(dtypes.bool, False)),
+    (x_.eq(x_), lambda x: UOp.const(True, dtypes.bool)),
+    (x_.ne(x_), lambda x: UOp.const(False, dtypes.bool)),
     ((x_ * c1) + (y_ * c1), lambda x, y, c1: (x + y) * c1),
     (x_.where(y_, y_), lambda x, y: y),
     (UPat.var("b", dtypes.bool).where(x_, UPat.var("z")), lambda b, x, z: None),
@@ -164,7 +164,7 @@ def random_index(rng: random.Random, leaves: list[UOp], depth: int) -> UOp:
         return (
             rng.choice(leaves)
             if rng.random() < 0.7
-            else UOp.const(dtypes.weakint, rng.randint(0, 8))
+            else UOp.const(rng.randint(0, 8), dtypes.weakint)
         )
     a = random_index(rng, leaves, depth - 1)
     pick = rng.randrange(5)
@@ -195,7 +195,7 @@ def bench_hit_miss(repeats: int) -> None:
     """One rule, ``(x*c1)+(x*c2)``, on a node it matches and on nodes it rejects, through the
     compiled matcher (``rewrite``) and the interpreted reference (``rewrite_interpreted``)."""
     v, w = UOp.variable("v", 0, 9), UOp.variable("w", 0, 9)
-    found = UOp.const(dtypes.weakint, 0)  # the rule returns a node that exists: no creation
+    found = UOp.const(0, dtypes.weakint)  # the rule returns a node that exists: no creation
     pm = PatternMatcher([((x_ * c1) + (x_ * c2), lambda x, c1, c2: found)])
     cases = [
         ("hit", v * 2 + v * 3),
@@ -236,7 +236,7 @@ def bench_matching(repeats: int) -> None:
 def elementwise_chain(n: int) -> UOp:
     """``n`` alternating ADD/MUL nodes: ((x+1)*2+1)*2... on float32."""
     u = UOp.variable("x", 0.0, 1.0, dtypes.float32)
-    one, two = UOp.const(dtypes.float32, 1.0), UOp.const(dtypes.float32, 2.0)
+    one, two = UOp.const(1.0, dtypes.float32), UOp.const(2.0, dtypes.float32)
     for i in range(n):
         u = (
             UOp(Ops.ADD, dtypes.float32, (u, one))

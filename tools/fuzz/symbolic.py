@@ -95,7 +95,7 @@ class Generator:
         value = self.const()
         if self.dtype is dtypes.uint8:
             value = abs(value)
-        return Expr(UOp.const(self.dtype, value), f"UOp.const({self.dtype_code}, {value})")
+        return Expr(UOp.const(value, self.dtype), f"UOp.const({value}, {self.dtype_code})")
 
     def expr(self, depth: int) -> Expr:
         if depth <= 0 or self.rng.random() < 0.15:
@@ -285,7 +285,7 @@ def to_code(root: UOp) -> str:
             code[u] = u.arg[0]
         elif u.op is Ops.CONST:
             value = "Invalid" if u.arg is Invalid else repr(u.arg)
-            code[u] = f"UOp.const({_dtype_code(u.dtype)}, {value})"
+            code[u] = f"UOp.const({value}, {_dtype_code(u.dtype)})"
         elif u.op in _INFIX:
             code[u] = f"({src[0]} {_INFIX[u.op]} {src[1]})"
         elif u.op in _METHODS:
@@ -323,7 +323,7 @@ def _candidates(node: UOp) -> list[UOp]:
     """Smaller stand-ins for ``node``: its sources of the same dtype, then 0 and 1."""
     out = [s for s in node.src if s.dtype is node.dtype]
     if node.op is not Ops.CONST and node.dtype.scalar() is not dtypes.bool:
-        out += [UOp.const(node.dtype, 0), UOp.const(node.dtype, 1)]
+        out += [UOp.const(0, node.dtype), UOp.const(1, node.dtype)]
     return out
 
 

@@ -225,7 +225,7 @@ def _reductions() -> None:
     # full reduce to a scalar
     out = buf(0, dtypes.float32, 1)
     k1, k2 = rng(n, 0, R), rng(m, 1, R)
-    ast = kernel(st(out, UOp.const(dtypes.weakint, 0), ld(x, k1 * m + k2).reduce(k1, k2, arg=ADD)))
+    ast = kernel(st(out, UOp.const(0, dtypes.weakint), ld(x, k1 * m + k2).reduce(k1, k2, arg=ADD)))
     case(
         "reduce_all",
         ast,
@@ -496,7 +496,7 @@ def arange_bits(r: UOp, n: int, dt: Any = dtypes.int32) -> UOp:
     total: UOp | None = None
     for j in range(bits):
         digit = r // 2**j if j == bits - 1 else (r // 2**j) % 2
-        term = (digit < 1).logical_not().where(UOp.const(dt, 2**j), UOp.const(dt, 0))
+        term = (digit < 1).logical_not().where(UOp.const(2**j, dt), UOp.const(0, dt))
         total = term if total is None else total + term
     assert total is not None
     return total
@@ -563,7 +563,7 @@ def _one_hot_gathers() -> None:
     i, r1, r2 = rng(n, 0), rng(h, 1, R), rng(w, 2, R)
     cond = r1.cast(dtypes.int32).eq(ld(ia, i)) & (ld(k, r2) > 0)
     cond = cond & (r2 + 1).cast(dtypes.int32).eq(ld(ib, i))
-    one = cond.where(UOp.const(dtypes.int32, 1), UOp.const(dtypes.int32, 0))
+    one = cond.where(UOp.const(1, dtypes.int32), UOp.const(0, dtypes.int32))
     val = (one * ld(g, r1 * w + r2)).reduce(r1, r2, arg=ADD)
     col = b_ids - 1
     ok = (a_ids >= 0) & (a_ids < h) & (col >= 0) & (col < w)
@@ -671,7 +671,7 @@ def _symbolic() -> None:
     out = buf(0, dtypes.float32, 1)
     k = rng(nv, 0, R)
     s = (ld(x, k) + nv.cast(dtypes.float32)).reduce(k, arg=ADD)
-    ast = kernel(st(out, UOp.const(dtypes.weakint, 0), s))
+    ast = kernel(st(out, UOp.const(0, dtypes.weakint), s))
     case("symbolic_reduce", ast, [zeros(1), a], {0: [(a[:7] + 7).sum()]}, var_vals={"n": 7})
     # symbolic 2-D: rows of length n, stride n
     out = buf(0, dtypes.float32, 16)
@@ -760,7 +760,7 @@ def _composites() -> None:
     # cumulative sum along a row: a triangular masked reduction
     out = buf(0, dtypes.float32, n * m)
     kk = rng(m, 4, R)
-    tri = (kk < j + 1).where(ld(x, i * m + kk), UOp.const(dtypes.float32, 0.0))
+    tri = (kk < j + 1).where(ld(x, i * m + kk), UOp.const(0.0, dtypes.float32))
     ast = kernel(st(out, i * m + j, tri.reduce(kk, arg=ADD)).end(i, j))
     case(
         "cumsum", ast, [zeros(n * m), a], {0: np.cumsum(a, 1)}, tol=1e-5, opts={"cpu": up(4, 4, UR)}

@@ -121,8 +121,8 @@ def _accumulation(extra_use: bool) -> tuple[UOp, UOp]:
     product elsewhere); (sink, the product)."""
     out, a, b, spare = (T.buf(s, dtypes.float32, 8) for s in range(4))
     reg = UOp(Ops.DEFINE_REG, dtypes.float32.ptr(1, AddrSpace.REG), (), 0)
-    zero = UOp.const(dtypes.weakint, 0)
-    init = reg.index(zero).store(UOp.const(dtypes.float32, 0.0))
+    zero = UOp.const(0, dtypes.weakint)
+    init = reg.index(zero).store(UOp.const(0.0, dtypes.float32))
     k = T.rng(8, 0, AxisType.REDUCE)
     acc = reg.after(init, k).index(zero).load()
     prod = a.index(k).load() * b.index(k).load()

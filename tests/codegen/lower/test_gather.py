@@ -30,7 +30,7 @@ def test_arange_bits_fold_to_the_range(n: int) -> None:
 
 def test_select_of_a_non_bit_stays() -> None:
     x = T.rng(3, 0)  # x // 1 is 0, 1 or 2: not a bit
-    sel = (x < 1).logical_not().where(UOp.const(dtypes.int32, 2), UOp.const(dtypes.int32, 0))
+    sel = (x < 1).logical_not().where(UOp.const(2, dtypes.int32), UOp.const(0, dtypes.int32))
     out = graph_rewrite(sel, pm_gather)
     assert out.op is Ops.WHERE
 

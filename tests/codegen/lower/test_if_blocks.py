@@ -98,8 +98,8 @@ def test_two_outputs_share_one_if() -> None:
 def _hand_program(second_slot: int) -> list[UOp]:
     """for i < 8: v = p1[i]; p{second_slot}[i] = 0; if i < 5: p0[i] = v * 2 (gated store)."""
     p0, p1, p2 = (UOp.param(s, dtypes.float32.ptr(8)) for s in range(3))
-    eight, five = UOp.const(dtypes.int32, 8), UOp.const(dtypes.int32, 5)
-    zero, two = UOp.const(dtypes.float32, 0.0), UOp.const(dtypes.float32, 2.0)
+    eight, five = UOp.const(8, dtypes.int32), UOp.const(5, dtypes.int32)
+    zero, two = UOp.const(0.0, dtypes.float32), UOp.const(2.0, dtypes.float32)
     i = UOp.range(eight, 0).replace(dtype=dtypes.int32)
     gate = i < five
     load = p1.index(i).load()

@@ -125,7 +125,7 @@ def test_division_by_constants(dt: DType, divisor: int) -> None:
     n = len(a)
     i = T.rng(n, 0)
     q, r, x = T.buf(0, dt, n), T.buf(1, dt, n), T.buf(2, dt, n)
-    d = UOp.const(dt, divisor)
+    d = UOp.const(divisor, dt)
     ast = T.kernel(
         q.index(i).store(ld(x, i).cdiv(d)).end(i),
         r.index(i).store(ld(x, i).cmod(d)).end(i),
@@ -146,9 +146,9 @@ def test_shifts_by_variables_and_constants(dt: DType, right: bool) -> None:
     out, consts, x, y = T.buf(0, dt, n), T.buf(1, dt, n), T.buf(2, dt, n), T.buf(3, dt, n)
     op = Ops.SHR if right else Ops.SHL
     v = ld(x, i)
-    by_const = UOp.const(dt, 0)
+    by_const = UOp.const(0, dt)
     for k in (0, 1, 13, 31, 32, 33, 47, 63):
-        by_const = by_const ^ UOp(op, dt, (v, UOp.const(dt, k)))
+        by_const = by_const ^ UOp(op, dt, (v, UOp.const(k, dt)))
     ast = T.kernel(
         out.index(i).store(UOp(op, dt, (v, ld(y, i)))).end(i),
         consts.index(i).store(by_const).end(i),
@@ -182,7 +182,7 @@ def test_neg_where_and_accumulated_sum(dt: DType) -> None:
     r = T.rng(n, 0, C.R)
     total = T.buf(0, dt, 1)
     ast = T.kernel(
-        total.index(UOp.const(dtypes.weakint, 0)).store(
+        total.index(UOp.const(0, dtypes.weakint)).store(
             ld(T.buf(1, dt, n), r).reduce(r, arg=Ops.ADD)
         )
     )

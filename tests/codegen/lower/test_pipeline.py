@@ -128,7 +128,7 @@ def test_masked_store_is_gated() -> None:
     under one IF on the mask (and lose the gate there)."""
     out, x = T.buf(0, dtypes.float32, 8), T.buf(1, dtypes.float32, 8)
     i = T.rng(8, 0)
-    ast = T.kernel(out.index(i.valid(i < 5)).store(UOp.const(dtypes.float32, 1.0)).end(i))
+    ast = T.kernel(out.index(i.valid(i < 5)).store(UOp.const(1.0, dtypes.float32)).end(i))
     uops = to_program(ast, CPU).uops
     store = next(u for u in uops if u.op is Ops.STORE)
     assert len(store.src[0].src) == 3 and store.src[0].src[2].dtype is dtypes.bool

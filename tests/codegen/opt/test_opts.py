@@ -250,4 +250,4 @@ def test_opt_round_trips_through_tuples() -> None:
     with pytest.raises(ValueError, match="unknown op 'FOO'"):
         Opt.from_tuple(("FOO", 0, 1))
     with pytest.raises(KernelOptError, match="expected a kernel AST"):
-        apply_opts(UOp.const(dtypes.int32, 1), [], CPU)
+        apply_opts(UOp.const(1, dtypes.int32), [], CPU)

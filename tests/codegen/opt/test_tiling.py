@@ -34,7 +34,7 @@ def matmul(epilogue: bool = False, out_dt: Any = dtypes.float32) -> UOp:
     i, j, k = UOp.range(N, 0), UOp.range(M, 1), UOp.range(K, 2, AxisType.REDUCE)
     val = (a.index(i * K + k).load() * b.index(k * M + j).load()).reduce(k, arg=Ops.ADD)
     if epilogue:
-        val = (val + bias.index(j).load()).maximum(UOp.const(dtypes.float32, 0.0))
+        val = (val + bias.index(j).load()).maximum(UOp.const(0.0, dtypes.float32))
     if out_dt is not dtypes.float32:
         val = val.cast(out_dt)
     return UOp.sink(c.index(i * M + j).store(val).end(i, j))

@@ -77,7 +77,7 @@ class T:
 
     def const(self, value: Any, shape: tuple[int, ...] | None = None) -> T:
         shape = self.shape if shape is None else shape
-        uop = UOp.const(self.dtype, value, self.uop.device, shape)
+        uop = UOp.const(value, self.dtype, self.uop.device, shape)
         return T(uop, np.full(shape, value, dtype=NP_DTYPES[self.dtype]))
 
     def _other(self, x: T | float | int) -> T:

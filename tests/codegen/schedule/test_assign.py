@@ -115,7 +115,7 @@ def test_setitem_form_after_of_whole_buffer_store_into_view(mem: Memory) -> None
     # x[1:3] = v as the frontend builds it: AFTER(x, STORE(x[1:3], v)), the AFTER being all of x
     a = mem.rand(4)
     window = a.uop.shrink(((1, 3),))
-    value = UOp.const(dtypes.float32, 9.0, "CPU", (2,))
+    value = UOp.const(9.0, dtypes.float32, "CPU", (2,))
     after = a.uop.after(window.store(value))
     want = a.np.copy()
     want[1:3] = 9.0

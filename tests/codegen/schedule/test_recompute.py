@@ -98,7 +98,7 @@ def test_cheap_elementwise_read_twice_fuses(mem: Memory) -> None:
 def test_index_math_over_constants_is_never_realized(mem: Memory) -> None:
     # an arange-like compare built from constants only, broadcast into a reduction: inlined
     # it folds (a one-hot against an arange is a gather); it reads no memory, so no buffer
-    col = T(UOp.const(dtypes.float32, 1.0, "CPU", (5,)), np.ones(5, np.float32))
+    col = T(UOp.const(1.0, dtypes.float32, "CPU", (5,)), np.ones(5, np.float32))
     w = mem.rand(5, 70)
     ramp = (col * 3.0 + 1.0).exp()  # several ALU ops, but no loads
     kg = check(mem, ramp.reshape((1, 5)) @ w)

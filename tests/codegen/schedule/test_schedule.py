@@ -98,7 +98,7 @@ def _symbolic(mem: Memory, n: int) -> tuple[UOp, np.ndarray]:
     data = np.arange(16, dtype=np.float32)
     buf = mem.buf(data).uop  # a 1-D tensor over a buffer is the BUFFER itself
     x = buf.shrink(((0, v.bind(n) * 2),)).reshape((v.bind(n), 2))
-    two = UOp.const(dtypes.float32, 2.0, "CPU", (v.bind(n), 2))
+    two = UOp.const(2.0, dtypes.float32, "CPU", (v.bind(n), 2))
     return (x * two).r(Ops.ADD, (1,)), data[: 2 * n].reshape(n, 2).sum(1, keepdims=True) * 2
 
 
@@ -129,7 +129,7 @@ def test_padding_by_a_symbolic_amount_closes_every_range(mem: Memory) -> None:
     x = mem.buf(data.reshape(2, 3)).uop
     for n in (1, 4):
         out = x.pad(((v.bind(n), 0), (0, 0))) * UOp.const(
-            dtypes.float32, 2.0, "CPU", (2 + v.bind(n), 3)
+            2.0, dtypes.float32, "CPU", (2 + v.bind(n), 3)
         )
         kg = get_kernel_graph(UOp.sink(out), cache=None)
         ast = kg.kernels[0].src[0]
@@ -184,7 +184,7 @@ def test_custom_kernel_passes_through(mem: Memory) -> None:
 
     def fill(out: UOp) -> UOp:
         rng = UOp.range(4, 0)
-        store = out.index(rng).store(UOp.const(dtypes.float32, 7.0))
+        store = out.index(rng).store(UOp.const(7.0, dtypes.float32))
         return UOp.sink(store.end(rng), arg=KernelInfo("fill"))
 
     kernel = UOp(Ops.CUSTOM_KERNEL, dtypes.void, (x.uop,), fill)
@@ -285,6 +285,6 @@ def test_deep_chain_schedules_without_recursion(mem: Memory) -> None:
     want = x.np.copy()
     u = x.uop
     for _ in range(3000):
-        u = u + UOp.const(dtypes.float32, 1.0, "CPU", (3,))
+        u = u + UOp.const(1.0, dtypes.float32, "CPU", (3,))
     kg = schedule(T(u, want + 3000))
     assert len(kg.kernels) == 1

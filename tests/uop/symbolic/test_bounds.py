@@ -30,7 +30,7 @@ BOUNDS = [
     ("z%-3", lambda: z % -3, -2, 0),
     ("z.cmod(3)", lambda: z.cmod(3), -2, 2),
     ("x.cmod(3)", lambda: x.cmod(3), 0, 2),
-    ("x%0", lambda: x % UOp.const(dtypes.weakint, 0), 0, 0),
+    ("x%0", lambda: x % UOp.const(0, dtypes.weakint), 0, 0),
     ("x.cmod(0)", lambda: x.cmod(0), 0, 0),
     ("max(x,z)", lambda: x.maximum(z), 0, 10),
     ("x<z", lambda: x < z, False, True),

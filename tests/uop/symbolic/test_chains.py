@@ -108,6 +108,6 @@ def test_long_sum_built_in_order_is_kept_and_in_any_order_is_sorted() -> None:
 def test_a_divmod_term_after_its_pair_still_merges(dtype: Any) -> None:
     # the one-term-at-a-time check leaves // and % terms to full term collection
     x, y = UOp.variable("x", 0, 200, dtype), UOp.variable("y", 0, 3, dtype)
-    four = UOp.const(dtype, 4)
+    four = UOp.const(4, dtype)
     e = y + x // four * four + x % four
     assert e.simplify() is (x + y).simplify()

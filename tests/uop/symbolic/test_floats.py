@@ -63,17 +63,17 @@ def test_float_identity_keeps_ieee_semantics(build: object, folds_to_f: bool) ->
 
 def test_float_comparisons_are_not_folded_when_nan_is_possible() -> None:
     # f's bounds say nothing about NaN: f != f is True for NaN, f == f False
-    assert f.ne(f).simplify() is not UOp.const(dtypes.bool, False)
-    assert f.eq(f).simplify() is not UOp.const(dtypes.bool, True)
-    assert f.__lt__(f).simplify() is UOp.const(dtypes.bool, False)  # NaN < NaN is False too
+    assert f.ne(f).simplify() is not UOp.const(False, dtypes.bool)
+    assert f.eq(f).simplify() is not UOp.const(True, dtypes.bool)
+    assert f.__lt__(f).simplify() is UOp.const(False, dtypes.bool)  # NaN < NaN is False too
 
 
 def test_float_constants_fold_with_the_dtype_rounding() -> None:
-    third = UOp.const(dtypes.float32, 1.0) / UOp.const(dtypes.float32, 3.0)
+    third = UOp.const(1.0, dtypes.float32) / UOp.const(3.0, dtypes.float32)
     assert third.simplify().arg == 0.3333333432674408  # float32, not float64
-    big = UOp.const(dtypes.float16, 60000.0) * UOp.const(dtypes.float16, 2.0)
+    big = UOp.const(60000.0, dtypes.float16) * UOp.const(2.0, dtypes.float16)
     assert big.simplify().arg == math.inf
-    nan = UOp.const(dtypes.float32, math.inf) - UOp.const(dtypes.float32, math.inf)
+    nan = UOp.const(math.inf, dtypes.float32) - UOp.const(math.inf, dtypes.float32)
     assert math.isnan(nan.simplify().arg)
 
 

@@ -50,7 +50,7 @@ def test_division_by_a_constant_matches_exec_alu_semantics(c: int) -> None:
     # (and 0, where exec_alu gives 0) against the values sym_infer computes
     from fusegrad.uop import sym_infer
 
-    k = UOp.const(dtypes.weakint, c)
+    k = UOp.const(c, dtypes.weakint)
     exprs = [y // k, y % k, y.cdiv(k), y.cmod(k)]
     solver = z3.Solver()
     terms = uops_to_z3(solver, *exprs)
@@ -68,7 +68,7 @@ def test_prove_equal_with_constant_divisors() -> None:
     assert prove_equal(y // -3, (-y) // 3).proved
     assert prove_equal(y.cdiv(-3), -y.cdiv(3)).proved
     assert prove_equal(y.cmod(-3), y.cmod(3)).proved
-    assert prove_equal(y // 0 + y % 0, UOp.const(dtypes.weakint, 0)).proved
+    assert prove_equal(y // 0 + y % 0, UOp.const(0, dtypes.weakint)).proved
     assert prove_equal(y // -3, -(y // 3)).status == "counterexample"  # differs at y=1
 
 

@@ -68,8 +68,8 @@ CASES = [
     ("x.cast(dtypes.bool)", "x!=0", False, True),
     ("z.cast(dtypes.bool)", "z!=0", False, True),
     ("(x+1).cast(dtypes.bool)", "True", True, True),
-    ("UOp.const(dtypes.weakint, 300).cast(dtypes.uint8)", "44", 44, 44),
-    ("UOp.const(dtypes.weakint, -1).cast(dtypes.uint16)", "65535", 65535, 65535),
+    ("UOp.const(300, dtypes.weakint).cast(dtypes.uint8)", "44", 44, 44),
+    ("UOp.const(-1, dtypes.weakint).cast(dtypes.uint16)", "65535", 65535, 65535),
     ("(u8+1).cast(dtypes.weakint)", "cast(u8+1, weakint)", 0, 255),
 ]
 

@@ -26,7 +26,7 @@ def test_const_factor() -> None:
     assert (x * 6 + 12).const_factor() == 6
     assert (x * 4 * 3).const_factor() == 12
     assert (x * 4 + y).const_factor() == 1
-    assert UOp.const(dtypes.weakint, -8).const_factor() == 8
+    assert UOp.const(-8, dtypes.weakint).const_factor() == 8
     assert (x * 3).valid(x < 5).const_factor() == 3
 
 
@@ -37,7 +37,7 @@ def test_divides_returns_the_exact_quotient() -> None:
     assert (-(x * 4)).divides(4) is -(x * 1)  # exact, not simplified
     assert x.divides(1) is x
     assert x.divides(0) is None
-    assert UOp.const(dtypes.float32, 4.0).divides(2) is None
+    assert UOp.const(4.0, dtypes.float32).divides(2) is None
 
 
 def test_commutative_orders_operands_structurally() -> None:
@@ -49,8 +49,8 @@ def test_commutative_orders_operands_structurally() -> None:
 
 
 def test_symbolic_simple_alone_folds_constants_exactly() -> None:
-    i8 = UOp.const(dtypes.int8, 100)
+    i8 = UOp.const(100, dtypes.int8)
     assert graph_rewrite(i8 + 100, symbolic_simple).arg == -56
-    assert graph_rewrite(UOp.const(dtypes.weakint, -7) // 2, symbolic_simple).arg == -4
-    assert graph_rewrite(UOp.const(dtypes.weakint, -7).cdiv(2), symbolic_simple).arg == -3
+    assert graph_rewrite(UOp.const(-7, dtypes.weakint) // 2, symbolic_simple).arg == -4
+    assert graph_rewrite(UOp.const(-7, dtypes.weakint).cdiv(2), symbolic_simple).arg == -3
     assert graph_rewrite(x + 0, symbolic_simple) is x

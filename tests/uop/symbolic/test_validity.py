@@ -39,17 +39,17 @@ CASES = [
     ("(x.valid(x<5)<3)", "(x<3 if x<5 else Invalid)", False, True),
     ("x.valid(x<5).cast(dtypes.int32)", "(cast(x, int32) if x<5 else Invalid)", 0, 10),
     ("x.valid(x<5).maximum(y)", "(max(x, y) if x<5 else Invalid)", 0, 10),
-    ("UOp.const(dtypes.weakint, Invalid)+x", "Invalid", 9223372036854775807, -9223372036854775808),
-    ("(x<5).where(UOp.const(dtypes.weakint, Invalid), x)", "(x if 4<x else Invalid)", 5, 10),
+    ("UOp.const(Invalid, dtypes.weakint)+x", "Invalid", 9223372036854775807, -9223372036854775808),
+    ("(x<5).where(UOp.const(Invalid, dtypes.weakint), x)", "(x if 4<x else Invalid)", 5, 10),
     (
-        "(x<5).where(UOp.const(dtypes.weakint, Invalid), UOp.const(dtypes.weakint, Invalid))",
+        "(x<5).where(UOp.const(Invalid, dtypes.weakint), UOp.const(Invalid, dtypes.weakint))",
         "Invalid",
         9223372036854775807,
         -9223372036854775808,
     ),
-    ("x.valid(UOp.const(dtypes.bool, True))", "x", 0, 10),
+    ("x.valid(UOp.const(True, dtypes.bool))", "x", 0, 10),
     (
-        "x.valid(UOp.const(dtypes.bool, False))",
+        "x.valid(UOp.const(False, dtypes.bool))",
         "Invalid",
         9223372036854775807,
         -9223372036854775808,
@@ -71,6 +71,6 @@ def test_fuzz_seed1_1318() -> None:
 
     pytest.importorskip("z3")
     a = UOp.variable("a", 0, 13, dtypes.weakint)
-    inner = (a < 2).where(a, UOp.const(dtypes.weakint, Invalid)).ne(a).cast(dtypes.weakint)
-    e = UOp.const(dtypes.weakint, 1).eq(a).where(a, inner) // UOp.const(dtypes.weakint, 0)
+    inner = (a < 2).where(a, UOp.const(Invalid, dtypes.weakint)).ne(a).cast(dtypes.weakint)
+    e = UOp.const(1, dtypes.weakint).eq(a).where(a, inner) // UOp.const(0, dtypes.weakint)
     assert prove_simplify(e).proved

@@ -150,7 +150,7 @@ def array_to_uop(arr: np.ndarray[Any, Any], dt: DType | None, device: str) -> UO
 def scalar_to_uop(value: ConstType, dt: DType | None, device: str) -> UOp:
     """A 0-d tensor constant."""
     target = dt if dt is not None else dtypes.from_py(value)
-    return UOp.const(target, value, device, ())
+    return UOp.const(value, target, device, ())
 
 
 def bytes_to_uop(data: bytes, device: str) -> UOp:
@@ -193,7 +193,7 @@ def bound_int(x: Any) -> int:
 def _uop_data(u: UOp, device: str, dtype: DType | None) -> UOp:
     if u.is_bound_var or u.op is Ops.DEFINE_VAR or (u.dtype.weak and u.st_shape in (None, ())):
         dt = dtype if dtype is not None else dtypes.default_int
-        zero = UOp.const(dt, 0, device, ())
+        zero = UOp.const(0, dt, device, ())
         return UOp(Ops.ADD, dt, (zero, UOp(Ops.CAST, dt, (u,))))
     if u.st_shape is None:
         raise TypeError(f"can't make a Tensor from a {u.op!r} UOp (it has no shape)")

@@ -83,7 +83,7 @@ def _const_uop(dtype: DType, value: Any, device: str, shape: tuple[sint, ...]) -
     if found is None:
         if len(_CONSTS) >= _MAX_CONSTS:
             _CONSTS.clear()
-        found = _CONSTS[key] = UOp.const(dtype, value, device, shape)
+        found = _CONSTS[key] = UOp.const(value, dtype, device, shape)
     return found
 
 
@@ -168,7 +168,7 @@ class TensorCore:
         """A constant on this tensor's device (this tensor's shape and dtype by default)."""
         dt = dtype if dtype is not None else self.dtype
         sh = tuple(shape) if shape is not None else self.shape
-        uop = UOp.const(dt, value, self.device, sh)
+        uop = UOp.const(value, dt, self.device, sh)
         return self._wrap_const(uop)
 
     def _wrap_const(self, uop: UOp) -> Tensor:

@@ -35,11 +35,11 @@ def _shape_arg(shape: tuple[Any, ...]) -> tuple[sint, ...]:
 def index_uop(n: int, dtype: DType, device: str) -> UOp:
     """The values 0..n-1 as a tensor-level UOp of ``dtype`` (see the module docstring)."""
     if n <= 1:
-        return UOp.const(dtype, 0, device, (n,))
+        return UOp.const(0, dtype, device, (n,))
     bits = max(1, math.ceil(math.log2(n)))
     total: UOp | None = None
     for j in range(bits):
-        pair = UOp.const(dtype, 2**j, device, (1,)).pad(((1, 0),))
+        pair = UOp.const(2**j, dtype, device, (1,)).pad(((1, 0),))
         view = [1] * bits
         view[bits - 1 - j] = 2
         term = pair.reshape(tuple(view)).expand((2,) * bits)
@@ -88,7 +88,7 @@ class CreateMixin:
         kernels that read them, so it changes nothing."""
         sh = _shape_arg(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
         dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
-        uop = UOp.const(dt, fill_value, canonical_device(device), sh)
+        uop = UOp.const(fill_value, dt, canonical_device(device), sh)
         return cls(uop, **kwargs)
 
     @classmethod
@@ -107,7 +107,7 @@ class CreateMixin:
     ) -> Tensor:
         """A tensor whose values are never defined (a placeholder to be assigned into)."""
         dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
-        return cls(UOp.const(dt, Invalid, canonical_device(device), _shape_arg(shape)), **kwargs)
+        return cls(UOp.const(Invalid, dt, canonical_device(device), _shape_arg(shape)), **kwargs)
 
     @classmethod
     def arange(

@@ -126,7 +126,7 @@ class MovementMixin:
     def _pad_zero(self: Tensor, pairs: Sequence[tuple[sint, sint]]) -> Tensor:
         if 0 in self.shape:  # nothing to pad but zeros: a constant (no empty buffer to read)
             shape = tuple(s + b + a for s, (b, a) in zip(self.shape, pairs, strict=True))
-            return self._wrap(UOp.const(self.dtype, 0, self.device, shape))
+            return self._wrap(UOp.const(0, self.dtype, self.device, shape))
         return self._wrap(self.uop.pad(pairs))
 
     def pad(self: Tensor, padding: PadArg, mode: str = "constant", value: float = 0.0) -> Tensor:

@@ -42,7 +42,7 @@ class RandomMixin:
         key = _RngState.seed | (_RngState.counter << 32)
         _RngState.counter = (_RngState.counter + 1) & 0xFFFFFFFF
         counts = index_uop(n, dtypes.uint64, dev)
-        keys = UOp.const(dtypes.uint64, key, dev, (n,))
+        keys = UOp.const(key, dtypes.uint64, dev, (n,))
         bits = UOp(Ops.THREEFRY, dtypes.uint64, (counts, keys))
         return cls(bits.reshape(shape))
 

@@ -97,12 +97,12 @@ def _sentinel(dt: DType) -> Any:
 
 def c32(v: int) -> UOp:
     """An int32 constant."""
-    return UOp.const(dtypes.int32, v)
+    return UOp.const(v, dtypes.int32)
 
 
 def rng(end: int | UOp, axis: int = 0, dt: DType = dtypes.int32) -> UOp:
     """A loop counter over [0, end)."""
-    e = end if isinstance(end, UOp) else UOp.const(dt, end)
+    e = end if isinstance(end, UOp) else UOp.const(end, dt)
     return UOp(Ops.RANGE, dt, (e,), (axis, AxisType.LOOP))
 
 
@@ -294,7 +294,7 @@ def gated_case(dt: DType) -> Case:
     i = p.add(rng(8))
     src = alu(Ops.ADD, i, c32(3))  # 3..10: the last three are past the end of a
     ok = alu(Ops.CMPLT, src, c32(8))
-    x = load(index(a, src, ok), alt=UOp.const(dt, -2))
+    x = load(index(a, src, ok), alt=UOp.const(-2, dt))
     p.add(store(index(out_load, i), x))
     even = alu(Ops.CMPEQ, alu(Ops.AND, i, c32(1)), c32(0))
     p.add(store(index(out_store, i, even), load(index(a, i))))
@@ -311,7 +311,7 @@ def if_case() -> Case:
     cond = p.add(alu(Ops.CMPLT, i, c32(3)))
     block = p.add(UOp(Ops.IF, dtypes.void, (cond,)))
     x = load(index(a, i))
-    p.add(store(index(out, i), alu(Ops.MUL, x, UOp.const(dtypes.float32, 2.0))))
+    p.add(store(index(out, i), alu(Ops.MUL, x, UOp.const(2.0, dtypes.float32))))
     p.add(UOp(Ops.ENDIF, dtypes.void, (block,)), end(i))
     return p.case("if-endif")
 
@@ -352,7 +352,7 @@ def reduce_case(dt: DType, op: Ops, rows: int = 3, cols: int = 4) -> Case:
     out = p.output(dt, rows, f"reduce {op.name}")
     reg = p.add(UOp(Ops.DEFINE_REG, dt.ptr(1, AddrSpace.REG), (), 0))
     r = p.add(rng(rows, 0))
-    init = p.add(store(index(reg.after(r), c32(0)), UOp.const(dt, identity)))
+    init = p.add(store(index(reg.after(r), c32(0)), UOp.const(identity, dt)))
     k = p.add(rng(cols, 1))
     acc = load(index(reg.after(init, k), c32(0)))
     x = load(index(a, alu(Ops.ADD, alu(Ops.MUL, r, c32(cols)), k)))
@@ -370,7 +370,7 @@ def vector_reduce_case(width: int = 4, rows: int = 2, cols: int = 3) -> Case:
     out = p.output(dtypes.float32, rows * width, "vector accumulator")
     reg = p.add(UOp(Ops.DEFINE_REG, dtypes.float32.ptr(width, AddrSpace.REG), (), 0))
     r = p.add(rng(rows, 0))
-    zeros = UOp.const(vdt, (0.0,) * width)
+    zeros = UOp.const((0.0,) * width, vdt)
     init = p.add(store(index(reg.after(r), c32(0)), zeros))
     k = p.add(rng(cols, 1))
     acc = load(index(reg.after(init, k), c32(0)), vdt)
@@ -389,7 +389,7 @@ def nested_case() -> Case:
     out = p.output(dtypes.float64, 12, "nested int64 loops")
     i = p.add(rng(3, 0, dtypes.int64))
     j = p.add(rng(4, 1, dtypes.int64))
-    at = alu(Ops.ADD, alu(Ops.MUL, i, UOp.const(dtypes.int64, 4)), j)
+    at = alu(Ops.ADD, alu(Ops.MUL, i, UOp.const(4, dtypes.int64)), j)
     value = alu(Ops.MUL, load(index(a, i)), load(index(b, j)))
     p.add(store(index(out, at), value), end(j), end(i))
     return p.case("nested-int64")
@@ -437,7 +437,7 @@ def mulacc_case(renderer: Renderer, dt: DType) -> Case | None:
         p.add(store(index(vout, at), alu(Ops.MULACC, vx, vy, vz)), end(v))
     reg = p.add(UOp(Ops.DEFINE_REG, dt.ptr(1, AddrSpace.REG), (), 0))
     total = p.output(dt, 1, f"MULACC accumulation {dt.name}")
-    init = p.add(store(index(reg, c32(0)), UOp.const(dt, 0.0)))
+    init = p.add(store(index(reg, c32(0)), UOp.const(0.0, dt)))
     k = p.add(rng(n, 2))
     acc = load(index(reg.after(init, k), c32(0)))
     step = alu(Ops.MULACC, load(index(a, k)), load(index(b, k)), acc)
@@ -502,7 +502,7 @@ def vector_gated_case(width: int) -> Case:
     out = p.output(dtypes.float32, width * 4, "gated vector LOAD")
     i = p.add(rng(4))
     ok = alu(Ops.CMPLT, i, c32(3))
-    alt = UOp.const(dtypes.float32.vec(width), (-1.0,) * width)
+    alt = UOp.const((-1.0,) * width, dtypes.float32.vec(width))
     x = load(index(a, alu(Ops.MUL, i, c32(width)), ok), dtypes.float32.vec(width), alt)
     p.add(store(index(out, alu(Ops.MUL, i, c32(width))), x), end(i))
     return p.case(f"vector-gated-float{width}")

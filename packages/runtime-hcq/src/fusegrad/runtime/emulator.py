@@ -16,7 +16,7 @@ right over being fast:
 
 >>> from fusegrad.uop import UOp, Ops, dtypes
 >>> buf = UOp.param(0, dtypes.int32.ptr(4))
->>> n = UOp.const(dtypes.int32, 4)
+>>> n = UOp.const(4, dtypes.int32)
 >>> i = UOp(Ops.SPECIAL, dtypes.int32, (n,), "gidx0")
 >>> idx, square = buf.index(i), i * i
 >>> mem = bytearray(16)

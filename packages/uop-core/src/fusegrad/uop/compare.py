@@ -51,8 +51,8 @@ def fold_lt_const(x: UOp, c: UOp) -> UOp | None:
     y = _scaled(x.dtype, coefficients, g)
     if g < 0:
         # (-|g|)*y < b  <=>  y > b/(-|g|)  <=>  floor(b / -|g|) < y
-        return UOp.const(x.dtype, bound // g) < y
-    return y < UOp.const(x.dtype, -(-bound // g))
+        return UOp.const(bound // g, x.dtype) < y
+    return y < UOp.const(-(-bound // g), x.dtype)
 
 
 def fold_const_lt(c: UOp, x: UOp) -> UOp | None:
@@ -68,8 +68,8 @@ def fold_const_lt(c: UOp, x: UOp) -> UOp | None:
     y = _scaled(x.dtype, coefficients, g)
     if g < 0:
         # b < (-|g|)*y  <=>  y < b/(-|g|)  <=>  y < ceil(b / -|g|)
-        return y < UOp.const(x.dtype, -(-bound // g))
-    return UOp.const(x.dtype, bound // g) < y
+        return y < UOp.const(-(-bound // g), x.dtype)
+    return UOp.const(bound // g, x.dtype) < y
 
 
 def fold_eq_const(x: UOp, c: UOp, cmp: UOp) -> UOp | None:
@@ -83,37 +83,37 @@ def fold_eq_const(x: UOp, c: UOp, cmp: UOp) -> UOp | None:
         return None
     bound = c.arg - const
     if bound % g:
-        return UOp.const(dtypes.bool, cmp.op is Ops.CMPNE)
+        return UOp.const(cmp.op is Ops.CMPNE, dtypes.bool)
     y = _scaled(x.dtype, coefficients, g)
-    return UOp(cmp.op, dtypes.bool, (y, UOp.const(x.dtype, bound // g)))
+    return UOp(cmp.op, dtypes.bool, (y, UOp.const(bound // g, x.dtype)))
 
 
 def fold_div_lt(x: UOp, d: UOp, c: UOp) -> UOp | None:
     """``x // d < c -> x < c*d`` for ``d > 0`` (floor(x/d) < c iff x < c*d)."""
     if not _weak(x) or not _ints(c, d) or d.arg <= 0:
         return None
-    return x < UOp.const(x.dtype, c.arg * d.arg)
+    return x < UOp.const(c.arg * d.arg, x.dtype)
 
 
 def fold_const_lt_div(c: UOp, x: UOp, d: UOp) -> UOp | None:
     """``c < x // d -> (c+1)*d - 1 < x`` for ``d > 0``."""
     if not _weak(x) or not _ints(c, d) or d.arg <= 0:
         return None
-    return UOp.const(x.dtype, (c.arg + 1) * d.arg - 1) < x
+    return UOp.const((c.arg + 1) * d.arg - 1, x.dtype) < x
 
 
 def fold_not_lt(x: UOp, c: UOp) -> UOp | None:
     """``!(x < c) -> c-1 < x`` for ints (``c-1`` must exist in the dtype)."""
     if not isinstance(c.arg, int) or (c.arg <= dtypes.min(x.dtype) and not x.dtype.weak):
         return None
-    return UOp.const(x.dtype, c.arg - 1) < x
+    return UOp.const(c.arg - 1, x.dtype) < x
 
 
 def fold_not_gt(c: UOp, x: UOp) -> UOp | None:
     """``!(c < x) -> x < c+1`` for ints (``c+1`` must exist in the dtype)."""
     if not isinstance(c.arg, int) or (c.arg >= dtypes.max(x.dtype) and not x.dtype.weak):
         return None
-    return x < UOp.const(x.dtype, c.arg + 1)
+    return x < UOp.const(c.arg + 1, x.dtype)
 
 
 Interval = tuple[float, float]  # inclusive bounds; -inf/inf when open
@@ -140,7 +140,7 @@ def _interval_clauses(x: UOp, lo: float, hi: float) -> list[UOp] | None:
         bound = int(value) + 1 if upper else int(value) - 1
         if not x.dtype.weak and not dtypes.min(x.dtype) <= bound <= dtypes.max(x.dtype):
             return None
-        c = UOp.const(x.dtype, bound)
+        c = UOp.const(bound, x.dtype)
         out.append(x < c if upper else c < x)
     return out
 
@@ -184,7 +184,7 @@ def merge_bound_clauses(a: UOp) -> UOp | None:
             continue
         merged = merge(x, [interval for _, interval in members])
         if isinstance(merged, bool):
-            return UOp.const(dtypes.bool, merged)
+            return UOp.const(merged, dtypes.bool)
         if merged is None or len(merged) >= len(members):
             continue
         kept = [k for k in kept if all(k is not m for m, _ in members)] + merged

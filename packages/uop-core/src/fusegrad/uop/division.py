@@ -72,7 +72,7 @@ def _common_factor(x: UOp, c: int) -> tuple[int, UOp, int] | None:
 
 
 def _const(x: UOp, value: int) -> UOp:
-    return UOp.const(x.dtype, value)
+    return UOp.const(value, x.dtype)
 
 
 def fold_floordiv(x: UOp, d: UOp) -> UOp | None:

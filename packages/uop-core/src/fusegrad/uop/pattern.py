@@ -98,7 +98,7 @@ class UPat:
         return UPat(ops, dtype, src=(), name=name)
 
     @staticmethod
-    def const(dtype: DType | Iterable[DType] | None, b: ConstType) -> UPat:
+    def const(b: ConstType, dtype: DType | Iterable[DType] | None = None) -> UPat:
         """The constant ``b`` (of ``dtype``)."""
         return UPat(Ops.CONST, dtype, src=(), arg=b)
 
@@ -350,7 +350,7 @@ def _match_seq(pats: Sequence[UPat], srcs: tuple[UOp, ...], stores: list[Store])
 def _as_upat(x: UPat | ConstType, dtype: frozenset[DType] | None) -> UPat:
     if isinstance(x, UPat):
         return x
-    return UPat.const(None, x)
+    return UPat.const(x, None)
 
 
 # -- compiling patterns to Python -----------------------------------------------------------------

@@ -90,7 +90,7 @@ def _fold_constants(a: UOp) -> UOp | None:
             return None
     if a.op is Ops.POW and _is_int(a.src[1]) and abs(a.src[1].arg) > 4096:
         return None  # an exponent this big is a mistake; folding it would take forever
-    return UOp.const(a.dtype, exec_alu(a.op, a.dtype, [s.arg for s in a.src]))
+    return UOp.const(exec_alu(a.op, a.dtype, [s.arg for s in a.src]), a.dtype)
 
 
 def _fold_cast(x: UOp, a: UOp) -> UOp | None:
@@ -99,7 +99,7 @@ def _fold_cast(x: UOp, a: UOp) -> UOp | None:
         return x
     if x.op is not Ops.CONST or x.arg is Invalid or x.src or a.dtype.count > 1:
         return None
-    return UOp.const(a.dtype, x.arg)
+    return UOp.const(x.arg, a.dtype)
 
 
 def _is_neg_zero(c: UOp) -> bool:
@@ -130,7 +130,7 @@ def _zero_like(x: UOp, *dropped: UOp) -> UOp | None:
 def _const_of(dt: DType, value: bool, *dropped: UOp) -> UOp | None:
     if any(may_be_invalid(d) for d in dropped):
         return None
-    return UOp.const(dt, value)
+    return UOp.const(value, dt)
 
 
 def _where_const(c: UOp, a: UOp, b: UOp) -> UOp | None:
@@ -149,7 +149,7 @@ def _zero_dropping(x: UOp, y: UOp) -> UOp | None:
 
 _X, _Y, _A, _B, _C = (UPat.var(n) for n in "xyabc")
 _XI = UPat.var("x", INTS)
-_ZERO = UPat.const(INTS, 0).named("x")
+_ZERO = UPat.const(0, INTS).named("x")
 _CONST = UPat.cvar("c", vec=False)
 
 symbolic_simple = PatternMatcher(
@@ -222,7 +222,7 @@ def _fold_by_range(a: UOp) -> UOp | None:
     lo, hi = bounds(a)
     if lo != hi or may_be_invalid(a):
         return None
-    return UOp.const(a.dtype, lo)
+    return UOp.const(lo, a.dtype)
 
 
 def _sum(a: UOp) -> UOp | None:
@@ -260,7 +260,7 @@ def _shl_to_mul(x: UOp, c: UOp) -> UOp | None:
     """``x << c -> x * 2**c`` (ints, ``0 <= c < bits``: a ring identity)."""
     if not _is_int(c) or not 0 <= c.arg < x.dtype.scalar().bitsize:
         return None
-    return x * UOp.const(x.dtype, 1 << c.arg)
+    return x * UOp.const(1 << c.arg, x.dtype)
 
 
 def _shr_to_div(x: UOp, c: UOp) -> UOp | None:
@@ -269,7 +269,7 @@ def _shr_to_div(x: UOp, c: UOp) -> UOp | None:
         return None
     if not exact_ints(x.dtype) and (1 << c.arg) > dtypes.max(x.dtype):
         return None
-    return x // UOp.const(x.dtype, 1 << c.arg)
+    return x // UOp.const(1 << c.arg, x.dtype)
 
 
 def _fold_mask(x: UOp, c: UOp) -> UOp | None:
@@ -284,7 +284,7 @@ def _fold_mask(x: UOp, c: UOp) -> UOp | None:
         if c.arg & low == 0:
             return x.const_like(0)
     if exact_ints(x.dtype) and c.arg > 0 and (c.arg + 1) & c.arg == 0:
-        return x % UOp.const(x.dtype, c.arg + 1)
+        return x % UOp.const(c.arg + 1, x.dtype)
     return None
 
 

@@ -132,11 +132,11 @@ def build_sum(dtype: DType, coefficients: dict[UOp, int], const: int) -> UOp:
         k = _wrap(dtype, coefficient)
         if k == 0:
             continue
-        terms.append(base if k == 1 else UOp(Ops.MUL, dtype, (base, UOp.const(dtype, k))))
+        terms.append(base if k == 1 else UOp(Ops.MUL, dtype, (base, UOp.const(k, dtype))))
     const = _wrap(dtype, const)
     if not terms:
-        return UOp.const(dtype, const)
-    return build_chain(Ops.ADD, dtype, terms, UOp.const(dtype, const) if const else None)
+        return UOp.const(const, dtype)
+    return build_chain(Ops.ADD, dtype, terms, UOp.const(const, dtype) if const else None)
 
 
 def _merge_divmod_pairs(coefficients: dict[UOp, int]) -> None:
@@ -193,7 +193,7 @@ def _extends_canonical(u: UOp) -> bool:
     if base.op in _DIVMOD or (base.op is Ops.ADD and base.dtype is u.dtype):
         return False
     if base is not t and (
-        k in (0, 1) or UOp(Ops.MUL, u.dtype, (base, UOp.const(u.dtype, k))) is not t
+        k in (0, 1) or UOp(Ops.MUL, u.dtype, (base, UOp.const(k, u.dtype))) is not t
     ):
         return False
     if not order_key(split_term(last)[0]) < order_key(base):
@@ -250,8 +250,8 @@ def normalize_product(u: UOp) -> UOp | None:
             rest.append(f)
     const = _wrap(u.dtype, const)
     if const == 0 or not rest:
-        return UOp.const(u.dtype, const)
-    tail = UOp.const(u.dtype, const) if const != 1 else None
+        return UOp.const(const, u.dtype)
+    tail = UOp.const(const, u.dtype) if const != 1 else None
     out = build_chain(Ops.MUL, u.dtype, rest, tail)
     return None if out is u else out
 
@@ -262,7 +262,7 @@ def _fold_consts(op: Ops, dtype: DType, consts: list[UOp]) -> UOp | None:
     value = consts[0].arg
     for c in consts[1:]:
         value = exec_alu(op, dtype, [value, c.arg])
-    return UOp.const(dtype, value)
+    return UOp.const(value, dtype)
 
 
 _ABSORBING: dict[Ops, Callable[[DType], Any]] = {
@@ -315,11 +315,11 @@ def normalize_bitwise_chain(u: UOp) -> UOp | None:
     if const is not None and op in _ABSORBING and const.arg == _ABSORBING[op](dtype):
         return const
     if op in _ABSORBING and dtype.scalar() is dtypes.bool and _has_complement(operands):
-        return UOp.const(dtype, op is Ops.OR)
+        return UOp.const(op is Ops.OR, dtype)
     if const is not None and const.arg == _NEUTRAL[op](dtype):
         const = None
     if not operands:
-        return const if const is not None else UOp.const(dtype, _NEUTRAL[op](dtype))
+        return const if const is not None else UOp.const(_NEUTRAL[op](dtype), dtype)
     out = build_chain(op, dtype, operands, const)
     return None if out is u else out
 

@@ -321,10 +321,23 @@ class UOp(metaclass=UOpMetaClass):
     # -- constructors -----------------------------------------------------------------------
     @staticmethod
     def const(
-        dtype: DType, b: Any, device: Any = None, shape: tuple[sint, ...] | None = None
+        b: Any,
+        dtype: DType | None = None,
+        device: Any = None,
+        shape: tuple[sint, ...] | None = None,
     ) -> UOp:
-        """A constant of ``dtype``; with ``device``/``shape`` a tensor-level constant broadcast
-        to ``shape``. ``b`` is converted exactly as the hardware would store it."""
+        """The constant ``b`` of ``dtype`` (value first, as tinygrad); with ``device``/``shape`` a
+        tensor-level constant broadcast to ``shape``. ``b`` is converted exactly as the hardware
+        would store it. Without ``dtype`` a Python value keeps its weak type: bool -> bool,
+        int -> weakint, float -> weakfloat.
+
+        >>> UOp.const(5).dtype, UOp.const(2.5, dtypes.float32).arg
+        (dtypes.weakint, 2.5)
+        """
+        if dtype is None:
+            if isinstance(b, UOp):
+                return b
+            dtype = dtypes.weak_from_py(b)
         if isinstance(b, UOp):
             return b.cast(dtype) if b.dtype is not dtype else b
         if isinstance(b, tuple) and dtype.count > 1:
@@ -343,8 +356,8 @@ class UOp(metaclass=UOpMetaClass):
     def const_like(self, b: Any) -> UOp:
         """A constant with this node's dtype (and shape/device when it is a tensor)."""
         if self._device is not None and self.st_shape is not None:
-            return UOp.const(self.dtype, b, self._device, self.st_shape)
-        return UOp.const(self.dtype, b)
+            return UOp.const(b, self.dtype, self._device, self.st_shape)
+        return UOp.const(b, self.dtype)
 
     @staticmethod
     def invalid(dtype: DType = dtypes.weakint) -> UOp:
@@ -422,7 +435,7 @@ class UOp(metaclass=UOpMetaClass):
 
     def store(self, value: UOp | ConstType) -> UOp:
         """Store ``value`` through this pointer/index/buffer."""
-        val = value if isinstance(value, UOp) else UOp.const(self._value_dtype, value)
+        val = value if isinstance(value, UOp) else UOp.const(value, self._value_dtype)
         return UOp(Ops.STORE, dtypes.void, (self, val))
 
     def load(self, *extra: UOp, dtype: DType | None = None) -> UOp:
@@ -450,7 +463,7 @@ class UOp(metaclass=UOpMetaClass):
         """The condition of ``idx.valid(cond)`` (True otherwise)."""
         if self.op is Ops.WHERE and self.src[2].arg is Invalid and self.src[2].op is Ops.CONST:
             return self.src[0]
-        return UOp.const(dtypes.bool, True)
+        return UOp.const(True, dtypes.bool)
 
     def end(self, *ranges: UOp) -> UOp:
         """Close ``ranges`` after this effect."""
@@ -483,7 +496,7 @@ class UOp(metaclass=UOpMetaClass):
             return self
         foldable = self.op is Ops.CONST and not self.src and self.arg is not Invalid
         if foldable and dtype.count == 1 and dtype.scalar() in dtypes.all:
-            return UOp.const(dtype, self.arg)  # the conversion, done exactly now
+            return UOp.const(self.arg, dtype)  # the conversion, done exactly now
         return UOp(Ops.CAST, dtype, (self,))
 
     def bitcast(self, dtype: DType) -> UOp:
@@ -926,7 +939,7 @@ def _same_dtype_binary(a: UOp, op: Ops, b: UOp | ConstType) -> UOp | None:
         literal = _LITERAL_DTYPES.get(type(b))
         if literal is None or not _keeps_dtype(dtype, literal):
             return None
-        b = UOp.const(dtype, b)
+        b = UOp.const(b, dtype)
     out = dtypes.bool.vec(dtype.count) if op in GroupOp.Comparison else dtype
     return UOp(op, out, (a, b))
 
@@ -938,7 +951,7 @@ def _as_uop(x: UOp | ConstType, like: DType | None) -> UOp:
         return x
     literal = _LITERAL_DTYPES.get(type(x))
     if like is not None and literal is not None and _keeps_dtype(like, literal):
-        return UOp.const(like, x)
+        return UOp.const(x, like)
     if isinstance(x, InvalidType):
         return UOp.invalid(like or dtypes.weakint)
     if not isinstance(x, (int, float, bool)):
@@ -946,8 +959,8 @@ def _as_uop(x: UOp | ConstType, like: DType | None) -> UOp:
     weak = dtypes.weak_from_py(x)
     if like is not None:
         out = least_upper_dtype(like.scalar(), weak)
-        return UOp.const(out.vec(like.count) if out is like.scalar() else out, x)
-    return UOp.const(weak, x)
+        return UOp.const(x, out.vec(like.count) if out is like.scalar() else out)
+    return UOp.const(x, weak)
 
 
 def _promote(operands: Sequence[UOp | ConstType]) -> list[UOp]:
@@ -977,7 +990,7 @@ def _cast_operand(u: UOp, out: DType) -> UOp:
 
 def sint_to_uop(x: sint, dtype: DType = dtypes.weakint) -> UOp:
     """A size as a UOp (ints become constants)."""
-    return x if isinstance(x, UOp) else UOp.const(dtype, x)
+    return x if isinstance(x, UOp) else UOp.const(x, dtype)
 
 
 def resolve(x: UOp | bool, default: bool = True) -> bool:

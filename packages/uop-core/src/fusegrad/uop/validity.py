@@ -18,8 +18,8 @@ from fusegrad.uop.pattern import PatternMatcher, UPat
 from fusegrad.uop.terms import flatten, may_be_invalid
 from fusegrad.uop.uop import UOp
 
-_TRUE = UOp.const(dtypes.bool, True)
-_FALSE = UOp.const(dtypes.bool, False)
+_TRUE = UOp.const(True, dtypes.bool)
+_FALSE = UOp.const(False, dtypes.bool)
 
 
 def _is_invalid(u: UOp) -> bool:
@@ -81,7 +81,7 @@ def _facts(clauses: list[UOp]) -> dict[UOp, UOp] | None:
         if lo > hi:
             return None
         if lo == hi:
-            mapping[x] = UOp.const(x.dtype, lo)
+            mapping[x] = UOp.const(lo, x.dtype)
         elif (lo, hi) != (x.vmin, x.vmax):
             mapping[x] = UOp.variable(f"__valid{i}__", lo, hi, x.dtype)
     return mapping

@@ -45,13 +45,13 @@ _IDENTITY = {Ops.ADD: 0, Ops.MUL: 1}
 def identity_element(op: Ops, dt: DType) -> UOp:
     """The value ``x`` with ``op(x, y) == y`` for every ``y`` of dtype ``dt``."""
     value = _IDENTITY[op] if op in _IDENTITY else dtypes.min(dt.scalar())
-    return UOp.const(dt, value if dt.count == 1 else (value,) * dt.count)
+    return UOp.const(value if dt.count == 1 else (value,) * dt.count, dt)
 
 
 def _lanes(count: int) -> UOp:
     if count == 1:
-        return UOp.const(dtypes.weakint, 0)
-    return UOp.const(dtypes.weakint.vec(count), tuple(range(count)))
+        return UOp.const(0, dtypes.weakint)
+    return UOp.const(tuple(range(count)), dtypes.weakint.vec(count))
 
 
 def _fresh_ranges(
@@ -86,7 +86,7 @@ def register_reduce(ctx: LowerContext, value: UOp, ranges: tuple[UOp, ...], op: 
 def _local_index(ranges: list[UOp], count: int) -> UOp:
     """Row-major position of a thread's ``count`` lanes among ``ranges`` (LOCAL/GROUP_REDUCE
     axes), built simplified (no later stage re-simplifies it when nothing else needs it)."""
-    idx: UOp = ranges[0] if ranges else UOp.const(dtypes.weakint, 0)
+    idx: UOp = ranges[0] if ranges else UOp.const(0, dtypes.weakint)
     for r in ranges[1:]:
         idx = idx * r.src[0].arg + r
     return idx if count == 1 else idx * count + _lanes(count)

@@ -26,7 +26,7 @@ def _cond(ctx: LowerContext, op: Ops, result: UOp) -> UOp | None:
 
 
 def _not(x: UOp) -> UOp:
-    return x.where(UOp.const(x.dtype, False), UOp.const(x.dtype, True))
+    return x.where(UOp.const(False, x.dtype), UOp.const(True, x.dtype))
 
 
 # -- comparisons and min/max -------------------------------------------------------------------

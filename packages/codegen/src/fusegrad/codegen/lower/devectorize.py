@@ -172,14 +172,14 @@ def _uniform(x: UOp) -> UOp | None:
     if x.op is Ops.VECTORIZE and all(s is x.src[0] for s in x.src):
         return x.src[0]
     if x.op is Ops.CONST:
-        return UOp.const(x.dtype.scalar(), x.arg)
+        return UOp.const(x.arg, x.dtype.scalar())
     return None
 
 
 def _peel_valid(vidx: UOp) -> tuple[UOp, UOp]:
     """(validity shared by all lanes, the index under it) of ``valid ? idx : Invalid``; (True,
     ``vidx``) when the lanes have no mask or masks that differ."""
-    true = UOp.const(dtypes.bool, True)
+    true = UOp.const(True, dtypes.bool)
     if vidx.op is not Ops.WHERE:
         return true, vidx
     cond, invalid = _uniform(vidx.src[0]), _uniform(vidx.src[2])
@@ -199,7 +199,7 @@ def _lane_addresses(idx: UOp) -> tuple[list[UOp], list[_Lane]]:
         return exprs, [_split_lane(x) for x in exprs]
     base, offsets = affine if affine[0] is None else _constant_out(simplify(affine[0]), affine[1])
     exprs = [
-        UOp.const(dtypes.weakint, o) if base is None else base + o if o else base for o in offsets
+        UOp.const(o, dtypes.weakint) if base is None else base + o if o else base for o in offsets
     ]
     if valid.op is not Ops.CONST:
         exprs = [e.valid(valid) for e in exprs]

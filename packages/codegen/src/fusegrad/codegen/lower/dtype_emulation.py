@@ -42,7 +42,7 @@ _CLOSED = frozenset({Ops.NEG, Ops.MAX, Ops.WHERE, Ops.TRUNC})
 
 
 def _u32(v: int) -> UOp:
-    return UOp.const(U32, v)
+    return UOp.const(v, U32)
 
 
 # -- bits <-> float32 ---------------------------------------------------------------------------
@@ -77,7 +77,7 @@ def f32_to_f16(f: UOp) -> UOp:
     b = f.bitcast(U32)
     sign, a = (b >> 16) & 0x8000, b & 0x7FFFFFFF
     normal = ((a + 0xFFF + ((a >> 13) & 1)) - 0x38000000) >> 13
-    half = UOp.const(F32, 0.5)
+    half = UOp.const(0.5, F32)
     sub = (a.bitcast(F32) + half).bitcast(U32) - half.bitcast(U32)
     out = where(lt(a, _u32(0x38800000)), sub, normal)
     out = where(lt(a, _u32(0x477FF000)), out, _u32(0x7C00))
@@ -121,7 +121,7 @@ class Fp8Format:
         rounded = a + ((1 << (shift - 1)) - 1) + ((a >> shift) & 1)
         normal = (rounded - ((127 - self.bias) << 23)) >> shift
         # below the smallest normal: adding 2**k whose float32 ulp is the fp8 quantum rounds
-        magic = UOp.const(F32, self.quantum * 2.0**23)
+        magic = UOp.const(self.quantum * 2.0**23, F32)
         sub = (a.bitcast(F32) + magic).bitcast(U32) - magic.bitcast(U32)
         out = where(lt(a, _u32((128 - self.bias) << 23)), sub, normal)
         out = where(lt(_u32(self.max_code), out), _u32(self.max_code), out) | sign
@@ -152,7 +152,7 @@ def f64_to_f32_odd(x: UOp) -> UOp:
     correctly rounded result (no double-rounding error). NaN and inf stay."""
     t = x.cast(F32)
     back = t.cast(F64)
-    too_far = where(lt(x, UOp.const(F64, 0.0)), lt(back, x), lt(x, back))
+    too_far = where(lt(x, UOp.const(0.0, F64)), lt(back, x), lt(x, back))
     bits = t.bitcast(U32)
     bits = where(too_far, bits - 1, bits)
     return where(ne(back, x), bits | 1, bits).bitcast(F32)
@@ -176,7 +176,7 @@ def round_to(dt: DType, f: UOp) -> UOp:
 
 def encode_const(dt: DType, value: float) -> UOp:
     """The storage bits of a constant of narrow dtype ``dt``."""
-    return UOp.const(_STORAGE[dt], bitcast(value, dt, _STORAGE[dt]))
+    return UOp.const(bitcast(value, dt, _STORAGE[dt]), _STORAGE[dt])
 
 
 # -- the stage -----------------------------------------------------------------------------------
@@ -235,7 +235,7 @@ class _Emulator:
             src = srcs[0] if self.narrow(u.src[0].dtype) else to_f32(dt, srcs[0])
             return self.rounded(dt, src)
         if u.op is Ops.CONST:
-            return UOp.const(F32, u.arg)
+            return UOp.const(u.arg, F32)
         out = u.replace(dtype=F32.vec(u.dtype.count), src=tuple(srcs))
         if u.op in GroupOp.ALU and u.op not in _CLOSED and u.dtype.count == 1:
             return self.rounded(dt, out)

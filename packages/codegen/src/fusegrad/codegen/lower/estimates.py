@@ -23,7 +23,7 @@ def _weak(x: UOp) -> UOp:
         if u.op is Ops.PARAM:
             new[u] = UOp(Ops.DEFINE_VAR, dtypes.weakint, (), u.arg)
         elif u.op is Ops.CONST:
-            new[u] = UOp.const(dtypes.weakint, u.arg)
+            new[u] = UOp.const(u.arg, dtypes.weakint)
         elif u.op is Ops.CAST:
             new[u] = new[u.src[0]]
         else:

@@ -105,7 +105,7 @@ _cast = UPat(Ops.CAST, src=(UPat.var(),))
 pm_arange = PatternMatcher(
     [
         (
-            UPat(Ops.WHERE, src=(UPat.var("cond"), _c, UPat.const(None, 0)), name="w"),
+            UPat(Ops.WHERE, src=(UPat.var("cond"), _c, UPat.const(0, None)), name="w"),
             _bit_select,
         ),  # where(x >= m, C, 0) -> (x // m) * C  when 0 <= x < 2m
         (

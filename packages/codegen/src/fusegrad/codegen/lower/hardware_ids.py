@@ -38,7 +38,7 @@ def _ids(ranges: list[UOp], names: list[str]) -> tuple[dict[UOp, UOp], list[UOp]
 def _product(sizes: list[UOp]) -> UOp:
     """The product of loop sizes (folded when they are all constants)."""
     if all(x.op is Ops.CONST for x in sizes):
-        return UOp.const(sizes[0].dtype, prod(x.arg for x in sizes))
+        return UOp.const(prod(x.arg for x in sizes), sizes[0].dtype)
     out = sizes[0]
     for x in sizes[1:]:
         out = out * x

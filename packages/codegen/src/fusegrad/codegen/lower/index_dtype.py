@@ -90,7 +90,7 @@ def _as(x: UOp, dt: DType) -> UOp:
     if x.dtype is dt:
         return x
     if x.op is Ops.CONST and not x.src:
-        return UOp.const(dt, x.arg)
+        return UOp.const(x.arg, dt)
     return x.cast(dt)
 
 
@@ -106,7 +106,7 @@ def _lower_one(u: UOp, srcs: list[UOp], ctx: LowerContext, ranges: Ranges) -> UO
         return _variable(u)
     if u.dtype.scalar() is dtypes.weakfloat:  # an uncommitted float literal: the default float
         dt = commit_weak(u.dtype)
-        return UOp.const(dt, u.arg) if u.op is Ops.CONST else u.replace(dtype=dt, src=tuple(srcs))
+        return UOp.const(u.arg, dt) if u.op is Ops.CONST else u.replace(dtype=dt, src=tuple(srcs))
     weak_out = _weak(u)
     compare = u.op in GroupOp.Comparison and _weak(u.src[0])
     if not weak_out and not compare:
@@ -117,9 +117,9 @@ def _lower_one(u: UOp, srcs: list[UOp], ctx: LowerContext, ranges: Ranges) -> UO
         )
     dt = _width(u, ctx, ranges)
     if u.op is Ops.CONST:
-        return UOp.const(dt.vec(u.dtype.count), u.arg)
+        return UOp.const(u.arg, dt.vec(u.dtype.count))
     if u.op is Ops.VCONST:
-        return UOp.const(dt.vec(u.dtype.count), u.arg)
+        return UOp.const(u.arg, dt.vec(u.dtype.count))
     out_dt = dt.vec(u.dtype.count) if weak_out else u.dtype
     if u.op is Ops.CAST and srcs[0].dtype is out_dt:
         return srcs[0]  # a fixed-width int read as index math: already of the chosen width

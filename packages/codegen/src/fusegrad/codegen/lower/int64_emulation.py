@@ -61,11 +61,11 @@ class Pair:
 
 
 def _u32(v: int) -> UOp:
-    return UOp.const(U32, v & M32)
+    return UOp.const(v & M32, U32)
 
 
 def _not(c: UOp) -> UOp:
-    return UOp(Ops.XOR, dtypes.bool, (c, UOp.const(dtypes.bool, True)))
+    return UOp(Ops.XOR, dtypes.bool, (c, UOp.const(True, dtypes.bool)))
 
 
 def _sel(c: UOp, a: Pair, b: Pair) -> Pair:
@@ -115,8 +115,8 @@ def mul(a: Pair, b: Pair) -> Pair:
 def is_negative(a: Pair) -> UOp:
     """The sign bit of a signed pair (False for unsigned)."""
     if not a.signed:
-        return UOp.const(dtypes.bool, False)
-    return lt(a.hi.bitcast(I32), UOp.const(I32, 0))
+        return UOp.const(False, dtypes.bool)
+    return lt(a.hi.bitcast(I32), UOp.const(0, I32))
 
 
 def less(a: Pair, b: Pair) -> UOp:
@@ -284,17 +284,17 @@ def to_pair(x: UOp, signed: bool) -> Pair:
     lo = x.cast(U32)
     if src is dtypes.bool or dtypes.is_unsigned(src):
         return Pair(lo, _u32(0), signed)
-    return Pair(lo, where(lt(x, UOp.const(src, 0)), _u32(M32), _u32(0)), signed)
+    return Pair(lo, where(lt(x, UOp.const(0, src)), _u32(M32), _u32(0)), signed)
 
 
 def from_float(v: UOp, signed: bool) -> Pair:
     """float64 -> 64-bit integer, truncated toward zero; NaN, inf and out-of-range values
     give INT64_MIN's bits (uint64 also takes [2**63, 2**64)), as ``exec_alu`` converts."""
-    top = UOp.const(F64, 2.0**63 if signed else 2.0**64)
-    inside = UOp(Ops.AND, dtypes.bool, (_not(lt(v, UOp.const(F64, -(2.0**63)))), lt(v, top)))
-    negative = lt(v, UOp.const(F64, 0.0))
+    top = UOp.const(2.0**63 if signed else 2.0**64, F64)
+    inside = UOp(Ops.AND, dtypes.bool, (_not(lt(v, UOp.const(-(2.0**63), F64))), lt(v, top)))
+    negative = lt(v, UOp.const(0.0, F64))
     # the magnitude, 0 where out of range (a float -> uint32 conversion of it would be undefined)
-    m = where(inside, where(negative, v * -1.0, v), UOp.const(F64, 0.0))
+    m = where(inside, where(negative, v * -1.0, v), UOp.const(0.0, F64))
     hi = (m * 2.0**-32).cast(U32)
     lo = (m + hi.cast(F64) * -(2.0**32)).cast(U32)
     mag = Pair(lo, hi, signed)

@@ -23,8 +23,8 @@ _PARITY = 0x1BD11BDA
 def splat(dt: DType, value: int, count: int) -> UOp:
     """Constant ``value`` of scalar type ``dt`` in ``count`` lanes (a VCONST for vectors)."""
     if count == 1:
-        return UOp.const(dt, value)
-    return UOp.const(dt.vec(count), (value,) * count)
+        return UOp.const(value, dt)
+    return UOp.const((value,) * count, dt.vec(count))
 
 
 def _words(v: UOp) -> tuple[UOp, UOp]:

@@ -33,7 +33,7 @@ def _one_iteration(rng: UOp) -> UOp | None:
     end = rng.src[0]
     if end.op is not Ops.CONST or end.arg != 1:
         return None
-    return UOp.const(dtypes.weakint, 0)
+    return UOp.const(0, dtypes.weakint)
 
 
 def _drop_closed_consts(x: UOp) -> UOp | None:

@@ -61,7 +61,7 @@ def _gep_of_const(g: UOp, c: UOp) -> UOp:
     if c.op is Ops.CONST:
         return UOp(Ops.CONST, g.dtype, (), c.arg)
     vals = tuple(c.arg[i] for i in g.arg)
-    return UOp.const(g.dtype, vals[0] if len(vals) == 1 else vals)
+    return UOp.const(vals[0] if len(vals) == 1 else vals, g.dtype)
 
 
 def _operand_scalar(a: UOp) -> object:
@@ -193,7 +193,7 @@ def _decided(x: UOp) -> UOp | None:
     if x.op is Ops.CONST or x.dtype.count != 1:
         return None
     lo, hi = x.vmin, x.vmax
-    return UOp.const(dtypes.bool, bool(lo)) if lo == hi else None
+    return UOp.const(bool(lo), dtypes.bool) if lo == hi else None
 
 
 def _where_decided(c: UOp, a: UOp, b: UOp) -> UOp | None:
@@ -226,7 +226,7 @@ def _lt_shifted(x: UOp, c: UOp, c2: UOp, left: bool) -> UOp | None:
     ``-1 < e - 1`` on an int32 ``e`` stays int32 as ``0 < e``)."""
     if x.dtype.scalar() is not dtypes.weakint or x.dtype.count != 1 or not _ints(x, c, c2):
         return None
-    bound = UOp.const(x.dtype, int(c2.arg - c.arg))
+    bound = UOp.const(int(c2.arg - c.arg), x.dtype)
     return x < bound if left else bound < x
 
 
@@ -270,7 +270,7 @@ pm_index_algebra = PatternMatcher(
         (UPat(GroupOp.Comparison, name="x"), _decided),  # cmp decided by value ranges -> const
         (UPat((Ops.AND, Ops.OR), dtype=dtypes.bool, name="x"), _decided),  # bool decided
         (
-            UPat(Ops.AND, src=[UPat.var("x"), UPat.const(dtypes.bool, True)]),
+            UPat(Ops.AND, src=[UPat.var("x"), UPat.const(True, dtypes.bool)]),
             lambda x: x,
         ),  # x & True -> x
         (UPat.var("c", dtypes.bool).where(UPat.var("a"), UPat.var("b")), _where_decided),
@@ -300,9 +300,9 @@ def lanes(x: UOp) -> tuple[UOp, ...]:
     if x.dtype.count == 1:
         return (simplify(x),)
     if x.op is Ops.VCONST:
-        return tuple(UOp.const(x.dtype.scalar(), v) for v in x.arg)
+        return tuple(UOp.const(v, x.dtype.scalar()) for v in x.arg)
     if x.op is Ops.CONST and x.arg is not Invalid:
-        return (UOp.const(x.dtype.scalar(), x.arg),) * x.dtype.count
+        return (UOp.const(x.arg, x.dtype.scalar()),) * x.dtype.count
     geps = [gep(x, (i,)) for i in range(x.dtype.count)]
     return graph_rewrite(UOp(Ops.SINK, src=tuple(geps)), pm_simplify, name="lanes").src
 

@@ -83,7 +83,7 @@ def _int_of(x: UOp) -> DType:
 
 
 def _c(x: UOp, v: float | int) -> UOp:
-    return UOp.const(x.dtype, v)
+    return UOp.const(v, x.dtype)
 
 
 def _where(c: UOp, a: UOp, b: UOp | float | int) -> UOp:
@@ -277,9 +277,9 @@ _M32 = 0xFFFFFFFF
 def _table_word(a: UOp, offset: int) -> UOp:
     """_TWO_OVER_PI[a + offset] as uint32 for an int32 word index ``a`` in 1..5."""
     u32 = _like(a, dtypes.uint32)
-    out = UOp.const(u32, _TWO_OVER_PI[1 + offset])
+    out = UOp.const(_TWO_OVER_PI[1 + offset], u32)
     for k in range(2, 6):
-        out = _where(a.ne(k), out, UOp.const(u32, _TWO_OVER_PI[k + offset]))
+        out = _where(a.ne(k), out, UOp.const(_TWO_OVER_PI[k + offset], u32))
     return out
 
 
@@ -380,7 +380,7 @@ def _sign_flip(value: UOp, quadrant: UOp, sign_bit: UOp) -> UOp:
     """``value`` negated for quadrants 2 and 3, then given the sign of x (bit operations)."""
     idt = _int_of(value)
     top = -(1 << (value.dtype.scalar().bitsize - 1))
-    flip = _where((quadrant & 2).ne(0), UOp.const(idt, top), 0)
+    flip = _where((quadrant & 2).ne(0), UOp.const(top, idt), 0)
     return (value.bitcast(idt) ^ sign_bit ^ flip).bitcast(value.dtype)
 
 
@@ -392,7 +392,7 @@ def _sin_f32(ax: UOp, wide: bool) -> tuple[UOp, UOp]:
     big = _where(ax < math.inf, ax, 1.0)  # inf/NaN: any finite stand-in
     reduce = _reduce_f32 if wide else _reduce_f32_narrow
     quadrant, r = reduce(_where(small, _c(ax, 1.0), big))
-    quadrant = _where(small, UOp.const(quadrant.dtype, 0), quadrant)
+    quadrant = _where(small, UOp.const(0, quadrant.dtype), quadrant)
     r = _where(small, ax.cast(r.dtype), r)
     sin_c, cos_c = (_SIN_F32, _COS_F32) if wide else (_SIN_F32_NARROW, _COS_F32_NARROW)
     value = _where((quadrant & 1).ne(0), _poly(r * r, cos_c), _sin_kernel(r, sin_c))
@@ -428,7 +428,7 @@ def xsqrt(x: UOp) -> UOp:
     _, _, bias = _LAYOUT[x.dtype.scalar()]
     tiny = x < 2.0 ** (1 - bias)
     xs = _where(tiny, x * 2.0**64, x)
-    y = UOp.const(_int_of(x), _RSQRT_MAGIC[x.dtype.scalar()]) - (xs.bitcast(_int_of(x)) >> 1)
+    y = UOp.const(_RSQRT_MAGIC[x.dtype.scalar()], _int_of(x)) - (xs.bitcast(_int_of(x)) >> 1)
     y = y.bitcast(x.dtype)
     for _ in range(3 if x.dtype.scalar() is dtypes.float32 else 5):
         y = y * (1.5 - 0.5 * xs * y * y)
@@ -477,7 +477,7 @@ def _as_vconst(graph: UOp) -> UOp:
     """``graph`` with its vector-typed CONSTs (splats) as VCONSTs, the vector constant form
     every renderer prints (a C renderer works on single lanes of a vector operand)."""
     splats = {
-        c: UOp.const(c.dtype, (c.arg,) * c.dtype.count)
+        c: UOp.const((c.arg,) * c.dtype.count, c.dtype)
         for c in graph.toposort()
         if c.op is Ops.CONST and c.dtype.count > 1 and not c.src
     }

@@ -28,13 +28,13 @@ def _gate_index(buf: UOp, cond: UOp, idx: UOp) -> UOp:
 
 def _never(buf: UOp) -> UOp:
     """INDEX(buf, Invalid) -> an index whose gate is never true."""
-    return buf.index(UOp.const(dtypes.weakint, 0), gate=UOp.const(dtypes.bool, False))
+    return buf.index(UOp.const(0, dtypes.weakint), gate=UOp.const(False, dtypes.bool))
 
 
 def _zero(x: UOp) -> UOp:
     """0 of ``x``'s dtype (a VCONST for a vector: a CONST is one scalar)."""
     count = x.dtype.count
-    return UOp.const(x.dtype, (0,) * count if count > 1 else 0)
+    return UOp.const((0,) * count if count > 1 else 0, x.dtype)
 
 
 def _gated_load(ld: UOp) -> UOp | None:

@@ -157,7 +157,7 @@ def apply_tensor_core(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
                                  f"a multiple of the tensor core's {size}")  # fmt: skip
     for rng, size, kind in plan:
         current = next(r for r in kernel_axes(ast) if r.arg[0] == rng.arg[0])
-        quotient = UOp.const(dtypes.weakint, (const_size(current) or 0) // size)
+        quotient = UOp.const((const_size(current) or 0) // size, dtypes.weakint)
         ast = split_axis(ast, current, size, kind, False, quotient)
     return ast
 

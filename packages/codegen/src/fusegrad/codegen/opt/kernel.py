@@ -211,7 +211,7 @@ def _quotient(opt: Opt, rng: UOp, amount: int) -> UOp:
     size = const_size(rng)
     if size is not None:
         _check(size % amount == 0, opt, f"{amount} does not divide {_kind_name(rng)} (use PADTO)")
-        return UOp.const(dtypes.weakint, size // amount)
+        return UOp.const(size // amount, dtypes.weakint)
     q = end.divides(amount)
     _check(q is not None, opt, f"{amount} does not divide the symbolic size {end.render()}")
     assert q is not None
@@ -365,7 +365,7 @@ def _padded(ast: UOp, rng: UOp, size: int, new: UOp) -> UOp:
     except strided loads along a padded output axis, which read the last real row instead
     (``_clamps``: no mask, so no branch in the loops inside)."""
     inside = new < size
-    clamped = inside.where(new, UOp.const(new.dtype, size - 1))
+    clamped = inside.where(new, UOp.const(size - 1, new.dtype))
     done: dict[UOp, UOp] = {}
     padded = ast.substitute({rng: new})
     stored = {u.src[0] for u in padded.toposort() if u.op is Ops.STORE}
@@ -390,7 +390,7 @@ def _masked(idx: UOp, cond: UOp) -> UOp:
 
 def _identity(op: Ops, dt: DType) -> UOp:
     value = {Ops.ADD: 0, Ops.MUL: 1}.get(op)
-    return UOp.const(dt, dtypes.min(dt) if value is None else value)
+    return UOp.const(dtypes.min(dt) if value is None else value, dt)
 
 
 def _padto(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:

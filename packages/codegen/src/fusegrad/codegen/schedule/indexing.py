@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from fusegrad.uop import Ops, UOp, dedup, dtypes, sint, sint_to_uop
 
 Index = tuple[UOp, ...]
-TRUE = UOp.const(dtypes.bool, True)
-ZERO = UOp.const(dtypes.weakint, 0)
+TRUE = UOp.const(True, dtypes.bool)
+ZERO = UOp.const(0, dtypes.weakint)
 
 
 def is_one(x: sint) -> bool:

@@ -106,7 +106,7 @@ def strides(leaf: UOp) -> tuple[int, list[int]] | None:
         return None
 
     def at(point: Sequence[int]) -> int | None:
-        flat = _flat_index(leaf, [UOp.const(dtypes.weakint, p) for p in point])
+        flat = _flat_index(leaf, [UOp.const(p, dtypes.weakint) for p in point])
         if flat is None:
             return None
         value = flat.simplify()

@@ -97,7 +97,7 @@ def _load_buffer(ctx: KernelContext, i: UOp, b: UOp) -> UOp:
     (idx,), gate = _parts(i)
     if b.arg == 0 and b.tag != STORE_TAG:
         # an empty buffer is never read (every index is masked off): no parameter, no load
-        return UOp.const(b.dtype, 0)
+        return UOp.const(0, b.dtype)
     base = b.replace(tag=None) if b.tag is not None else b
     if b.tag is None:
         ctx.raw_reads[base] = None
@@ -106,7 +106,7 @@ def _load_buffer(ctx: KernelContext, i: UOp, b: UOp) -> UOp:
 
 
 def _const(i: UOp, x: UOp) -> UOp:
-    return UOp.const(x.dtype, x.arg)
+    return UOp.const(x.arg, x.dtype)
 
 
 # -- movement -----------------------------------------------------------------------------------
@@ -129,7 +129,7 @@ def _pad(i: UOp, x: UOp) -> UOp:
     idx, gate = _parts(i)
     inner, cond = pad_index(idx, x.arg, x.src[0].shape)
     value = at(x.src[0], inner, logical_and(gate, cond))
-    return value if cond is TRUE else cond.where(value, UOp.const(x.dtype, 0))
+    return value if cond is TRUE else cond.where(value, UOp.const(0, x.dtype))
 
 
 # -- compute ------------------------------------------------------------------------------------
