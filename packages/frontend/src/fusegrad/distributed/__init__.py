@@ -13,6 +13,13 @@ raise ImportError saying what to install. See docs/distributed.md.
 """
 
 from fusegrad.distributed.collectives import all_gather, all_reduce, broadcast, reduce_scatter
+from fusegrad.distributed.data_parallel import (
+    BUCKET_BYTES,
+    Bucket,
+    DistributedOptimizer,
+    broadcast_parameters,
+    plan_buckets,
+)
 from fusegrad.distributed.world import (
     DistributedTimeoutError,
     abort,
@@ -27,17 +34,22 @@ from fusegrad.distributed.world import (
 )
 
 __all__ = [
+    "BUCKET_BYTES",
+    "Bucket",
+    "DistributedOptimizer",
     "DistributedTimeoutError",
     "abort",
     "all_gather",
     "all_reduce",
     "barrier",
     "broadcast",
+    "broadcast_parameters",
     "device",
     "init",
     "install_abort_hook",
     "is_initialized",
     "local_rank",
+    "plan_buckets",
     "rank",
     "reduce_scatter",
     "world_size",
