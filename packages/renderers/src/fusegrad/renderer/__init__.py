@@ -9,6 +9,9 @@ Public names:
   object, what both CPU compilers produce) into executable memory; ``LoadedCode.address``
   is the function's entry point, ``LoadedCode.free()`` unmaps it; ``ElfLoadError``;
 * ``CPUProgram`` — a loaded kernel callable from Python over buffer-protocol objects;
+* ``X86Renderer`` / ``X86Compiler`` — x86-64 machine code with no compiler at all
+  (``DEV=CPU:X86``): the renderer's output is the listing, the compiler wraps its bytes in
+  an ELF object for ``load_elf``;
 * ``KernelSignature`` / ``kernel_signature(uops)`` — the CPU calling convention of a linear
   program (buffers by slot, int32 Variables, core id last).
 
@@ -21,6 +24,7 @@ from fusegrad.renderer.elf import ElfLoadError, LoadedCode, load_elf
 from fusegrad.renderer.launch import CPUProgram
 from fusegrad.renderer.llvm import LLVMCompiler, LLVMRenderer
 from fusegrad.renderer.signature import KernelSignature, kernel_signature
+from fusegrad.renderer.x86 import X86Compiler, X86Renderer
 
 __all__ = [
     "CCompiler",
@@ -32,6 +36,8 @@ __all__ = [
     "LLVMCompiler",
     "LLVMRenderer",
     "LoadedCode",
+    "X86Compiler",
+    "X86Renderer",
     "find_c_compiler",
     "kernel_signature",
     "load_elf",

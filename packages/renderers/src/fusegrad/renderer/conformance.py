@@ -6,7 +6,8 @@ A *target* is a renderer plus a way to run its programs. The suite runs every ca
 exactly too (NaN equals NaN, -0.0 differs from 0.0) except where a case allows an error in
 units in the last place (the transcendentals).
 
-Built-in targets: ``LLVM``, and ``C`` with each C compiler found (``C-gcc``, ``C-clang``).
+Built-in targets: ``LLVM``, ``C`` with each C compiler found (``C-gcc``, ``C-clang``), and
+``X86`` (our machine code; needs AVX2 and FMA).
 Later renderers join by registering, not by copying the suite:
 
 * in code: ``register_target(ConformanceTarget("PTX", make_renderer, run))`` in a module the
@@ -89,6 +90,9 @@ def _builtin_targets() -> list[ConformanceTarget]:
                 lambda cc=cc: None if shutil.which(cc) else f"no {cc} on PATH",  # type: ignore[misc]
             )
         )
+    from fusegrad.renderer.x86 import X86Compiler, X86Renderer, x86_unavailable
+
+    out.append(ConformanceTarget("X86", X86Renderer, _cpu_runner(X86Compiler), x86_unavailable))
     return out
 
 

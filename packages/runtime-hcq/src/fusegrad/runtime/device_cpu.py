@@ -117,14 +117,25 @@ def _renderers_pair(renderer_names: Sequence[str], compiler_names: Sequence[str]
     return factory
 
 
+def _x86_pair() -> tuple[Renderer, Compiler]:
+    from fusegrad.renderer.x86 import X86Compiler, X86Renderer, x86_unavailable
+
+    reason = x86_unavailable()
+    if reason is not None:
+        raise Unavailable(reason)
+    return X86Renderer(), X86Compiler()
+
+
 def cpu_compilers() -> list[CompilerOption]:
-    """The CPU's ways to compile, default first: LLVM (llvmlite, in process), C (system cc)."""
+    """The CPU's ways to compile, default first: LLVM (llvmlite, in process), C (system cc),
+    X86 (our own machine code: no compiler at all)."""
     return [
         CompilerOption("LLVM", _renderers_pair(("LLVMRenderer",), ("LLVMCompiler",))),
         CompilerOption(
             "C",
             _renderers_pair(("CRenderer", "ClangRenderer"), ("CCompiler", "ClangCompiler")),
         ),
+        CompilerOption("X86", _x86_pair),
     ]
 
 

@@ -1,0 +1,14 @@
+"""fusegrad.renderer.x86: the x86-64 machine-code renderer (``DEV=CPU:X86``).
+
+Pipeline, one module each: ``select`` (instruction selection, a rule table over the linear
+UOps: ``context``, ``memory``, ``alu``) -> ``regalloc`` (linear scan with spilling) ->
+``assemble`` (frame, labels, constant pool, listing) with ``encode`` (REX/VEX, ModRM/SIB);
+``objfile`` wraps the code as an ELF object for ``load_elf``. ``isa`` is the machine IR.
+
+Public: ``X86Renderer``, ``X86Compiler``, ``x86_unavailable``.
+"""
+
+from fusegrad.renderer.x86.renderer import X86Compiler, X86Renderer
+from fusegrad.renderer.x86.renderer import unavailable as x86_unavailable
+
+__all__ = ["X86Compiler", "X86Renderer", "x86_unavailable"]

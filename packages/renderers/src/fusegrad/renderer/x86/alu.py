@@ -1,0 +1,399 @@
+"""Instruction selection of ALU ops, CAST and BITCAST (scalar integers, bools, floats).
+
+Integer ops run on the canonical 64-bit registers (see ``context``): 64-bit dtypes at 64
+bits, narrower ones at 32 bits followed by ``normalize`` (wrap to the width, extend again).
+"""
+
+from __future__ import annotations
+
+from fusegrad.renderer.x86.context import (
+    FLOATS,
+    GPR,
+    SELECTED,
+    VEC,
+    Selection,
+    float_bits,
+    load_immediate,
+    normalize,
+    op_width,
+    suffix,
+)
+from fusegrad.renderer.x86.isa import RAX, RCX, RDX, Imm, Label, Mem, VReg
+from fusegrad.uop import DType, Ops, UOp, dtypes
+
+_BITWISE = {Ops.AND: "and", Ops.OR: "or", Ops.XOR: "xor"}
+_ARITH = {Ops.ADD: "add", Ops.SUB: "sub", Ops.MUL: "imul"}
+#: bool arithmetic: + saturates (or), - is xor, * is and
+_BOOL_ARITH = {Ops.ADD: "or", Ops.SUB: "xor", Ops.MUL: "and", Ops.MAX: "or"}
+
+
+def _binary(ctx: Selection, op: str, a: UOp, b: UOp, dt: DType) -> VReg:
+    d = ctx.copy(a)
+    src = ctx.gpr(b) if op == "imul" else ctx.operand(b)
+    ctx.emit(op, d, src, width=op_width(dt))
+    return d
+
+
+def int_alu(ctx: Selection, x: UOp) -> UOp:
+    """ADD/SUB/MUL/AND/OR/XOR/MAX on integers and bools."""
+    a, b = x.src
+    dt = x.dtype
+    if dt is dtypes.bool:
+        ctx.values[x] = _binary(ctx, {**_BITWISE, **_BOOL_ARITH}[x.op], a, b, dt)
+        return SELECTED
+    if x.op is Ops.MAX:
+        d = ctx.copy(a)
+        other = ctx.gpr(b)
+        ctx.emit("cmp", d, other)
+        ctx.emit("cmovb" if dt in dtypes.uints else "cmovl", d, other)
+        ctx.values[x] = d
+        return SELECTED
+    d = _binary(ctx, {**_BITWISE, **_ARITH}[x.op], a, b, dt)
+    if x.op in _ARITH:
+        normalize(ctx, d, dt)
+    ctx.values[x] = d
+    return SELECTED
+
+
+def int_mulacc(ctx: Selection, x: UOp) -> UOp:
+    a, b, c = x.src
+    dt = x.dtype
+    if dt is dtypes.bool:  # (a & b) | c
+        d = _binary(ctx, "and", a, b, dt)
+        ctx.emit("or", d, ctx.operand(c), width=4)
+    else:
+        d = _binary(ctx, "imul", a, b, dt)
+        ctx.emit("add", d, ctx.operand(c), width=op_width(dt))
+        normalize(ctx, d, dt)
+    ctx.values[x] = d
+    return SELECTED
+
+
+def int_neg(ctx: Selection, x: UOp) -> UOp:
+    d = ctx.copy(x.src[0])
+    if x.dtype is dtypes.bool:
+        ctx.emit("xor", d, Imm(1), width=4)
+    else:
+        ctx.emit("neg", d)
+        normalize(ctx, d, x.dtype)
+    ctx.values[x] = d
+    return SELECTED
+
+
+def int_identity(ctx: Selection, x: UOp) -> UOp:
+    """TRUNC of an integer is the integer."""
+    ctx.values[x] = ctx.gpr(x.src[0])
+    return SELECTED
+
+
+def _zero(ctx: Selection) -> VReg:
+    z = ctx.new(GPR)
+    ctx.emit("mov", z, Imm(0), width=4)
+    return z
+
+
+def int_shift(ctx: Selection, x: UOp) -> UOp:
+    """SHL/SHR; a count past the width (unsigned) gives 0, or the sign for signed SHR."""
+    a, b = x.src
+    dt = x.dtype
+    bits = dt.itemsize * 8
+    signed = dt not in dtypes.uints
+    op = "shl" if x.op is Ops.SHL else "sar" if signed else "shr"
+    d = ctx.copy(a)
+    if b.op is Ops.CONST:
+        count = int(b.arg) % (1 << bits)
+        if count < bits or op == "sar":
+            ctx.emit(op, d, Imm(min(count, bits - 1)))
+        else:
+            ctx.emit("mov", d, Imm(0), width=4)
+    else:
+        ctx.emit("mov", RCX, ctx.gpr(b))
+        limit = ctx.new(GPR)
+        if op == "sar":  # shift by min(count, bits - 1)
+            ctx.emit("mov", limit, Imm(bits - 1), width=4)
+            ctx.emit("cmp", RCX, limit)
+            ctx.emit("cmova", RCX, limit)
+            ctx.emit(op, d, RCX)
+        else:
+            ctx.emit(op, d, RCX)
+            ctx.emit("mov", limit, Imm(0), width=4)
+            ctx.emit("cmp", RCX, Imm(bits))
+            ctx.emit("cmovae", d, limit)
+    normalize(ctx, d, dt)
+    ctx.values[x] = d
+    return SELECTED
+
+
+def int_divide(ctx: Selection, x: UOp) -> UOp:
+    """CDIV/CMOD: C's truncating division; by 0 -> 0, by -1 -> -a (CDIV) or 0 (CMOD)."""
+    a, b = x.src
+    dt = x.dtype
+    width = op_width(dt)
+    signed = dt not in dtypes.uints
+    d = ctx.new(GPR)
+    divisor = ctx.gpr(b)
+    zero, done = ctx.label("divzero"), ctx.label("divdone")
+    ctx.emit("test", divisor, divisor, width=width)
+    ctx.emit("je", Label(zero))
+    negate = ctx.label("divneg")
+    if signed:
+        ctx.emit("cmp", divisor, Imm(-1), width=width)
+        ctx.emit("je", Label(negate))
+    ctx.emit("mov", RAX, ctx.gpr(a))
+    if signed:
+        ctx.emit("cqo" if width == 8 else "cdq")
+        ctx.emit("idiv", divisor, width=width)
+    else:
+        ctx.emit("xor", RDX, RDX, width=4)
+        ctx.emit("div", divisor, width=width)
+    ctx.emit("mov", d, RAX if x.op is Ops.CDIV else RDX)
+    ctx.emit("jmp", Label(done))
+    if signed:
+        ctx.place(negate)
+        if x.op is Ops.CDIV:
+            ctx.emit("mov", d, ctx.gpr(a))
+            ctx.emit("neg", d)
+            ctx.emit("jmp", Label(done))
+    ctx.place(zero)
+    ctx.emit("mov", d, Imm(0), width=4)
+    ctx.place(done)
+    normalize(ctx, d, dt)
+    ctx.values[x] = d
+    return SELECTED
+
+
+_INT_CONDITIONS = {
+    (Ops.CMPLT, True): "l",
+    (Ops.CMPLT, False): "b",
+    (Ops.CMPEQ, True): "e",
+    (Ops.CMPEQ, False): "e",
+    (Ops.CMPNE, True): "ne",
+    (Ops.CMPNE, False): "ne",
+}
+
+
+def _setcc(ctx: Selection, cond: str) -> VReg:
+    d = ctx.new(GPR)
+    ctx.emit(f"set{cond}", d)
+    ctx.emit("movzx", d, d, width=1)
+    return d
+
+
+def int_compare(ctx: Selection, x: UOp) -> UOp:
+    a, b = x.src
+    signed = a.dtype.scalar() not in (*dtypes.uints, dtypes.bool)
+    ctx.emit("cmp", ctx.gpr(a), ctx.operand(b))
+    ctx.values[x] = _setcc(ctx, _INT_CONDITIONS[(x.op, signed)])
+    return SELECTED
+
+
+def float_compare(ctx: Selection, x: UOp) -> UOp:
+    """a < b is ``b > a`` (false when unordered); == and != also test the parity flag."""
+    a, b = x.src
+    ucomi = "vucomi" + suffix(a.dtype)
+    if x.op is Ops.CMPLT:
+        ctx.emit(ucomi, ctx.vec(b), ctx.fsource(a))
+        ctx.values[x] = _setcc(ctx, "a")
+        return SELECTED
+    ctx.emit(ucomi, ctx.vec(a), ctx.fsource(b))
+    eq = x.op is Ops.CMPEQ
+    d, parity = ctx.new(GPR), ctx.new(GPR)
+    ctx.emit("sete" if eq else "setne", d)
+    ctx.emit("setnp" if eq else "setp", parity)
+    ctx.emit("and" if eq else "or", d, parity, width=4)
+    ctx.emit("movzx", d, d, width=1)
+    ctx.values[x] = d
+    return SELECTED
+
+
+def compare(ctx: Selection, x: UOp) -> UOp:
+    """CMPLT/CMPNE/CMPEQ -> a bool (0/1) register."""
+    if dtypes.is_float(x.src[0].dtype):
+        return float_compare(ctx, x)
+    return int_compare(ctx, x)
+
+
+def where(ctx: Selection, x: UOp) -> UOp:
+    cond, a, b = x.src
+    d = ctx.copy(b)
+    c = ctx.gpr(cond)
+    ctx.emit("test", c, c, width=4)
+    if dtypes.is_float(x.dtype):
+        skip = ctx.label("where")
+        ctx.emit("je", Label(skip))
+        src = ctx.fsource(a)
+        ctx.emit(("vmov" + suffix(x.dtype)) if isinstance(src, Mem) else "vmovaps", d, src)
+        ctx.place(skip)
+    else:
+        ctx.emit("cmovne", d, ctx.gpr(a))
+    ctx.values[x] = d
+    return SELECTED
+
+
+# -- floats -----------------------------------------------------------------------------------
+
+_FLOAT_BINARY = {Ops.ADD: "vadd", Ops.SUB: "vsub", Ops.MUL: "vmul", Ops.FDIV: "vdiv"}
+
+
+def float_binary(ctx: Selection, x: UOp) -> UOp:
+    a, b = x.src
+    d = ctx.new(VEC)
+    ctx.emit(_FLOAT_BINARY[x.op] + suffix(x.dtype), d, ctx.vec(a), ctx.fsource(b))
+    ctx.values[x] = d
+    return SELECTED
+
+
+def float_unary(ctx: Selection, x: UOp) -> UOp:
+    """SQRT, TRUNC (round toward zero, no precision exception), NEG (flip the sign bit)."""
+    a = ctx.vec(x.src[0])
+    d = ctx.new(VEC)
+    s = suffix(x.dtype)
+    if x.op is Ops.SQRT:
+        ctx.emit("vsqrt" + s, d, a, a)
+    elif x.op is Ops.TRUNC:
+        ctx.emit("vround" + s, d, a, a, Imm(11))
+    else:
+        sign = float_bits(x.dtype, -0.0)
+        ctx.emit("vxorps", d, a, ctx.constant(sign))
+    ctx.values[x] = d
+    return SELECTED
+
+
+def float_mulacc(ctx: Selection, x: UOp) -> UOp:
+    """a * b + c with one rounding (vfmadd231: d = a * b + d)."""
+    a, b, c = x.src
+    d = ctx.copy(c)
+    ctx.emit("vfmadd231" + suffix(x.dtype), d, ctx.vec(a), ctx.fsource(b))
+    ctx.values[x] = d
+    return SELECTED
+
+
+def float_max(ctx: Selection, x: UOp) -> UOp:
+    """exec_alu's MAX: NaN wins (a's first), and max(-0.0, 0.0) is 0.0."""
+    a, b = (ctx.vec(s) for s in x.src)
+    s = suffix(x.dtype)
+    blend = "vblendvps" if s == "ss" else "vblendvpd"
+    d, mask, both = ctx.new(VEC), ctx.new(VEC), ctx.new(VEC)
+    ctx.emit("vmax" + s, d, b, a)  # a if either is NaN or both are zero, else the larger
+    ctx.emit("vcmp" + s, mask, b, b, Imm(3))  # b unordered
+    ctx.emit(blend, d, d, b, mask)
+    ctx.emit("vandps", both, a, b)  # equal values: -0.0 only when both are
+    ctx.emit("vcmp" + s, mask, a, b, Imm(0))  # a == b (ordered)
+    ctx.emit(blend, d, d, both, mask)
+    ctx.emit("vcmp" + s, mask, a, a, Imm(3))  # a unordered: a
+    ctx.emit(blend, d, d, a, mask)
+    ctx.values[x] = d
+    return SELECTED
+
+
+# -- conversions ------------------------------------------------------------------------------
+
+
+def _to_bool(ctx: Selection, src: UOp) -> VReg:
+    if dtypes.is_float(src.dtype):
+        z = ctx.new(VEC)
+        ctx.emit("vxorps", z, z, z)
+        ctx.emit("vucomi" + suffix(src.dtype), ctx.vec(src), z)
+        d, parity = ctx.new(GPR), ctx.new(GPR)
+        ctx.emit("setne", d)
+        ctx.emit("setp", parity)
+        ctx.emit("or", d, parity, width=4)
+        ctx.emit("movzx", d, d, width=1)
+        return d
+    ctx.emit("cmp", ctx.gpr(src), Imm(0))
+    return _setcc(ctx, "ne")
+
+
+def _int_to_float(ctx: Selection, src: UOp, dst: DType) -> VReg:
+    """Through float64 (as exec_alu): exact for everything but 64-bit integers, which round
+    to float64 first; uint64 with its top bit set converts (x >> 1 | x & 1) and doubles."""
+    a = ctx.gpr(src)
+    d = ctx.new(VEC)
+    wide = src.dtype.scalar().itemsize == 8
+    direct = "vcvtsi2ss" if dst is dtypes.float32 and not wide else "vcvtsi2sd"
+    if src.dtype.scalar() is not dtypes.uint64:
+        ctx.emit(direct, d, d, a)
+    else:
+        big, done = ctx.label("u64big"), ctx.label("u64done")
+        ctx.emit("test", a, a)
+        ctx.emit("js", Label(big))
+        ctx.emit("vcvtsi2sd", d, d, a)
+        ctx.emit("jmp", Label(done))
+        ctx.place(big)
+        half, low = ctx.new(GPR), ctx.new(GPR)
+        ctx.emit("mov", half, a)
+        ctx.emit("shr", half, Imm(1))
+        ctx.emit("mov", low, a)
+        ctx.emit("and", low, Imm(1))
+        ctx.emit("or", half, low)
+        ctx.emit("vcvtsi2sd", d, d, half)
+        ctx.emit("vaddsd", d, d, d)
+        ctx.place(done)
+    if direct == "vcvtsi2sd" and dst is dtypes.float32:
+        ctx.emit("vcvtsd2ss", d, d, d)
+    return d
+
+
+def _float_to_int(ctx: Selection, src: UOp, dst: DType) -> VReg:
+    """Truncate through int32 (dtypes of 4 bytes or less but uint32) or int64; uint64 takes
+    [2^63, 2^64) by subtracting 2^63 first."""
+    a = ctx.vec(src)
+    s = suffix(src.dtype)
+    d = ctx.new(GPR)
+    width = 4 if dst.itemsize < 4 or dst is dtypes.int32 else 8
+    ctx.emit("vcvtt" + s + "2si", d, a, width=width)
+    if dst is dtypes.uint64:
+        done = ctx.label("f2u64")
+        ctx.emit("vucomi" + s, a, ctx.constant(float_bits(src.dtype, 2.0**63)))
+        ctx.emit("jb", Label(done))
+        ctx.emit("vucomi" + s, a, ctx.constant(float_bits(src.dtype, 2.0**64)))
+        ctx.emit("jae", Label(done))
+        t, top = ctx.new(VEC), ctx.new(GPR)
+        ctx.emit("vsub" + s, t, a, ctx.constant(float_bits(src.dtype, 2.0**63)))
+        ctx.emit("vcvtt" + s + "2si", d, t, width=8)
+        load_immediate(ctx, top, 1 << 63)
+        ctx.emit("xor", d, top)
+        ctx.place(done)
+    normalize(ctx, d, dst)
+    return d
+
+
+def cast(ctx: Selection, x: UOp) -> UOp:
+    src, dst = x.src[0], x.dtype.scalar()
+    sdt = src.dtype.scalar()
+    if sdt is dst:
+        ctx.values[x] = ctx.vec(src) if dst in FLOATS else ctx.gpr(src)
+    elif dst is dtypes.bool:
+        ctx.values[x] = _to_bool(ctx, src)
+    elif sdt in FLOATS and dst in FLOATS:
+        d = ctx.new(VEC)
+        a = ctx.vec(src)
+        ctx.emit("vcvtss2sd" if dst is dtypes.float64 else "vcvtsd2ss", d, a, a)
+        ctx.values[x] = d
+    elif dst in FLOATS:
+        ctx.values[x] = _int_to_float(ctx, src, dst)
+    elif sdt in FLOATS:
+        ctx.values[x] = _float_to_int(ctx, src, dst)
+    else:  # integer/bool -> integer: wrap and extend
+        d = ctx.copy(src)
+        normalize(ctx, d, dst)
+        ctx.values[x] = d
+    return SELECTED
+
+
+def bitcast(ctx: Selection, x: UOp) -> UOp:
+    src, dst = x.src[0], x.dtype.scalar()
+    sdt = src.dtype.scalar()
+    move = "vmovq" if dst.itemsize == 8 else "vmovd"
+    if dst in FLOATS:
+        d = ctx.new(VEC)
+        ctx.emit(move, d, ctx.gpr(src))
+    elif sdt in FLOATS:
+        d = ctx.new(GPR)
+        ctx.emit(move, d, ctx.vec(src))
+        normalize(ctx, d, dst)
+    else:
+        d = ctx.copy(src)
+        normalize(ctx, d, dst)
+    ctx.values[x] = d
+    return SELECTED

@@ -1,0 +1,150 @@
+"""From allocated machine IR to a function: frame, prologue/epilogue, label resolution, the
+constant pool, and the listing text that is the renderer's output.
+
+The frame (rsp-relative, below the saved registers): the register arguments stored at entry
+(8 bytes each), then the spill slots. Arguments past the sixth are read where the caller
+left them, above the return address. Every jump is a rel32 and every pool operand a
+rip-relative disp32, so one pass measures the code and a second fills in the offsets.
+
+The listing has one line per instruction — offset, machine code in hex, assembly — and the
+pool after the code; ``X86Compiler`` reads the bytes back from it (``code_of``).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+
+from fusegrad.renderer.x86.context import Selection
+from fusegrad.renderer.x86.encode import encode
+from fusegrad.renderer.x86.isa import ARG_REGS, CALLEE_SAVED, RSP, Imm, Inst, Label, Mem, Operand
+from fusegrad.renderer.x86.listing import format_inst
+from fusegrad.renderer.x86.regalloc import linear_scan, rewrite
+
+_POOL_ALIGN = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """Where the frame slots are, once the saved registers and spills are known."""
+
+    nargs: int
+    spills: int
+    saved: int
+
+    @property
+    def size(self) -> int:
+        raw = 8 * min(self.nargs, len(ARG_REGS)) + 8 * self.spills
+        return raw + (8 if (raw + 8 * self.saved + 8) % 16 else 0)  # keep rsp 16-aligned
+
+    def place(self, m: Mem) -> Mem:
+        assert m.frame is not None
+        kind, n = m.frame
+        if kind == "spill":
+            return Mem(base=RSP, disp=8 * min(self.nargs, len(ARG_REGS)) + 8 * n)
+        if n < len(ARG_REGS):
+            return Mem(base=RSP, disp=8 * n)
+        return Mem(base=RSP, disp=self.size + 8 * self.saved + 8 + 8 * (n - len(ARG_REGS)))
+
+
+def _placed(op: Operand, frame: Frame) -> Operand:
+    return frame.place(op) if isinstance(op, Mem) and op.frame is not None else op
+
+
+def function(sel: Selection, nargs: int) -> list[Inst]:
+    """The whole function: prologue, the allocated body, epilogue."""
+    alloc = linear_scan(sel.code)
+    body = rewrite(sel.code, alloc)
+    saved = sorted(alloc.used & CALLEE_SAVED, key=lambda r: r.num)
+    frame = Frame(nargs, len(alloc.spills), len(saved))
+    head = [Inst("push", (r,)) for r in saved]
+    tail = [Inst("pop", (r,)) for r in reversed(saved)] + [Inst("ret")]
+    if frame.size:
+        head.append(Inst("sub", (RSP, Imm(frame.size))))
+        tail.insert(0, Inst("add", (RSP, Imm(frame.size))))
+    head += [
+        Inst("store", (Mem(base=RSP, disp=8 * k), ARG_REGS[k]))
+        for k in range(min(nargs, len(ARG_REGS)))
+    ]
+    body = [Inst(i.op, tuple(_placed(a, frame) for a in i.args), i.width, i.vlen) for i in body]
+    return head + body + tail
+
+
+@dataclass(frozen=True, slots=True)
+class Assembled:
+    """Machine code (code then constant pool) and its listing."""
+
+    code: bytes
+    listing: str
+
+
+def assemble(name: str, sel: Selection, nargs: int) -> Assembled:
+    """Lay out, encode and list the function of ``sel``."""
+    insts = function(sel, nargs)
+    encoded = [encode(i) if i.op != "label" else (b"", None) for i in insts]
+    labels: dict[str, int] = {}
+    offsets: list[int] = []
+    pos = 0
+    for inst, (raw, _) in zip(insts, encoded, strict=True):
+        offsets.append(pos)
+        if inst.op == "label":
+            assert isinstance(inst.args[0], Label)
+            labels[inst.args[0].name] = pos
+        pos += len(raw)
+    pool_start = -(-pos // _POOL_ALIGN) * _POOL_ALIGN
+    for k, (entry, label) in enumerate(sel.pool.items()):
+        labels[label] = pool_start + k * len(entry)
+    code = bytearray()
+    lines = [f"; fusegrad x86-64 kernel {name}", f"{name}:"]
+    for inst, (raw, fix), at in zip(insts, encoded, offsets, strict=True):
+        if inst.op == "label":
+            lines.append(format_inst(inst))
+            continue
+        patched, rip = bytearray(raw), None
+        if fix is not None:
+            rip = labels[fix.label] - (at + len(raw))
+            struct.pack_into("<i", patched, fix.offset, rip)
+        code += patched
+        lines.append(f"{at:6x}: {patched.hex():<30} {format_inst(inst)}")
+    if sel.pool:
+        lines.append(f"{len(code):6x}: {'cc' * (pool_start - len(code)):<30} ; padding")
+        code += b"\xcc" * (pool_start - len(code))
+        for entry, label in sel.pool.items():
+            lines.append(f"{label}:")
+            lines.append(f"{len(code):6x}: {entry.hex()} ; {_describe(entry)}")
+            code += entry
+    return Assembled(bytes(code), "\n".join(lines) + "\n")
+
+
+def _describe(entry: bytes) -> str:
+    f32 = struct.unpack_from("<f", entry)[0]
+    f64 = struct.unpack_from("<d", entry)[0]
+    return f"f32 {f32!r} / f64 {f64!r}"
+
+
+_CODE_LINE = re.compile(r"^\s*([0-9a-f]+): ([0-9a-f]*)(?:\s|$)")
+_HEADER = re.compile(r"^; fusegrad x86-64 kernel ([A-Za-z_][A-Za-z0-9_]*)$")
+
+
+class ListingError(ValueError):
+    """A listing that is not the x86 renderer's output."""
+
+
+def code_of(listing: str) -> tuple[str, bytes]:
+    """(function name, machine code) read back from a listing."""
+    lines = listing.splitlines()
+    head = _HEADER.match(lines[0]) if lines else None
+    if head is None:
+        raise ListingError(
+            "not an x86 listing: the first line must be '; fusegrad x86-64 kernel NAME'"
+        )
+    code = bytearray()
+    for n, line in enumerate(lines[1:], 2):
+        m = _CODE_LINE.match(line)
+        if m is None:
+            continue
+        if int(m.group(1), 16) != len(code):
+            raise ListingError(f"line {n}: offset {m.group(1)} but {len(code):x} bytes precede it")
+        code += bytes.fromhex(m.group(2))
+    return head.group(1), bytes(code)

@@ -1,0 +1,163 @@
+"""The context of instruction selection (``select.py``): the machine code being built,
+virtual registers, the constant pool, and operand helpers.
+
+ Values live in virtual registers: integers and bools in general-purpose
+registers, *canonical* — sign-extended (signed dtypes) or zero-extended (unsigned, bool) to
+64 bits, so comparisons and address arithmetic use the whole register whatever the dtype —
+and float32/float64 as scalars in vector registers.
+
+Semantics are ``exec_alu``'s (the C renderer's ``c_ops`` spells the same rules): integers
+wrap, division by zero gives 0 (and by -1 the negation, never a trap), shifts past the width
+give 0 (arithmetic right shifts the sign), float -> int truncates through a 32- or 64-bit
+register with x86's "integer indefinite" for NaN and overflow, MULACC on floats is one fused
+multiply-add, and comparisons with NaN are false except ``!=``.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from fusegrad.renderer.signature import KernelSignature
+from fusegrad.renderer.x86.isa import Imm, Inst, Label, Mem, Operand, RegClass, VReg
+from fusegrad.uop import DType, Ops, UOp, dtypes
+
+GPR, VEC = RegClass.GPR, RegClass.VEC
+F32, F64 = dtypes.float32, dtypes.float64
+FLOATS = (F32, F64)
+INTS = tuple(d for d in dtypes.ints if d is not dtypes.weakint)
+SELECTED = UOp(Ops.NOOP, dtypes.void, (), "x86-selected")
+
+
+class Selection:
+    """The machine code of one function being selected: instructions, the virtual register
+    of every value, the constant pool, and the kernel's parameters."""
+
+    def __init__(self, sig: KernelSignature) -> None:
+        self.code: list[Inst] = []
+        self.values: dict[UOp, VReg] = {}
+        self.accumulators: dict[UOp, list[VReg]] = {}
+        self.loops: dict[UOp, tuple[str, str]] = {}
+        self.pool: dict[bytes, str] = {}
+        self.vregs = 0
+        self.labels = 0
+        params = [*sig.buffers, *sig.variables] + ([sig.core] if sig.core is not None else [])
+        self.arg_index = {p: i for i, p in enumerate(params)}
+
+    # -- building blocks ------------------------------------------------------------------
+    def new(self, cls: RegClass) -> VReg:
+        self.vregs += 1
+        return VReg(self.vregs, cls)
+
+    def label(self, hint: str) -> str:
+        self.labels += 1
+        return f".L{hint}{self.labels}"
+
+    def emit(self, op: str, *args: Operand, width: int = 8, vlen: int = 16) -> None:
+        self.code.append(Inst(op, args, width, vlen))
+
+    def place(self, name: str) -> None:
+        self.emit("label", Label(name))
+
+    def constant(self, raw: bytes) -> Mem:
+        """A rip-relative pool entry holding ``raw`` repeated over 32 bytes."""
+        entry = raw * (32 // len(raw))
+        if entry not in self.pool:
+            self.pool[entry] = f".LC{len(self.pool)}"
+        return Mem(label=self.pool[entry])
+
+    # -- operands ---------------------------------------------------------------------------
+    def gpr(self, u: UOp) -> VReg:
+        """The general-purpose register holding integer/bool ``u`` (constants materialized
+        where they are used: no register is held for them across the kernel)."""
+        if u.op is Ops.CONST:
+            v = self.new(GPR)
+            load_immediate(self, v, int(u.arg))
+            return v
+        return self.values[u]
+
+    def vec(self, u: UOp) -> VReg:
+        """The vector register holding float ``u``."""
+        if u.op is Ops.CONST:
+            v = self.new(VEC)
+            self.emit(mov_for(u.dtype), v, self.constant(float_bits(u.dtype, u.arg)))
+            return v
+        return self.values[u]
+
+    def operand(self, u: UOp) -> VReg | Imm:
+        """An integer operand: an immediate when it fits a sign-extended imm32."""
+        if u.op is Ops.CONST and -(2**31) <= int(u.arg) < 2**31:
+            return Imm(int(u.arg))
+        return self.gpr(u)
+
+    def fsource(self, u: UOp) -> VReg | Mem:
+        """A float second source: a pool constant is read from memory directly."""
+        if u.op is Ops.CONST:
+            return self.constant(float_bits(u.dtype, u.arg))
+        return self.values[u]
+
+    def copy_reg(self, src: VReg) -> VReg:
+        """A fresh register holding a copy of register ``src``."""
+        v = self.new(src.cls)
+        self.emit("vmovaps" if src.cls is VEC else "mov", v, src)
+        return v
+
+    def copy(self, u: UOp) -> VReg:
+        """A fresh register holding a copy of ``u`` (the destination of a two-address op)."""
+        if dtypes.is_float(u.dtype):
+            v = self.new(VEC)
+            src = self.fsource(u)
+            self.emit(mov_for(u.dtype) if isinstance(src, Mem) else "vmovaps", v, src)
+            return v
+        v = self.new(GPR)
+        value = self.operand(u)
+        if isinstance(value, Imm):
+            load_immediate(self, v, value.value)
+        else:
+            self.emit("mov", v, value)
+        return v
+
+
+def float_bits(dt: DType, x: float) -> bytes:
+    return struct.pack("<f" if dt.scalar() is F32 else "<d", float(x))
+
+
+def mov_for(dt: DType) -> str:
+    return "vmovss" if dt.scalar() is F32 else "vmovsd"
+
+
+def suffix(dt: DType) -> str:
+    return "ss" if dt.scalar() is F32 else "sd"
+
+
+def load_immediate(ctx: Selection, v: VReg, value: int) -> None:
+    """``v = value`` as the 64-bit canonical register (the shortest encoding)."""
+    value = value - 2**64 if value >= 2**63 else value
+    if -(2**31) <= value < 2**31:
+        ctx.emit("mov", v, Imm(value))
+    elif 0 <= value < 2**32:
+        ctx.emit("mov", v, Imm(value), width=4)
+    else:
+        ctx.emit("movabs", v, Imm(value))
+
+
+_NORMALIZE: dict[DType, tuple[str, int]] = {
+    dtypes.int8: ("movsx", 1),
+    dtypes.int16: ("movsx", 2),
+    dtypes.int32: ("movsxd", 4),
+    dtypes.uint8: ("movzx", 1),
+    dtypes.uint16: ("movzx", 2),
+    dtypes.uint32: ("mov", 4),
+}
+
+
+def normalize(ctx: Selection, v: VReg, dt: DType) -> None:
+    """Make ``v`` canonical for ``dt`` again: wrap to its width and extend to 64 bits."""
+    how = _NORMALIZE.get(dt.scalar())
+    if how is not None:
+        ctx.emit(how[0], v, v, width=how[1])
+
+
+def op_width(dt: DType) -> int:
+    """The operand size integer ALU ops of ``dt`` run at (narrow types compute in 32 bits,
+    then ``normalize``)."""
+    return 8 if dt.itemsize == 8 else 4

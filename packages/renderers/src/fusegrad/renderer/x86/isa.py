@@ -1,0 +1,181 @@
+"""The machine IR of the x86-64 renderer: registers, operands and instructions.
+
+An instruction is a mnemonic with operands; its *form* (``FORMS``) says which operands it
+reads and writes, which the register allocator needs and nothing else. Operands are physical
+registers (``Reg``), virtual registers of a class (``VReg``, before allocation), memory
+(``Mem``: base + index * scale + displacement, or a label of the constant pool, addressed
+rip-relative), immediates (``Imm``) and jump targets (``Label``).
+
+``width`` is the operand size in bytes of the instruction's integer registers (1, 2, 4, 8)
+and of its memory access; vector instructions use ``vlen`` (16: xmm, 32: ymm).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class RegClass(Enum):
+    """General-purpose registers or vector registers."""
+
+    GPR = "gpr"
+    VEC = "vec"
+
+
+@dataclass(frozen=True, slots=True)
+class Reg:
+    """A physical register: its number (0-15) and class."""
+
+    num: int
+    cls: RegClass
+
+    def name(self, width: int = 8, vlen: int = 16) -> str:
+        """The assembler name at an operand size (``eax``, ``r9b``, ``ymm3``...)."""
+        if self.cls is RegClass.VEC:
+            return f"{'x' if vlen == 16 else 'y'}mm{self.num}"
+        return GPR_NAMES[width][self.num]
+
+
+@dataclass(frozen=True, slots=True)
+class VReg:
+    """A virtual register (before allocation)."""
+
+    id: int
+    cls: RegClass
+
+
+@dataclass(frozen=True, slots=True)
+class Mem:
+    """A memory operand: ``[base + index*scale + disp]``, or ``[rip + label]`` of the
+    constant pool (``label``), or a frame slot (``frame``: ``"spill"``/``"arg"`` and a number,
+    placed once the frame is laid out)."""
+
+    base: Reg | VReg | None = None
+    index: Reg | VReg | None = None
+    scale: int = 1
+    disp: int = 0
+    label: str | None = None
+    frame: tuple[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Imm:
+    """An immediate operand."""
+
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """A jump target."""
+
+    name: str
+
+
+Operand = Reg | VReg | Mem | Imm | Label
+
+
+@dataclass(frozen=True, slots=True)
+class Inst:
+    """One machine instruction (or a ``label`` pseudo-instruction marking a position)."""
+
+    op: str
+    args: tuple[Operand, ...] = ()
+    width: int = 8
+    vlen: int = 16
+
+
+GPR_NAMES: dict[int, tuple[str, ...]] = {
+    8: ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+        *(f"r{i}" for i in range(8, 16))),
+    4: ("eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi",
+        *(f"r{i}d" for i in range(8, 16))),
+    2: ("ax", "cx", "dx", "bx", "sp", "bp", "si", "di",
+        *(f"r{i}w" for i in range(8, 16))),
+    1: ("al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil",
+        *(f"r{i}b" for i in range(8, 16))),
+}  # fmt: skip
+
+RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI = (Reg(i, RegClass.GPR) for i in range(8))
+R8, R9, R10, R11, R12, R13, R14, R15 = (Reg(i, RegClass.GPR) for i in range(8, 16))
+XMM = tuple(Reg(i, RegClass.VEC) for i in range(16))
+
+#: System V AMD64: the first six integer arguments
+ARG_REGS = (RDI, RSI, RDX, RCX, R8, R9)
+#: registers a function must restore before returning
+CALLEE_SAVED = frozenset({RBX, RBP, R12, R13, R14, R15})
+#: rax/rdx (division), rcx (shift counts) are used by fixed-register instructions; r10/r11
+#: and the two last vector registers load and store spilled values
+ALLOCATABLE = {
+    RegClass.GPR: (RSI, RDI, R8, R9, RBX, RBP, R12, R13, R14, R15),
+    RegClass.VEC: XMM[:14],
+}
+SCRATCH = {RegClass.GPR: (R10, R11), RegClass.VEC: (XMM[14], XMM[15])}
+
+# -- forms: which operands an instruction reads (R), writes (W) or both (X) -------------------
+
+_R, _W, _X = "R", "W", "X"
+
+#: condition codes (the low nibble of jcc/setcc/cmovcc opcodes)
+CONDITIONS = {
+    "o": 0, "no": 1, "b": 2, "ae": 3, "e": 4, "ne": 5, "be": 6, "a": 7,
+    "s": 8, "ns": 9, "p": 10, "np": 11, "l": 12, "ge": 13, "le": 14, "g": 15,
+}  # fmt: skip
+
+FORMS: dict[str, tuple[str, ...]] = {
+    "mov": (_W, _R),
+    "movabs": (_W, _R),
+    "movsx": (_W, _R),
+    "movsxd": (_W, _R),
+    "movzx": (_W, _R),
+    "store": (_R, _R),  # mov [m], r (printed as mov)
+    "lea": (_W, _R),
+    **dict.fromkeys(("add", "sub", "and", "or", "xor", "imul"), (_X, _R)),
+    **dict.fromkeys(("cmp", "test"), (_R, _R)),
+    **dict.fromkeys(("neg", "not"), (_X,)),
+    **dict.fromkeys(("shl", "shr", "sar"), (_X, _R)),
+    **dict.fromkeys(("idiv", "div"), (_R,)),
+    "cqo": (),
+    "cdq": (),
+    **{f"cmov{c}": (_X, _R) for c in CONDITIONS},
+    **{f"set{c}": (_W,) for c in CONDITIONS},
+    **{f"j{c}": (_R,) for c in CONDITIONS},
+    "jmp": (_R,),
+    "label": (_R,),
+    "push": (_R,),
+    "pop": (_W,),
+    "ret": (),
+    # vector (VEX) forms
+    **dict.fromkeys(("vmovss", "vmovsd", "vmovups", "vmovaps", "vmovd", "vmovq"), (_W, _R)),
+    **dict.fromkeys(("vmovss_st", "vmovsd_st", "vmovups_st"), (_R, _R)),
+    **dict.fromkeys(
+        (
+            *(
+                f"v{o}{t}"
+                for o in ("add", "sub", "mul", "div", "sqrt", "max", "min")
+                for t in ("ss", "sd", "ps", "pd")
+            ),
+            "vxorps",
+            "vandps",
+            "vandnps",
+            "vorps",
+            "vcvtss2sd",
+            "vcvtsd2ss",
+            "vcvtsi2ss",
+            "vcvtsi2sd",
+        ),
+        (_W, _R, _R),
+    ),
+    **dict.fromkeys(("vroundss", "vroundsd", "vcmpss", "vcmpsd"), (_W, _R, _R, _R)),
+    **dict.fromkeys(("vfmadd231ss", "vfmadd231sd", "vfmadd231ps", "vfmadd231pd"), (_X, _R, _R)),
+    **dict.fromkeys(("vucomiss", "vucomisd"), (_R, _R)),
+    **dict.fromkeys(("vcvttss2si", "vcvttsd2si"), (_W, _R)),
+    "vblendvps": (_W, _R, _R, _R),
+    "vblendvpd": (_W, _R, _R, _R),
+}
+
+
+def roles(inst: Inst) -> tuple[str, ...]:
+    """What ``inst`` does with each operand (R read, W write, X both)."""
+    return FORMS[inst.op]

@@ -1,0 +1,93 @@
+"""Instructions as Intel-syntax assembly text, the way capstone/objdump print them (so the
+encoder test can compare), for the renderer's listing and golden files."""
+
+from __future__ import annotations
+
+from fusegrad.renderer.x86.isa import Imm, Inst, Label, Mem, Operand, Reg, RegClass, VReg
+
+_SIZE_NAMES = {1: "byte", 2: "word", 4: "dword", 8: "qword", 16: "xmmword", 32: "ymmword"}
+#: printed mnemonic where it differs from the machine IR's
+_PRINTED = {"store": "mov", "vmovss_st": "vmovss", "vmovsd_st": "vmovsd", "vmovups_st": "vmovups"}
+_SCALAR_MEM = {"ss": 4, "sd": 8}
+
+
+def memory_size(inst: Inst) -> int:
+    """Bytes the memory operand of ``inst`` accesses."""
+    op = inst.op
+    if op in ("movsxd", "vmovd", "vcvttss2si", "vucomiss", "vcvtss2sd"):
+        return 4
+    if op in ("vmovq", "vcvttsd2si", "vucomisd", "vcvtsd2ss"):
+        return 8
+    if op in ("vcvtsi2ss", "vcvtsi2sd") or not op.startswith("v"):
+        return inst.width
+    core = op.removesuffix("_st")
+    if core[-2:] in _SCALAR_MEM:
+        return _SCALAR_MEM[core[-2:]]
+    return inst.vlen
+
+
+def _hex(v: int) -> str:
+    if v < 0:
+        return f"-{_hex(-v)}"
+    return str(v) if v < 10 else hex(v)
+
+
+def format_memory(m: Mem, size: int | None, rip: int | None = None) -> str:
+    """``dword ptr [rdi + rax*4 + 8]``; ``rip`` replaces a pool label by its displacement."""
+    if m.label is not None:
+        body = f"rip + {_hex(rip)}" if rip is not None else f"rip + {m.label}"
+    elif m.frame is not None:
+        body = f"{m.frame[0]}{m.frame[1]}"
+    else:
+        parts = []
+        if m.base is not None:
+            parts.append(_reg(m.base, 8, 16))
+        if m.index is not None:
+            parts.append(f"{_reg(m.index, 8, 16)}*{m.scale}")
+        body = " + ".join(parts)
+        if m.disp or not parts:
+            body += (" - " if m.disp < 0 else " + ") + _hex(abs(m.disp)) if parts else _hex(m.disp)
+    prefix = f"{_SIZE_NAMES[size]} ptr " if size is not None else ""
+    return f"{prefix}[{body}]"
+
+
+def _reg(r: Reg | VReg, width: int, vlen: int) -> str:
+    if isinstance(r, Reg):
+        return r.name(width, vlen)
+    return f"%{r.cls.value}{r.id}"  # a virtual register
+
+
+def _operand_width(inst: Inst, i: int, op: Operand) -> int:
+    """The size a register operand is printed at."""
+    if inst.op.startswith("set"):
+        return 1
+    if inst.op in ("movsx", "movsxd"):
+        return 8 if i == 0 else inst.width
+    if inst.op == "movzx":
+        return 4 if i == 0 else inst.width
+    if inst.op in ("vmovd", "vcvtsi2ss", "vcvtsi2sd", "vcvttss2si", "vcvttsd2si"):
+        return inst.width if inst.op != "vmovd" else 4
+    if inst.op in ("lea", "vmovq"):
+        return 8
+    return inst.width
+
+
+def format_operand(inst: Inst, i: int, op: Operand, rip: int | None = None) -> str:
+    if isinstance(op, Imm):
+        return _hex(op.value)
+    if isinstance(op, Label):
+        return op.name
+    if isinstance(op, Mem):
+        return format_memory(op, None if inst.op == "lea" else memory_size(inst), rip)
+    if op.cls is RegClass.VEC:
+        return _reg(op, 8, inst.vlen)
+    return _reg(op, _operand_width(inst, i, op), inst.vlen)
+
+
+def format_inst(inst: Inst, rip: int | None = None) -> str:
+    """One instruction as text (``rip``: the resolved displacement of a pool operand)."""
+    if inst.op == "label":
+        return f"{format_operand(inst, 0, inst.args[0])}:"
+    ops = ", ".join(format_operand(inst, i, a, rip) for i, a in enumerate(inst.args))
+    name = _PRINTED.get(inst.op, inst.op)
+    return f"{name} {ops}" if ops else name

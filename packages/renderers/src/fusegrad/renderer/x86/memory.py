@@ -1,0 +1,190 @@
+"""Instruction selection of parameters, loops, IF blocks, loads and stores."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fusegrad.renderer.x86.context import (
+    FLOATS,
+    GPR,
+    SELECTED,
+    VEC,
+    Selection,
+    load_immediate,
+    mov_for,
+)
+from fusegrad.renderer.x86.isa import Imm, Label, Mem, VReg
+from fusegrad.uop import DType, Ops, PtrDType, UOp, dtypes
+
+# -- parameters, loops, control flow -------------------------------------------------------
+
+
+def param(ctx: Selection, x: UOp) -> UOp:
+    v = ctx.values[x] = ctx.new(GPR)
+    slot = Mem(frame=("arg", ctx.arg_index[x]))
+    if isinstance(x.dtype, PtrDType):
+        ctx.emit("mov", v, slot)
+    elif x.dtype.scalar() in dtypes.uints:
+        ctx.emit("mov", v, slot, width=4)  # an int32 argument, zero-extended
+    else:
+        ctx.emit("movsxd", v, slot, width=4)
+    return SELECTED
+
+
+def range_start(ctx: Selection, x: UOp) -> UOp:
+    counter = ctx.values[x] = ctx.new(GPR)
+    top, out = ctx.label("loop"), ctx.label("exit")
+    ctx.loops[x] = (top, out)
+    ctx.emit("mov", counter, Imm(0), width=4)
+    ctx.place(top)
+    ctx.emit("cmp", counter, ctx.operand(x.src[0]))
+    ctx.emit("jge", Label(out))
+    return SELECTED
+
+
+def range_end(ctx: Selection, x: UOp) -> UOp:
+    for rng in (s for s in x.src if s.op is Ops.RANGE):
+        top, out = ctx.loops[rng]
+        ctx.emit("add", ctx.values[rng], Imm(1))
+        ctx.emit("jmp", Label(top))
+        ctx.place(out)
+    return SELECTED
+
+
+def if_start(ctx: Selection, x: UOp) -> UOp:
+    out = ctx.label("endif")
+    ctx.loops[x] = (out, out)
+    cond = ctx.gpr(x.src[0])
+    ctx.emit("test", cond, cond, width=4)
+    ctx.emit("je", Label(out))
+    return SELECTED
+
+
+def if_end(ctx: Selection, x: UOp) -> UOp:
+    ctx.place(ctx.loops[x.src[0]][0])
+    return SELECTED
+
+
+def nothing(ctx: Selection, x: UOp) -> UOp:
+    return SELECTED
+
+
+def after(ctx: Selection, x: UOp) -> UOp:
+    if x.src[0] in ctx.values:
+        ctx.values[x] = ctx.values[x.src[0]]
+    return SELECTED
+
+
+# -- memory ------------------------------------------------------------------------------------
+
+
+def _register_array(x: UOp) -> UOp | None:
+    """The DEFINE_REG an INDEX addresses (through AFTERs), if it is one."""
+    buf = x.src[0]
+    while buf.op is Ops.AFTER:
+        buf = buf.src[0]
+    return buf if buf.op is Ops.DEFINE_REG else None
+
+
+def _element(ctx: Selection, idx: UOp) -> VReg:
+    """The register holding element ``idx.src[1]`` of an accumulator array (DEFINE_REG
+    arrays live in registers, one per element: loop-carried accumulators never touch
+    memory unless the allocator spills them)."""
+    reg = _register_array(idx)
+    assert reg is not None
+    if idx.src[1].op is not Ops.CONST:
+        raise NotImplementedError("x86 renderer: a register array indexed by a variable")
+    ptr = reg.dtype
+    assert isinstance(ptr, PtrDType)
+    if reg not in ctx.accumulators:
+        cls = VEC if dtypes.is_float(ptr.base) else GPR
+        ctx.accumulators[reg] = [ctx.new(cls) for _ in range(max(ptr.size, 1))]
+    return ctx.accumulators[reg][int(idx.src[1].arg)]
+
+
+def _address(ctx: Selection, idx: UOp) -> Mem:
+    """``[base + index*itemsize]`` of a global INDEX."""
+    ptr = idx.src[0].dtype
+    assert isinstance(ptr, PtrDType)
+    size = ptr.base.scalar().itemsize
+    base = ctx.values[idx.src[0]]
+    at = idx.src[1]
+    if at.op is Ops.CONST and -(2**31) <= int(at.arg) * size < 2**31:
+        return Mem(base=base, disp=int(at.arg) * size)
+    return Mem(base=base, index=ctx.gpr(at), scale=size)
+
+
+_LOADS: dict[DType, tuple[str, int]] = {
+    dtypes.bool: ("movzx", 1),
+    dtypes.int8: ("movsx", 1),
+    dtypes.uint8: ("movzx", 1),
+    dtypes.int16: ("movsx", 2),
+    dtypes.uint16: ("movzx", 2),
+    dtypes.int32: ("movsxd", 4),
+    dtypes.uint32: ("mov", 4),
+    dtypes.int64: ("mov", 8),
+    dtypes.uint64: ("mov", 8),
+}
+
+
+def _load_into(ctx: Selection, v: VReg, dt: DType, mem: Mem) -> None:
+    if dt in FLOATS:
+        ctx.emit(mov_for(dt), v, mem)
+        return
+    how, width = _LOADS[dt]
+    ctx.emit(how, v, mem, width=width)
+
+
+def _gated(ctx: Selection, gate: UOp, body: Callable[[], None]) -> None:
+    """Run ``body``'s instructions only where ``gate`` holds (never touching its address
+    otherwise)."""
+    skip = ctx.label("masked")
+    cond = ctx.gpr(gate)
+    ctx.emit("test", cond, cond, width=4)
+    ctx.emit("je", Label(skip))
+    body()
+    ctx.place(skip)
+
+
+def load(ctx: Selection, x: UOp) -> UOp:
+    idx = x.src[0]
+    if _register_array(idx) is not None:
+        ctx.values[x] = ctx.copy_reg(_element(ctx, idx))
+        return SELECTED
+    dt = x.dtype.scalar()
+    mem = _address(ctx, idx)
+    if len(idx.src) < 3:
+        v = ctx.values[x] = ctx.new(VEC if dt in FLOATS else GPR)
+        _load_into(ctx, v, dt, mem)
+        return SELECTED
+    v = ctx.values[x] = ctx.copy(x.src[1])
+    _gated(ctx, idx.src[2], lambda: _load_into(ctx, v, dt, mem))
+    return SELECTED
+
+
+def _store_value(ctx: Selection, mem: Mem, val: UOp) -> None:
+    dt = val.dtype.scalar()
+    if dt in FLOATS:
+        ctx.emit(mov_for(dt) + "_st", mem, ctx.vec(val))
+        return
+    ctx.emit("store", mem, ctx.gpr(val), width=dt.itemsize)
+
+
+def store(ctx: Selection, x: UOp) -> UOp:
+    idx, val = x.src[0], x.src[1]
+    if _register_array(idx) is not None:
+        slot = _element(ctx, idx)
+        if dtypes.is_float(val.dtype):
+            src = ctx.fsource(val)
+            ctx.emit(mov_for(val.dtype) if isinstance(src, Mem) else "vmovaps", slot, src)
+        elif isinstance(src_i := ctx.operand(val), Imm):
+            load_immediate(ctx, slot, src_i.value)
+        else:
+            ctx.emit("mov", slot, src_i)
+        return SELECTED
+    mem = _address(ctx, idx)
+    if len(idx.src) < 3:
+        _store_value(ctx, mem, val)
+    else:
+        _gated(ctx, idx.src[2], lambda: _store_value(ctx, mem, val))
+    return SELECTED

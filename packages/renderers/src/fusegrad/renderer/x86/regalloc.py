@@ -1,0 +1,176 @@
+"""Register allocation: linear scan over live intervals, spilling to the stack.
+
+The machine IR is one straight list of instructions with forward jumps (IF blocks, gated
+memory, guarded division) and backward jumps (loops). A virtual register's interval runs
+from its first to its last mention; a value live into a loop — mentioned before the loop
+and inside it, a loop counter, a loop-carried accumulator, a loop bound — is extended to the
+loop's back edge, so it keeps its register for every iteration.
+
+Linear scan (Poletto & Sarkar) per register class: intervals by start, a register freed when
+its interval ended (an instruction reads its sources before it writes, so a value dying at
+an instruction hands its register to the value it defines). With every register taken, the
+interval that ends last is spilled to a stack slot; instructions then load spilled sources
+into a scratch register before and store a spilled result after (``isa.SCRATCH``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fusegrad.renderer.x86.isa import (
+    ALLOCATABLE,
+    SCRATCH,
+    Inst,
+    Label,
+    Mem,
+    Operand,
+    Reg,
+    RegClass,
+    VReg,
+    roles,
+)
+
+
+@dataclass
+class Allocation:
+    """Where every virtual register went: a physical register or a spill slot."""
+
+    registers: dict[VReg, Reg] = field(default_factory=dict)
+    spills: dict[VReg, int] = field(default_factory=dict)
+
+    @property
+    def used(self) -> set[Reg]:
+        return set(self.registers.values())
+
+
+def _mentions(op: Operand) -> list[VReg]:
+    if isinstance(op, VReg):
+        return [op]
+    if isinstance(op, Mem):
+        return [r for r in (op.base, op.index) if isinstance(r, VReg)]
+    return []
+
+
+def live_intervals(code: list[Inst]) -> dict[VReg, tuple[int, int]]:
+    """[first, last] instruction index of every virtual register, loops accounted for."""
+    first: dict[VReg, int] = {}
+    last: dict[VReg, int] = {}
+    labels: dict[str, int] = {}
+    loops: list[tuple[int, int]] = []
+    for i, inst in enumerate(code):
+        if inst.op == "label":
+            assert isinstance(inst.args[0], Label)
+            labels[inst.args[0].name] = i
+        elif inst.op.startswith("j") and isinstance(inst.args[0], Label):
+            target = labels.get(inst.args[0].name)
+            if target is not None:  # a backward jump closes a loop
+                loops.append((target, i))
+        for op in inst.args:
+            for v in _mentions(op):
+                first.setdefault(v, i)
+                last[v] = i
+    _extend_into_loops(first, last, loops)
+    return {v: (first[v], last[v]) for v in first}
+
+
+def _extend_into_loops(
+    first: dict[VReg, int], last: dict[VReg, int], loops: list[tuple[int, int]]
+) -> None:
+    """A value mentioned before a loop and inside it lives until the loop's back edge (until
+    nothing changes: extending into an inner loop's end may reach into an outer loop)."""
+    changed = True
+    while changed:
+        changed = False
+        for start, end in loops:
+            for v, lo in first.items():
+                if lo < start <= last[v] < end:
+                    last[v] = end
+                    changed = True
+
+
+def linear_scan(code: list[Inst]) -> Allocation:
+    """Assign registers to the virtual registers of ``code``."""
+    out = Allocation()
+    intervals = live_intervals(code)
+    for cls in RegClass:
+        mine = sorted(
+            ((lo, hi, v) for v, (lo, hi) in intervals.items() if v.cls is cls),
+            key=lambda t: (t[0], t[2].id),
+        )
+        _scan(mine, list(ALLOCATABLE[cls]), out)
+    return out
+
+
+def _scan(intervals: list[tuple[int, int, VReg]], free: list[Reg], out: Allocation) -> None:
+    active: list[tuple[int, VReg]] = []  # (end, vreg), sorted by end
+    order = {r: i for i, r in enumerate(free)}
+    for lo, hi, v in intervals:
+        for end, old in list(active):
+            if end > lo:
+                break
+            active.remove((end, old))
+            free.append(out.registers[old])
+        if free:
+            free.sort(key=order.__getitem__)
+            out.registers[v] = free.pop(0)
+            active.append((hi, v))
+            active.sort(key=lambda t: (t[0], t[1].id))
+            continue
+        end, victim = active[-1]
+        if end > hi:  # steal the register of the interval that lives longest
+            out.registers[v] = out.registers.pop(victim)
+            out.spills[victim] = len(out.spills)
+            active[-1] = (hi, v)
+            active.sort(key=lambda t: (t[0], t[1].id))
+        else:
+            out.spills[v] = len(out.spills)
+
+
+def _spill_slot(n: int) -> Mem:
+    return Mem(frame=("spill", n))
+
+
+def _substitute(op: Operand, regs: dict[VReg, Reg]) -> Operand:
+    if isinstance(op, VReg):
+        return regs[op]
+    if isinstance(op, Mem) and (isinstance(op.base, VReg) or isinstance(op.index, VReg)):
+        base = regs[op.base] if isinstance(op.base, VReg) else op.base
+        index = regs[op.index] if isinstance(op.index, VReg) else op.index
+        return Mem(base, index, op.scale, op.disp, op.label, op.frame)
+    return op
+
+
+def _reload(reg: Reg, slot: Mem) -> Inst:
+    return Inst("mov", (reg, slot)) if reg.cls is RegClass.GPR else Inst("vmovsd", (reg, slot))
+
+
+def _spill(reg: Reg, slot: Mem) -> Inst:
+    if reg.cls is RegClass.GPR:
+        return Inst("store", (slot, reg))
+    return Inst("vmovsd_st", (slot, reg))
+
+
+def rewrite(code: list[Inst], alloc: Allocation) -> list[Inst]:
+    """``code`` with physical registers; spilled values go through scratch registers."""
+    out: list[Inst] = []
+    for inst in code:
+        spilled: dict[VReg, Reg] = {}
+        reads: list[VReg] = []
+        writes: list[VReg] = []
+        for role, op in zip(roles(inst), inst.args, strict=True):
+            for v in _mentions(op):
+                if v not in alloc.spills:
+                    continue
+                if v not in spilled:
+                    taken = sum(1 for s in spilled if s.cls is v.cls)
+                    spilled[v] = SCRATCH[v.cls][taken]
+                if isinstance(op, Mem) or role in ("R", "X"):
+                    reads.append(v)
+                if isinstance(op, VReg) and role in ("W", "X"):
+                    writes.append(v)
+        regs = {**alloc.registers, **spilled}
+        out += [_reload(spilled[v], _spill_slot(alloc.spills[v])) for v in dict.fromkeys(reads)]
+        args = tuple(_substitute(op, regs) for op in inst.args)
+        out.append(Inst(inst.op, args, inst.width, inst.vlen))
+        out += [_spill(spilled[v], _spill_slot(alloc.spills[v])) for v in dict.fromkeys(writes)]
+    return out

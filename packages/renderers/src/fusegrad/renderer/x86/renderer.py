@@ -1,0 +1,87 @@
+"""The x86-64 renderer (``DEV=CPU:X86``): linear UOps -> machine code, no compiler at all.
+
+``X86Renderer().render(uops)`` selects instructions (``select``), allocates registers
+(``regalloc``), encodes (``encode``) and returns the listing — offsets, machine code in hex,
+assembly — which is the kernel's "source" (golden files are listings). ``X86Compiler``
+reads the bytes back and wraps them in an ELF relocatable object, so the kernel loads
+through ``load_elf`` like the LLVM and C paths (read-write, copied, then read-execute) and
+runs with their calling convention (``signature``).
+
+Capabilities: scalar code (no vector widths, so the lowering devectorizes), every integer
+dtype, bool, float32 and float64 native; float16/bfloat16/fp8 are emulated by the lowering
+over integer storage, and EXP2/LOG2/SIN/RECIPROCAL and floor division are decomposed by it.
+Needs AVX2 and FMA (``unavailable`` says why not, checked with CPUID through LLVM's host
+feature list).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from fusegrad.codegen import CompileError, Compiler, Renderer
+from fusegrad.renderer.host import host_cores, host_features
+from fusegrad.renderer.signature import kernel_signature
+from fusegrad.renderer.x86.assemble import ListingError, assemble, code_of
+from fusegrad.renderer.x86.context import FLOATS, INTS
+from fusegrad.renderer.x86.objfile import elf_object
+from fusegrad.renderer.x86.select import SELECTED_OPS, select
+from fusegrad.uop import DType, Ops, UOp, dtypes
+
+#: the CPU features the emitted code uses
+REQUIRED_FEATURES = ("avx", "avx2", "fma")
+
+
+def unavailable() -> str | None:
+    """Why x86 kernels can't run on this machine (None: they can)."""
+    feats = host_features()
+    missing = [f for f in REQUIRED_FEATURES if not feats.get(f)]
+    if missing:
+        return f"the x86 renderer needs an x86-64 CPU with {', '.join(missing)}"
+    return None
+
+
+def _not_printed(*args: object) -> str:
+    raise NotImplementedError("the x86 renderer prints machine code, not per-op source")
+
+
+class X86Renderer(Renderer):
+    """Renders linear programs as x86-64 machine code (see the module docstring)."""
+
+    device = "CPU"
+    suffix = "X86"
+    has_local = False
+    has_shared = False
+    has_threads = True
+    global_max = None
+    local_max = None
+    max_threads = host_cores()
+    vector_widths: ClassVar[dict[DType, tuple[int, ...]]] = {}
+    supported_dtypes = frozenset({dtypes.bool, *INTS, *FLOATS})
+    code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = dict.fromkeys(SELECTED_OPS, _not_printed)
+
+    def render(self, uops: list[UOp], name: str | None = None) -> str:
+        """The listing of the machine code of a linear program."""
+        sig = kernel_signature(uops, name)
+        sel = select(uops, sig)
+        nargs = len(sig.buffers) + len(sig.variables) + (sig.core is not None)
+        return assemble(sig.name, sel, nargs).listing
+
+
+class X86Compiler(Compiler):
+    """The x86 renderer's listing -> an ELF relocatable object (the bytes are already
+    there: this only reads them back and wraps them)."""
+
+    def __init__(self) -> None:
+        super().__init__(cache_key="x86-listing-v1")
+
+    def compile(self, src: str) -> bytes:
+        try:
+            name, code = code_of(src)
+        except ListingError as exc:
+            raise CompileError("<x86 kernel>", str(exc), src) from None
+        return elf_object(name, code)
+
+    def compile_cached(self, src: str) -> bytes:
+        """No disk cache: reading the listing is faster than a cache lookup."""
+        return self.compile(src)
