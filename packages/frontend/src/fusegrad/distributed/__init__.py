@@ -12,6 +12,7 @@ mpich wheel, which brings ``mpiexec``). This module imports without them; calls 
 raise ImportError saying what to install. See docs/distributed.md.
 """
 
+from fusegrad.distributed.checkpoint import load, load_sharded, save, save_sharded
 from fusegrad.distributed.collectives import all_gather, all_reduce, broadcast, reduce_scatter
 from fusegrad.distributed.data_parallel import (
     BUCKET_BYTES,
@@ -48,9 +49,13 @@ __all__ = [
     "init",
     "install_abort_hook",
     "is_initialized",
+    "load",
+    "load_sharded",
     "local_rank",
     "plan_buckets",
     "rank",
     "reduce_scatter",
+    "save",
+    "save_sharded",
     "world_size",
 ]
