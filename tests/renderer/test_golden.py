@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from fusegrad.codegen import Renderer
-from fusegrad.renderer import CRenderer, LLVMRenderer
+from fusegrad.renderer import CRenderer, LLVMRenderer, PTXRenderer
 from fusegrad.renderer.corpus import (
     Case,
     alu_case,
@@ -38,6 +38,7 @@ UPDATE = os.environ.get("FUSEGRAD_UPDATE_GOLDEN") == "1"
 RENDERERS: dict[str, tuple[Callable[[], Renderer], str]] = {
     "llvm": (lambda: LLVMRenderer(fast_math=False), ".ll"),
     "c": (CRenderer, ".c"),
+    "ptx": (lambda: PTXRenderer("sm_90"), ".ptx"),
 }
 
 KERNELS: dict[str, Callable[[Renderer], Case | None]] = {

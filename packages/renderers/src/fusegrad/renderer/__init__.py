@@ -13,7 +13,10 @@ Public names:
   (``DEV=CPU:X86``): the renderer's output is the listing, the compiler wraps its bytes in
   an ELF object for ``load_elf``;
 * ``KernelSignature`` / ``kernel_signature(uops)`` — the CPU calling convention of a linear
-  program (buffers by slot, int32 Variables, core id last).
+  program (buffers by slot, int32 Variables, core id last);
+* ``PTXRenderer(arch)`` / ``PTXCompiler(arch)`` — PTX for NVIDIA GPUs (``sm_75`` .. ``sm_90``),
+  assembled by ``ptxas`` when on PATH (``find_ptxas``), else left as PTX for the driver;
+  ``ptx_signature(uops)`` — a PTX kernel's parameters in launch order.
 
 The conformance suite (``fusegrad.renderer.conformance``, corpus in
 ``fusegrad.renderer.corpus``) is importable by other packages to register their renderers.
@@ -23,6 +26,7 @@ from fusegrad.renderer.c import CCompiler, CCompilerNotFoundError, CRenderer, fi
 from fusegrad.renderer.elf import ElfLoadError, LoadedCode, load_elf
 from fusegrad.renderer.launch import CPUProgram
 from fusegrad.renderer.llvm import LLVMCompiler, LLVMRenderer
+from fusegrad.renderer.ptx import PTXCompiler, PTXRenderer, find_ptxas, ptx_signature
 from fusegrad.renderer.signature import KernelSignature, kernel_signature
 from fusegrad.renderer.x86 import X86Compiler, X86Renderer
 
@@ -36,9 +40,13 @@ __all__ = [
     "LLVMCompiler",
     "LLVMRenderer",
     "LoadedCode",
+    "PTXCompiler",
+    "PTXRenderer",
     "X86Compiler",
     "X86Renderer",
     "find_c_compiler",
+    "find_ptxas",
     "kernel_signature",
     "load_elf",
+    "ptx_signature",
 ]

@@ -1,0 +1,240 @@
+"""The PTX renderer without a GPU: every conformance kernel renders on ``NULL:PTX:sm_80`` and
+``NULL:PTX:sm_90`` and assembles with ptxas (skipped where ptxas is missing); each kernel's
+``.entry`` parameters are the launch signature; lowered GPU kernels (hardware ids, shared
+memory, barriers) computed with the PTX renderer's capabilities are right in the PYTHON
+emulator and assemble; ``DEV=NULL:PTX:sm_90`` compiles Tensor code.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fusegrad.codegen import CompileError, Compiler, Renderer, to_program
+from fusegrad.renderer import PTXCompiler, PTXRenderer, find_ptxas, ptx_signature
+from fusegrad.renderer.corpus import Case, corpus
+from fusegrad.renderer.ptx import assemble
+from fusegrad.runtime import NullDevice
+from fusegrad.uop import Ops, PtrDType, UOp, dtypes
+
+needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas on PATH")
+ARCHES = ("sm_80", "sm_90")
+ROOT = Path(__file__).parents[2]
+
+
+@functools.cache
+def _null_pair(arch: str) -> tuple[Renderer, Compiler]:
+    """NULL's renderer/compiler for ``PTX:<arch>`` (what ``DEV=NULL:PTX:<arch>`` selects)."""
+    return NullDevice().select_compiler(f"PTX:{arch.upper()}")
+
+
+@functools.cache
+def _corpus(arch: str) -> tuple[Case, ...]:
+    return tuple(corpus(_null_pair(arch)[0]))
+
+
+def _case_params() -> list[Any]:
+    return [pytest.param(arch, c, id=f"{arch}-{c.name}") for arch in ARCHES for c in _corpus(arch)]
+
+
+def _kernel_name(case: Case) -> str:
+    return re.sub(r"\W", "_", case.name)
+
+
+def test_corpus_covers_the_kernel_kinds() -> None:
+    kinds = {c.name.split("-")[0] for c in _corpus("sm_90")}
+    assert kinds >= {"alu", "cast", "bitcast", "gated", "if", "symbolic", "multicore", "reduce"}
+    assert kinds >= {"nested", "vector", "mulacc"}
+    names = {c.name for c in _corpus("sm_90")}
+    assert {"alu-float16", "alu-bfloat16", "alu-int64", "cast-from-float64"} <= names
+
+
+@needs_ptxas
+@pytest.mark.parametrize(("arch", "case"), _case_params())
+def test_corpus_kernel_assembles_with_ptxas(arch: str, case: Case) -> None:
+    renderer, compiler = _null_pair(arch)
+    src = renderer.render(list(case.uops), _kernel_name(case))
+    assert isinstance(src, str)
+    assert f".target {arch}" in src
+    cubin = compiler.compile(src)
+    assert cubin[:4] == b"\x7fELF"  # NULL's compiler ran ptxas for the architecture
+    if arch != "sm_90":
+        assert assemble(src, "sm_90")[:4] == b"\x7fELF"  # the acceptance target: -arch=sm_90
+
+
+_PARAM = re.compile(r"\.param \.(u64|u32) (\w+)")
+
+
+@pytest.mark.parametrize(("arch", "case"), _case_params())
+def test_entry_parameters_are_the_launch_signature(arch: str, case: Case) -> None:
+    renderer = _null_pair(arch)[0]
+    uops = list(case.uops)
+    src = renderer.render(uops, "k")
+    entry = re.search(r"\.visible \.entry k\((.*?)\)", src, re.S)
+    assert entry is not None, "one .visible .entry named as asked"
+    params = _PARAM.findall(entry.group(1))
+    sig = ptx_signature(uops, "k")
+    want = [("u64", f"buf{b.arg}") for b in sig.buffers]
+    want += [("u32", f"var{i}") for i in range(len(sig.variables))]
+    assert params == want
+    slots = sorted(u.arg for u in uops if u.op is Ops.PARAM and isinstance(u.dtype, PtrDType))
+    assert [int(b.arg) for b in sig.buffers] == slots
+    for _, name in want:  # every parameter is read, pointers converted to global addresses
+        assert f"[{name}]" in src
+    assert src.count("cvta.to.global.u64") == len(sig.buffers)
+
+
+def test_signature_orders_buffers_by_slot_then_variables() -> None:
+    b2 = UOp.param(2, dtypes.float32.ptr(4))
+    b0 = UOp.param(0, dtypes.int32.ptr(4))
+    n = UOp(Ops.PARAM, dtypes.int32, (), ("n", 0, 8))
+    m = UOp(Ops.PARAM, dtypes.int32, (), ("m", 0, 8))
+    sig = ptx_signature([b2, n, b0, m], "k")
+    assert sig.buffers == (b0, b2)
+    assert sig.variables == (n, m)
+    with pytest.raises(ValueError, match="slots repeat"):
+        ptx_signature([b0, UOp.param(0, dtypes.float32.ptr(2))])
+
+
+def test_unknown_architecture_is_named() -> None:
+    with pytest.raises(ValueError, match="sm_12"):
+        PTXRenderer("sm_12")
+    with pytest.raises(ValueError, match="known"):
+        PTXCompiler("compute_90")
+    assert PTXRenderer("SM_80").arch == "sm_80"
+    assert PTXRenderer("sm_80").target_key != PTXRenderer("sm_90").target_key
+
+
+@needs_ptxas
+def test_ptxas_error_names_kernel_and_line() -> None:
+    src = ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry broken()\n{\n"
+    src += "\tadd.s32 %r1, %r2, 1;\n\tret;\n}\n"
+    with pytest.raises(CompileError, match="broken") as info:
+        PTXCompiler("sm_90").compile(src)
+    assert "add.s32" in str(info.value)  # the offending source line is shown
+
+
+def test_without_ptxas_the_binary_is_the_ptx_text() -> None:
+    compiler = PTXCompiler("sm_80", use_ptxas=False)
+    src = PTXRenderer("sm_80").render(list(_corpus("sm_80")[0].uops), "k")
+    assert compiler.compile(src) == src.encode()
+    assert compiler.disassemble(src.encode()) == src
+
+
+# -- register model details that the semantics rest on -----------------------------------------
+
+
+def _render_alu(op: Ops, dt: Any) -> str:
+    case = next(c for c in _corpus("sm_90") if c.name == f"alu-{dt.name}")
+    return PTXRenderer().render(list(case.uops), "k")
+
+
+def test_float_arithmetic_is_never_contracted() -> None:
+    src = _render_alu(Ops.ADD, dtypes.float32)
+    for name in ("add", "sub", "mul", "div"):
+        assert re.search(rf"\b{name}\.rn\.f32", src), name
+        assert not re.search(rf"\b{name}\.f32", src), f"{name} without .rn may fuse"
+    assert "fma.rn.f32" in src  # MULACC is the one fused op
+
+
+def test_constants_are_defined_before_any_branch() -> None:
+    case = next(c for c in _corpus("sm_90") if c.name == "if-endif")
+    lines = PTXRenderer().render(list(case.uops), "k").splitlines()
+    first_branch = next(i for i, line in enumerate(lines) if "bra " in line)
+    const_lines = [i for i, line in enumerate(lines) if re.search(r"mov\.b32 %f\d+, 0f", line)]
+    assert const_lines and max(const_lines) < first_branch
+
+
+# -- lowered GPU kernels with the PTX renderer's capabilities -----------------------------------
+
+LOWER_TESTS = ROOT / "tests" / "codegen" / "lower"
+
+
+def _load(name: str) -> Any:
+    mod_name = f"_fusegrad_tests_ptx_lower_{name}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    path = LOWER_TESTS / f"{name}.py"
+    if not path.exists():
+        pytest.skip(f"codegen's lowering corpus {path} is not there", allow_module_level=True)
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_targets, _lower_corpus = _load("targets"), _load("corpus")
+
+
+def _lowered_params() -> list[Any]:
+    out = []
+    for c in _lower_corpus.build():
+        for variant in ("plain", "gpu") if "gpu" in c.opts else ("plain",):
+            out.append(pytest.param(c, variant, id=f"{c.name}-{variant}"))
+    return out
+
+
+@pytest.mark.parametrize(("c", "variant"), _lowered_params())
+def test_lowered_gpu_kernel_is_right_and_assembles(c: Any, variant: str) -> None:
+    renderer = PTXRenderer("sm_90")
+    spec = to_program(c.opts["gpu"](c.ast) if variant == "gpu" else c.ast, renderer)
+    assert spec.local_size is not None  # a GPU launch
+    got = _targets.run_program(spec, c.inputs, c.var_vals)
+    for slot, want in c.expected.items():
+        out = got[slot]
+        if spec.buffers[slot].dtype is dtypes.bfloat16:
+            out = _targets.bf16_values(out)
+        flat = np.asarray(want).reshape(-1)
+        if c.exact:
+            np.testing.assert_array_equal(out, flat)
+        else:
+            np.testing.assert_allclose(out, flat.astype(out.dtype), rtol=c.tol, atol=c.tol)
+    assert isinstance(spec.src, str)
+    if find_ptxas() is not None:
+        assert assemble(spec.src, "sm_90")[:4] == b"\x7fELF"
+
+
+# -- the NULL device, the documented way ------------------------------------------------------------
+
+_NULL_SCRIPT = """
+from fusegrad import Tensor
+from fusegrad.runtime import Device
+dev = Device["NULL"]
+x = Tensor.ones(64, 64).contiguous()
+y = ((x @ x).relu().sum(axis=1) + Tensor.arange(64).float()).realize()
+z = Tensor.ones(33).half().exp().sum().realize()
+print(type(dev.renderer).__name__, dev.renderer.arch, dev.compiler.ptxas is not None)
+"""
+
+
+def test_dev_null_ptx_compiles_tensor_code() -> None:
+    env = {**os.environ, "DEV": "NULL:PTX:sm_80", "SPEC": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", _NULL_SCRIPT],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    name, arch, assembled = proc.stdout.split()
+    assert (name, arch) == ("PTXRenderer", "sm_80")
+    assert assembled == str(find_ptxas() is not None)
+
+
+def test_null_lists_the_ptx_options() -> None:
+    names = [name for name, _ in NullDevice().compiler_status()]
+    assert {"PTX", "PTX:SM_80", "PTX:SM_90", "PTX:SM_75"} <= set(names)
+    assert names.index("LLVM") < names.index("PTX")  # plain NULL still compiles for the CPU
+    assert dtypes.float16 in PTXRenderer().supported_dtypes
