@@ -1,5 +1,5 @@
-"""The dispatch fast paths: a schedule-cache hit launches straight from the cached template
-(``launch.run_template``) with the same results as the kernel-graph path (memory-planned
+"""The dispatch fast paths: a schedule-cache hit launches the cached template's launch plan
+(``plan.template_plan``) with the same results as the kernel-graph path (memory-planned
 arenas included), falls back to it where it must (DEBUG output), keys constants by their bits; engine
 buffers give their memory count back; TinyJit's recorder is recognized by its flag."""
 
@@ -28,13 +28,13 @@ def _count_graph_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     from fusegrad.engine import kernels
 
     runs: list[int] = []
-    real = kernels.run_graph
+    real = kernels.calls_plan
 
-    def counting(kg: Any) -> None:
-        runs.append(len(kg.calls))
-        real(kg)
+    def counting(calls: Any, fresh: Any = ()) -> Any:
+        runs.append(len(calls))
+        return real(calls, fresh)
 
-    monkeypatch.setattr(kernels, "run_graph", counting)
+    monkeypatch.setattr(kernels, "calls_plan", counting)
     return runs
 
 
@@ -183,7 +183,7 @@ def test_cache_hits_follow_a_compiler_switch(monkeypatch: pytest.MonkeyPatch) ->
     try:
         for kind in ("LLVM", "C", "LLVM"):
             cpu.select_compiler(kind)
-            monkeypatch.setattr("fusegrad.engine.launch.get_kernel", recording)
+            monkeypatch.setattr("fusegrad.engine.plan.get_kernel", recording)
             for _ in range(2):
                 np.testing.assert_allclose((x * 5 - 1).numpy(), [4.0, 9.0])
             assert loaded and loaded[-1] is cpu.renderer  # the hit ran this compiler's kernel

@@ -1,20 +1,18 @@
-"""Running a kernel graph: its CALLs encoded into the devices' HCQ queues and submitted.
+"""Launching plans: a ``LaunchPlan``'s steps encoded into the devices' HCQ queues and
+submitted.
 
-Consecutive calls on one device go into one queue. When the next call is on another device
-(a COPY's destination, or a kernel elsewhere), the queue so far is submitted ending in a step
-of its device's signal, and the new queue starts by waiting for that step: across devices the
-calls run in the scheduler's order, on one device the ring keeps it. Nothing here waits on
-the host; ``synchronize`` (called where results are read) does.
+A plan on one device without copies is one queue: its launches between two timestamps,
+one submission (the exec commands of launches over fixed buffers without Variables are
+built once per plan). Otherwise consecutive steps on one device go into one queue; when
+the next step is on another device (a copy's destination, or a kernel elsewhere), the queue
+so far is submitted ending in a step of its device's signal, and the new queue starts by
+waiting for that step: across devices the steps run in the plan's order, on one device the
+ring keeps it. Nothing here waits on the host; ``synchronize`` (called where results are
+read) does.
 
-A schedule-cache hit skips the kernel graph: ``run_template`` encodes the cached template's
-launches from a per-template recipe (loaded kernels, buffer slots, Variables; worked out on
-the first hit, dropped by ``clear_kernels``) into one queue, and hands back the output views.
-Templates with copies, memory-planned arenas or several devices, and ``DEBUG>=1``, take the
-kernel-graph path (``run_graph``).
-
-Each kernel launch is bracketed by timestamps; ``GlobalCounters.time_sum_s`` adds them up
-once their queue is known to be done. ``kernel_count``, ``global_ops`` and ``global_mem``
-count at submission, from the ProgramSpec's estimates at the launch's Variable values.
+Each queue is bracketed by timestamps; ``GlobalCounters.time_sum_s`` adds them up once the
+queue is known to be done. ``kernel_count``, ``global_ops`` and ``global_mem`` count at
+submission, from the ProgramSpec's estimates at the launch's Variable values.
 """
 
 from __future__ import annotations
@@ -27,16 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from fusegrad.codegen import KernelGraph
-from fusegrad.codegen.schedule import ScheduleLookup, ScheduleTemplate
-from fusegrad.engine.buffers import buffer_device, known_buffer, runtime_buffer
 from fusegrad.engine.counters import GlobalCounters
-from fusegrad.engine.host import HOST
-from fusegrad.engine.programs import RECIPES, Kernel, get_kernel
-from fusegrad.runtime import Buffer, Compiled, Device, HWQueue, Signal
-from fusegrad.uop import DEBUG, Ops, UOp, prod
-
-_BUFFER_OPS = (Ops.BUFFER, Ops.BUFFER_VIEW)
+from fusegrad.engine.plan import LaunchPlan, device
+from fusegrad.engine.plan import Step as PlanStep
+from fusegrad.engine.programs import Kernel
+from fusegrad.runtime import Buffer, Compiled, ExecCmd, HWQueue, Signal, TimestampCmd
+from fusegrad.uop import DEBUG
 
 
 @dataclass
@@ -90,20 +84,9 @@ def _timeline(name: str) -> _Timeline:
     return found
 
 
-_DEVICES: dict[str, Compiled] = {}
-
-
-def _device(name: str) -> Compiled:
-    """``Device[name]``, remembered (the registry canonicalizes and locks on every lookup)."""
-    device = _DEVICES.get(name)
-    if device is None or device.closed:
-        device = _DEVICES[name] = Device[name]
-    return device
-
-
 def _open(name: str) -> _Batch:
-    device = _device(name)
-    batch = _Batch(name, device, device.queue())
+    dev = device(name)
+    batch = _Batch(name, dev, dev.queue())
     last = _STATE.last
     if last is not None and last[2] != name and last[0].value < last[1]:
         batch.queue.wait(last[0], last[1])  # another device's work comes first
@@ -157,164 +140,137 @@ def timestamp_pair() -> tuple[Signal, Signal]:
     return Signal(), Signal()
 
 
-def _var_vals(call: UOp) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for s in call.src[1:]:
-        if s.op is Ops.AFTER and s.is_bound_var:
-            var, val = s.unbind()
-            out[str(var.arg[0])] = int(val)
-    return out
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """What a plan's launches share, worked out on its first launch: per step, the exec
+    command when it never changes (fixed buffers, no Variables) and the launch sizes of a
+    kernel without Variables; the single device of a plan without copies; the work of the
+    launches without Variables."""
+
+    static: tuple[ExecCmd | None, ...]
+    sizes: tuple[tuple[tuple[int, ...], tuple[int, ...] | None] | None, ...]
+    single: str | None
+    kernels: int
+    work: tuple[int, int]
 
 
-def _encode_kernel(batch: _Batch, call: UOp, bufs: Sequence[UOp]) -> None:
-    kernel = get_kernel(call.src[0], batch.device)
-    values = _var_vals(call) if kernel.var_names else {}
-    _encode_launch(batch, kernel, [runtime_buffer(b) for b in bufs], values)
+def _prepare(plan: LaunchPlan) -> _Prepared:
+    static: list[ExecCmd | None] = []
+    sizes: list[tuple[tuple[int, ...], tuple[int, ...] | None] | None] = []
+    ops = mem = 0
+    for step in plan.steps:
+        kernel = step.kernel
+        if kernel is None or kernel.var_names:
+            static.append(None)
+            sizes.append(None)
+            continue
+        gs, ls = kernel.launch({})
+        size = (tuple(gs), None if ls is None else tuple(ls))
+        sizes.append(size)
+        o, m = kernel.work({})
+        ops, mem = ops + o, mem + m
+        if all(i in plan.fixed for i in step.slots):
+            handles = tuple(plan.fixed[i].opaque for i in step.slots)
+            static.append(ExecCmd(kernel.program, handles, (), size[0], size[1]))
+        else:
+            static.append(None)
+    copies = any(s.kernel is None for s in plan.steps)
+    names = plan.devices
+    single = names.pop() if len(names) == 1 and not copies else None
+    return _Prepared(tuple(static), tuple(sizes), single, plan.kernels, (ops, mem))
 
 
-def _encode_launch(
-    batch: _Batch, kernel: Kernel, runtime: list[Buffer], values: dict[str, int]
-) -> None:
-    """One kernel launch over ``runtime`` buffers, bracketed by timestamps, counted."""
-    vals = [values[n] for n in kernel.var_names]
-    global_size, local_size = kernel.launch(values)
-    start, end = timestamp_pair()
-    queue = batch.queue
-    queue.timestamp(start)
-    queue.exec(kernel.program, [b.opaque for b in runtime], vals, global_size, local_size)
-    queue.timestamp(end)
-    batch.keep.extend(runtime)
-    batch.timings.append((start, end))
-    ops, mem = kernel.work(values)
-    GlobalCounters.kernel_count += 1
+def _exec(step: PlanStep, size: Any, runtime: list[Any], values: dict[str, int]) -> ExecCmd:
+    """The exec command of a kernel step over this launch's buffers and Variable values."""
+    kernel = step.kernel
+    assert kernel is not None
+    handles = tuple(runtime[i].opaque for i in step.slots)
+    if size is not None:
+        return ExecCmd(kernel.program, handles, (), size[0], size[1])
+    vals = _values(kernel, values)
+    gs, ls = kernel.launch(vals)
+    local = None if ls is None else tuple(ls)
+    return ExecCmd(kernel.program, handles, tuple(vals.values()), tuple(gs), local)
+
+
+def _values(kernel: Kernel, values: dict[str, int]) -> dict[str, int]:
+    try:
+        return {n: values[n] for n in kernel.var_names}
+    except KeyError as e:
+        raise RuntimeError(f"engine: no value bound for Variable {e.args[0]!r}") from None
+
+
+def _count(plan: LaunchPlan, prep: _Prepared, values: dict[str, int]) -> None:
+    ops, mem = prep.work
+    for step, size in zip(plan.steps, prep.sizes, strict=True):
+        if step.kernel is not None and size is None:
+            o, m = step.kernel.work(_values(step.kernel, values))
+            ops, mem = ops + o, mem + m
+    GlobalCounters.kernel_count += prep.kernels
     GlobalCounters.global_ops += ops
     GlobalCounters.global_mem += mem
 
 
-# -- cached schedules -------------------------------------------------------------------------
+def launch_plan(plan: LaunchPlan, runtime: list[Any], values: dict[str, int]) -> None:
+    """Encode ``plan``'s steps over ``runtime`` (every slot's buffer) into HCQ queues and
+    submit them (one queue per run of steps on one device; returns without waiting)."""
+    prep = plan.cache.get("prepared")
+    if prep is None:
+        prep = plan.cache["prepared"] = _prepare(plan)
+    with _STATE.lock:
+        _settle()
+        if prep.single is not None:
+            _launch_single(plan, prep, runtime, values)
+        else:
+            _launch_general(plan, prep, runtime, values)
+    _count(plan, prep, values)
 
 
-@dataclass(frozen=True, slots=True)
-class _Step:
-    """A launch of a cached template: its kernel, each buffer parameter as an index into
-    the template's buffers (inputs, then allocations), its Variables in launch order."""
-
-    kernel: Kernel
-    slots: tuple[int, ...]
-    variables: tuple[UOp, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Recipe:
-    """How a cached template launches on one device, worked out once."""
-
-    name: str
-    device: Compiled | None  # None: nothing to launch
-    steps: tuple[_Step, ...]
-    used: tuple[int, ...]  # the buffer indices the steps use
-    whole: bool = False  # every output is a whole buffer of its source's (int) shape
-    renderer: Any = None  # the device's renderer the kernels were loaded for
-    #: the template's BUFFER_VIEWs into its arenas (memory-planned intermediates), each with
-    #: the index of its base buffer: indices after the inputs' and the new buffers'
-    views: tuple[tuple[UOp, int], ...] = ()
-
-    def current(self) -> bool:
-        """Whether the kernels are still those the device would run (not closed and
-        reopened, no other compiler selected since)."""
-        if not self.steps:
-            return True
-        return self.device is _device(self.name) and self.device.renderer is self.renderer
+def _launch_single(
+    plan: LaunchPlan, prep: _Prepared, runtime: list[Any], values: dict[str, int]
+) -> None:
+    """One device, no copies: one queue, every launch between two timestamps."""
+    assert prep.single is not None
+    batch = _open(prep.single)
+    start, end = timestamp_pair()
+    commands: list[Any] = [TimestampCmd(start)]
+    for step, cmd, size in zip(plan.steps, prep.static, prep.sizes, strict=True):
+        commands.append(cmd if cmd is not None else _exec(step, size, runtime, values))
+    commands.append(TimestampCmd(end))
+    batch.queue.commands.extend(commands)
+    batch.keep.append(runtime)  # the flight keeps the list, and so its buffers, alive
+    batch.timings.append((start, end))
+    _submit(batch)
 
 
-def _whole(view: UOp, source: UOp) -> bool:
-    """Whether ``view`` is ``BUFFER`` or ``BUFFER.reshape(s)``, all of the buffer, with the
-    int shape of ``source`` (then every instantiation is the executor's result form)."""
-    base = view.src[0] if view.op is Ops.RESHAPE else view
-    if base.op is not Ops.BUFFER or base.dtype != view.dtype:
-        return False
-    shape = tuple(view.shape)
-    ints = all(isinstance(s, int) for s in shape)
-    return ints and shape == tuple(source.shape) and prod(shape) == base.arg
+def _launch_general(
+    plan: LaunchPlan, prep: _Prepared, runtime: list[Any], values: dict[str, int]
+) -> None:
+    """Steps on several devices, or copies: a queue per run of steps on one device, each
+    waiting for the one before."""
+    batch: _Batch | None = None
+    for step, cmd, size in zip(plan.steps, prep.static, prep.sizes, strict=True):
+        if batch is None or batch.name != step.device:
+            if batch is not None:
+                _close(batch)
+            batch = _open(step.device)
+            batch.keep.append(runtime)
+            batch.timings.append(timestamp_pair())
+            batch.queue.timestamp(batch.timings[-1][0])
+        if step.kernel is None:
+            batch = _encode_copy(batch, step, runtime)
+        else:
+            batch.queue.commands.append(
+                cmd if cmd is not None else _exec(step, size, runtime, values)
+            )
+    if batch is not None:
+        _close(batch)
 
 
-def _make_recipe(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> _Recipe | None:
-    """The recipe of ``tpl``, or None where the general path is needed: copies, views of
-    buffers the template doesn't create, several devices."""
-    index = {b: i for i, b in enumerate((*tpl.inputs, *tpl.allocate))}
-    views: dict[UOp, int] = {}  # views into the template's arenas: rebuilt on every run
-    for _, bufs, _ in tpl.calls:
-        for b in bufs:
-            if b.op is Ops.BUFFER_VIEW and b not in index and b.src[0] in tpl.allocate:
-                views.setdefault(b, len(index) + len(views))
-    index.update(views)
-    names = {buffer_device(bufs[0]) for _, bufs, _ in tpl.calls if bufs}
-    if len(names) > 1 or any(
-        ast.op is not Ops.SINK or not bufs or any(b not in index for b in bufs)
-        for ast, bufs, _ in tpl.calls
-    ):
-        return None
-    if not names:
-        return _Recipe("", None, (), ())  # nothing to launch (outputs are views of inputs)
-    name = names.pop()
-    device = _device(name)
-    steps = []
-    for ast, bufs, variables in tpl.calls:
-        kernel = get_kernel(ast, device)
-        by_name = {str(v.arg[0]): v for v in variables}
-        slots = tuple(index[b] for b in bufs)
-        steps.append(_Step(kernel, slots, tuple(by_name[n] for n in kernel.var_names)))
-    used = tuple(sorted({i for step in steps for i in step.slots}))
-    whole = all(_whole(o, src) for o, src in zip(tpl.outputs, sources, strict=True))
-    bases = tuple((v, index[v.src[0]]) for v in views)
-    return _Recipe(name, device, tuple(steps), used, whole, device.renderer, bases)
-
-
-def _recipe(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> _Recipe | None:
-    found = RECIPES.get(id(tpl))
-    if found is not None and found[0] is tpl:
-        recipe: _Recipe | None = found[1]
-        if recipe is None or recipe.current():
-            return recipe
-    recipe = _make_recipe(tpl, sources)
-    if len(RECIPES) >= _MAX_RECIPES:
-        RECIPES.clear()  # templates the schedule cache evicted go with the rest
-    RECIPES[id(tpl)] = (tpl, recipe)
-    return recipe
-
-
-_MAX_RECIPES = 1024
-
-
-def run_template(lookup: ScheduleLookup) -> tuple[list[UOp], bool] | None:
-    """Run a schedule-cache hit without building its kernel graph: new buffers, the cached
-    launches encoded straight from the template, one submission. Returns the view of each
-    sink source and whether all are whole buffers of their source's shape (``BUFFER`` or
-    ``BUFFER.reshape(shape)``), or None where the general path (``run_graph``) is needed."""
-    tpl = lookup.template
-    if tpl is None or DEBUG >= 1:
-        return None
-    recipe = _recipe(tpl, lookup.sink.src)
-    if recipe is None:
-        return None
-    new = [UOp.new_buffer(p.src[1].arg, p.arg, p.dtype) for p in tpl.allocate]
-    if recipe.steps:
-        bufs = [*lookup.inputs, *new]
-        bufs += [v.replace(src=(bufs[base], *v.src[1:])) for v, base in recipe.views]
-        runtime: list[Any] = [None] * len(bufs)
-        for i in recipe.used:
-            runtime[i] = runtime_buffer(bufs[i])
-        var_vals = lookup.var_vals
-        with _STATE.lock:
-            _settle()
-            batch = _open(recipe.name)
-            for step in recipe.steps:
-                kernel = step.kernel
-                values = {
-                    n: var_vals[v] for n, v in zip(kernel.var_names, step.variables, strict=True)
-                }
-                _encode_launch(batch, kernel, [runtime[i] for i in step.slots], values)
-            _submit(batch)
-    return lookup.views(new), recipe.whole
+def _close(batch: _Batch) -> None:
+    if batch.timings:
+        batch.queue.timestamp(batch.timings[-1][1])
+    _submit(batch)
 
 
 def _host_bytes(buf: Buffer, nbytes: int) -> memoryview | None:
@@ -323,35 +279,40 @@ def _host_bytes(buf: Buffer, nbytes: int) -> memoryview | None:
     return None if view is None else memoryview(view).cast("B")[:nbytes]
 
 
-def _source_bytes(buf: UOp, nbytes: int, keep: list[Any]) -> memoryview | None:
-    """The bytes a copy reads: the host array of a BUFFER the engine hasn't moved to its
-    device yet (user data, a DISK file window: copied from where it is, once), else the
-    device buffer's host-visible memory."""
-    host = HOST.get(buf) if known_buffer(buf) is None else None
-    if host is not None:
-        flat = np.ascontiguousarray(host)
+def _source_bytes(src: Any, nbytes: int, keep: list[Any]) -> memoryview | None:
+    """The bytes a copy reads: a host array standing in for a buffer the engine hasn't
+    moved to its device (copied from where it is), else the device buffer's host-visible
+    memory."""
+    if isinstance(src, np.ndarray):
+        flat = np.ascontiguousarray(src)
         keep.append(flat)
         return memoryview(flat.data).cast("B")[:nbytes]
-    runtime = runtime_buffer(buf)
-    keep.append(runtime)
-    return _host_bytes(runtime, nbytes)
+    return _host_bytes(src, nbytes)
 
 
-def _encode_copy(batch: _Batch, call: UOp, bufs: Sequence[UOp]) -> _Batch:
-    nbytes = int(call.src[0].arg)
-    dst = runtime_buffer(bufs[0])
-    batch.keep.append(dst)
-    dst_bytes, src_bytes = _host_bytes(dst, nbytes), _source_bytes(bufs[1], nbytes, batch.keep)
+def _encode_copy(batch: _Batch, step: PlanStep, runtime: list[Any]) -> _Batch:
+    nbytes = step.nbytes
+    dst, src = runtime[step.slots[0]], runtime[step.slots[1]]
+    dst_bytes, src_bytes = _host_bytes(dst, nbytes), _source_bytes(src, nbytes, batch.keep)
     if dst_bytes is not None and src_bytes is not None:
         batch.queue.copy(dst_bytes, src_bytes)
         return batch
     # device memory the host can't see: finish everything, then copy through the host
-    _submit(batch)
+    _close(batch)
     synchronize()
-    src = runtime_buffer(bufs[1])
-    staged = src.copyout(bytearray(src.nbytes))
-    dst.copyin(staged) if nbytes == dst.nbytes == src.nbytes else _partial_copy(dst, staged)
-    return _open(batch.name)
+    if isinstance(src, np.ndarray):
+        staged = memoryview(np.ascontiguousarray(src).data).cast("B")
+    else:
+        staged = src.copyout(bytearray(src.nbytes))
+    if nbytes == dst.nbytes == len(staged):
+        dst.copyin(staged)
+    else:
+        _partial_copy(dst, staged)
+    fresh = _open(batch.name)
+    fresh.keep.append(runtime)
+    fresh.timings.append(timestamp_pair())
+    fresh.queue.timestamp(fresh.timings[-1][0])
+    return fresh
 
 
 def _partial_copy(dst: Buffer, staged: memoryview) -> None:
@@ -361,40 +322,27 @@ def _partial_copy(dst: Buffer, staged: memoryview) -> None:
     dst.copyin(whole)
 
 
-def _call_device(call: UOp, bufs: Sequence[UOp]) -> str:
-    return buffer_device(bufs[0])  # a kernel's buffers, a copy's destination
-
-
-def run_graph(kg: KernelGraph) -> None:
-    """Encode and submit every call of ``kg`` in order (returns without waiting)."""
+def synchronize(devices: Sequence[str] | None = None) -> None:
+    """Wait until the work submitted to ``devices`` (None: every device) is done; raises
+    the first error a kernel hit."""
     with _STATE.lock:
-        _settle()
-        batch: _Batch | None = None
-        for call in kg.calls:
-            bufs = [s for s in call.src[1:] if s.op in _BUFFER_OPS]
-            name = _call_device(call, bufs)
-            if batch is None or batch.name != name:
-                if batch is not None:
-                    _submit(batch)
-                batch = _open(name)
-            if call.src[0].op is Ops.COPY:
-                batch = _encode_copy(batch, call, bufs)
-            else:
-                _encode_kernel(batch, call, bufs)
-        if batch is not None:
-            _submit(batch)
+        names = list(_STATE.timelines) if devices is None else list(devices)
+        for name in names:
+            device(name).synchronize()
+        _settle(everywhere=True)
 
 
-def submit_commands(
-    name: str,
-    commands: Sequence[Any],
-    keep: Sequence[Any] = (),
-    timings: Sequence[tuple[Signal, Signal]] = (),
-) -> None:
-    """Submit prebuilt queue ``commands`` (a TinyJit replay) to device ``name`` as one queue
-    in the engine's order: after the work already submitted to other devices, tracked by
-    ``synchronize``, ``keep`` (buffers, or lists of them) held alive until it is done,
-    ``timings`` added to ``GlobalCounters.time_sum_s``."""
+def run_graph(kg: Any) -> None:
+    """TEMPORARY shim while jit.py moves to plans."""
+    from fusegrad.engine.plan import bound_values, calls_plan, run_plan
+
+    if kg.calls:
+        plan, uops = calls_plan(kg.calls, kg.buffers)
+        run_plan(plan, uops, bound_values(kg.calls))
+
+
+def submit_commands(name: str, commands: Any, keep: Any = (), timings: Any = ()) -> None:
+    """TEMPORARY shim while jit.py moves to plans."""
     with _STATE.lock:
         _settle()
         batch = _open(name)
@@ -402,13 +350,3 @@ def submit_commands(
         batch.keep.extend(keep)
         batch.timings.extend(timings)
         _submit(batch)
-
-
-def synchronize(devices: Sequence[str] | None = None) -> None:
-    """Wait until the work submitted to ``devices`` (None: every device) is done; raises
-    the first error a kernel hit."""
-    with _STATE.lock:
-        names = list(_STATE.timelines) if devices is None else list(devices)
-        for name in names:
-            _device(name).synchronize()
-        _settle(everywhere=True)

@@ -9,8 +9,10 @@ Public names:
   ``PythonCompiler``, ``load_code``, ``load_shared_object``;
 * memory: ``Buffer``, ``BufferSpec``, ``Allocator``, ``LRUAllocator``, ``HostAllocator``,
   ``HostMemory``, ``OutOfMemoryError``;
-* HCQ: ``HWQueue``, ``Signal``, ``Ring``, ``RingClosed``, ``WorkerPool``, and ``NativeRing``
-  (the CPU device's compiled ring);
+* HCQ: ``HWQueue``, ``Signal``, ``Ring``, ``RingClosed``, ``WorkerPool``, the commands a
+  queue holds (``ExecCmd``, ``CopyCmd``, ``SignalCmd``, ``WaitCmd``, ``TimestampCmd``,
+  ``Command``), ``HCQGraph`` (a device's batched submission of a fixed command list) and
+  ``NativeRing`` (the CPU device's compiled ring);
 * the emulator: ``run_linear``, ``Memory``, ``bitcast_value``;
 * profiling: ``launch_line``, ``write_trace``, ``profile_events``.
 """
@@ -36,7 +38,19 @@ from fusegrad.runtime.device_python import (
     PythonRenderer,
 )
 from fusegrad.runtime.emulator import Memory, bitcast_value, run_linear
-from fusegrad.runtime.hcq import HWQueue, Ring, RingClosed, Signal, WorkerPool
+from fusegrad.runtime.hcq import (
+    Command,
+    CopyCmd,
+    ExecCmd,
+    HWQueue,
+    Ring,
+    RingClosed,
+    Signal,
+    SignalCmd,
+    TimestampCmd,
+    WaitCmd,
+    WorkerPool,
+)
 from fusegrad.runtime.listing import device_report
 from fusegrad.runtime.memory import (
     Allocator,
@@ -56,11 +70,14 @@ __all__ = [
     "BufferSpec",
     "CPUDevice",
     "CPUProgram",
+    "Command",
     "Compiled",
     "CompilerOption",
+    "CopyCmd",
     "Device",
     "DeviceRegistry",
     "DiskDevice",
+    "ExecCmd",
     "HWQueue",
     "HostAllocator",
     "HostMemory",
@@ -77,7 +94,10 @@ __all__ = [
     "Ring",
     "RingClosed",
     "Signal",
+    "SignalCmd",
+    "TimestampCmd",
     "Unavailable",
+    "WaitCmd",
     "WorkerPool",
     "bitcast_value",
     "canonicalize",
