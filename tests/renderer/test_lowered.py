@@ -38,17 +38,22 @@ def _load(name: str) -> Any:
 
 
 _targets, _corpus = _load("targets"), _load("corpus")
-TARGETS = {t.name: t for t in conformance_targets() if t.name in ("LLVM", "C-gcc", "C-clang")}
+TARGETS = {
+    t.name: t for t in conformance_targets() if t.name in ("LLVM", "C-gcc", "C-clang", "X86")
+}
 _built: dict[str, tuple[Renderer, Compiler]] = {}
 
 
 def _pair(name: str) -> tuple[Renderer, Compiler]:
     if name not in _built:
         from fusegrad.renderer import CCompiler, CRenderer, LLVMCompiler, LLVMRenderer
+        from fusegrad.renderer.x86 import X86Compiler, X86Renderer
 
         cc = name.split("-")[1] if name.startswith("C-") else None
         _built[name] = (
-            (LLVMRenderer(fast_math=False), LLVMCompiler())
+            (X86Renderer(), X86Compiler())
+            if name == "X86"
+            else (LLVMRenderer(fast_math=False), LLVMCompiler())
             if cc is None
             else (CRenderer(), CCompiler(cc))
         )

@@ -28,9 +28,11 @@ _BOOL_ARITH = {Ops.ADD: "or", Ops.SUB: "xor", Ops.MUL: "and", Ops.MAX: "or"}
 
 
 def _binary(ctx: Selection, op: str, a: UOp, b: UOp, dt: DType) -> VReg:
+    """``a op b``; and/or/xor run on all 64 bits (canonical operands give a canonical
+    result, where a 32-bit op would zero the upper half of a negative int32)."""
     d = ctx.copy(a)
     src = ctx.gpr(b) if op == "imul" else ctx.operand(b)
-    ctx.emit(op, d, src, width=op_width(dt))
+    ctx.emit(op, d, src, width=8 if op in ("and", "or", "xor") else op_width(dt))
     return d
 
 
@@ -60,7 +62,7 @@ def int_mulacc(ctx: Selection, x: UOp) -> UOp:
     dt = x.dtype
     if dt is dtypes.bool:  # (a & b) | c
         d = _binary(ctx, "and", a, b, dt)
-        ctx.emit("or", d, ctx.operand(c), width=4)
+        ctx.emit("or", d, ctx.operand(c))
     else:
         d = _binary(ctx, "imul", a, b, dt)
         ctx.emit("add", d, ctx.operand(c), width=op_width(dt))

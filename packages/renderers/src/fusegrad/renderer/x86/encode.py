@@ -274,7 +274,12 @@ _ARITH = {
 
 #: mnemonic -> (prefix, map (1: 0F, 2: 0F38, 3: 0F3A), opcode, W) of three-operand forms
 VEX_RVM: dict[str, tuple[str, int, int, int]] = {
-    **{f"v{n}{s}": (pp, 1, op, 0) for n, op in _ARITH.items() for s, pp in _SUFFIX_PP.items()},
+    **{
+        f"v{n}{s}": (pp, 1, op, 0)
+        for n, op in _ARITH.items()
+        for s, pp in _SUFFIX_PP.items()
+        if not (n == "sqrt" and s in ("ps", "pd"))
+    },
     "vandps": ("", 1, 0x54, 0),
     "vandnps": ("", 1, 0x55, 0),
     "vorps": ("", 1, 0x56, 0),
@@ -299,6 +304,8 @@ VEX_RM: dict[str, tuple[str, int, int]] = {
     "vucomisd": ("66", 1, 0x2E),
     "vmovaps": ("", 1, 0x28),
     "vmovups": ("", 1, 0x10),
+    "vsqrtps": ("", 1, 0x51),
+    "vsqrtpd": ("66", 1, 0x51),
     "vmovss": ("F3", 1, 0x10),
     "vmovsd": ("F2", 1, 0x10),
 }
@@ -327,6 +334,8 @@ def _vec_rvmi(i: Inst) -> Encoded:
 def _vec_rm(i: Inst) -> Encoded:
     pp, mm, opcode = VEX_RM[i.op]
     dst, src = i.args
+    if i.op in ("vmovss", "vmovsd") and not isinstance(src, Mem):
+        raise EncodeError(f"{i.op} between registers has three operands: copy with vmovaps")
     return _vex((_PP[pp], mm, 0, opcode), i.vlen, _regnum(dst), 0, _reg_or_mem(src))
 
 

@@ -147,7 +147,9 @@ FORMS: dict[str, tuple[str, ...]] = {
     "pop": (_W,),
     "ret": (),
     # vector (VEX) forms
-    **dict.fromkeys(("vmovss", "vmovsd", "vmovups", "vmovaps", "vmovd", "vmovq"), (_W, _R)),
+    **dict.fromkeys(
+        ("vmovss", "vmovsd", "vmovups", "vmovaps", "vmovd", "vmovq", "vsqrtps", "vsqrtpd"), (_W, _R)
+    ),
     **dict.fromkeys(("vmovss_st", "vmovsd_st", "vmovups_st"), (_R, _R)),
     **dict.fromkeys(
         (
@@ -155,6 +157,7 @@ FORMS: dict[str, tuple[str, ...]] = {
                 f"v{o}{t}"
                 for o in ("add", "sub", "mul", "div", "sqrt", "max", "min")
                 for t in ("ss", "sd", "ps", "pd")
+                if not (o == "sqrt" and t in ("ps", "pd"))
             ),
             "vxorps",
             "vandps",

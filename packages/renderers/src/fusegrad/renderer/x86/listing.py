@@ -43,7 +43,8 @@ def format_memory(m: Mem, size: int | None, rip: int | None = None) -> str:
         if m.base is not None:
             parts.append(_reg(m.base, 8, 16))
         if m.index is not None:
-            parts.append(f"{_reg(m.index, 8, 16)}*{m.scale}")
+            scale = f"*{m.scale}" if m.scale != 1 else ""
+            parts.append(f"{_reg(m.index, 8, 16)}{scale}")
         body = " + ".join(parts)
         if m.disp or not parts:
             body += (" - " if m.disp < 0 else " + ") + _hex(abs(m.disp)) if parts else _hex(m.disp)
@@ -59,7 +60,7 @@ def _reg(r: Reg | VReg, width: int, vlen: int) -> str:
 
 def _operand_width(inst: Inst, i: int, op: Operand) -> int:
     """The size a register operand is printed at."""
-    if inst.op.startswith("set"):
+    if inst.op.startswith("set") or (inst.op in ("shl", "shr", "sar") and i == 1):
         return 1
     if inst.op in ("movsx", "movsxd"):
         return 8 if i == 0 else inst.width
@@ -72,9 +73,20 @@ def _operand_width(inst: Inst, i: int, op: Operand) -> int:
     return inst.width
 
 
+#: ops whose immediate is printed as the unsigned value of the operand size (as objdump and
+#: capstone do); arithmetic keeps its sign
+_UNSIGNED_IMM = frozenset({"and", "or", "xor", "mov", "movabs"})
+
+
+def _immediate(inst: Inst, value: int) -> str:
+    if value < 0 and (inst.op in _UNSIGNED_IMM or (inst.width == 4 and value == -(2**31))):
+        return _hex(value & ((1 << 8 * inst.width) - 1))
+    return _hex(value)
+
+
 def format_operand(inst: Inst, i: int, op: Operand, rip: int | None = None) -> str:
     if isinstance(op, Imm):
-        return _hex(op.value)
+        return _immediate(inst, op.value)
     if isinstance(op, Label):
         return op.name
     if isinstance(op, Mem):

@@ -1,0 +1,193 @@
+"""The x86 renderer beyond the conformance corpus: register pressure (spills), accumulators
+kept in registers across loops, code pages never writable and executable, clear errors, and
+Tensor code under ``DEV=CPU:X86`` (the device's X86 compiler option)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from fusegrad.codegen import CompileError
+from fusegrad.renderer.conformance import check_case
+from fusegrad.renderer.corpus import Builder, Case, alu, end, index, load, reduce_case, rng, store
+from fusegrad.renderer.launch import CPUProgram
+from fusegrad.renderer.signature import kernel_signature
+from fusegrad.renderer.x86 import X86Compiler, X86Renderer, x86_unavailable
+from fusegrad.renderer.x86.regalloc import linear_scan
+from fusegrad.renderer.x86.select import select
+from fusegrad.runtime import run_linear
+from fusegrad.uop import DType, Ops, UOp, dtypes
+
+pytestmark = pytest.mark.skipif(x86_unavailable() is not None, reason=str(x86_unavailable()))
+
+
+def _run(uops: list[UOp], bufs: list[bytearray], var_vals: dict[str, int]) -> None:
+    src = X86Renderer().render(uops)
+    CPUProgram(X86Compiler().compile(src), kernel_signature(uops))(bufs, var_vals)
+
+
+def pressure_case(dt: DType, live: int) -> Case:
+    """``live`` values loaded first, then combined in an order that keeps all of them live:
+    out[i] = ((v0 * v1 + v2) * v3 + ...) with every v loaded before the first multiply."""
+    p = Builder()
+    n = 4
+    a = p.buffer(dt, [(k * 7 % 23) - 11 for k in range(n * live)])
+    out = p.output(dt, n, f"{live} live {dt.name}")
+    i = p.add(rng(n))
+    base = alu(Ops.MUL, i, UOp.const(live, dtypes.int32))
+    vals = [
+        p.add(load(index(a, alu(Ops.ADD, base, UOp.const(k, dtypes.int32))))) for k in range(live)
+    ]
+    acc = vals[-1]
+    for k, v in enumerate(vals[-2::-1]):
+        acc = alu(Ops.ADD if k % 2 else Ops.MUL, acc, v)
+    p.add(store(index(out, i), acc), end(i))
+    return p.case(f"pressure-{dt.name}-{live}")
+
+
+@pytest.mark.parametrize(
+    ("dt", "live"),
+    [(dtypes.float32, 24), (dtypes.float64, 40), (dtypes.int64, 20), (dtypes.int32, 32)],
+)
+def test_register_pressure_spills_and_stays_correct(dt: DType, live: int) -> None:
+    case = pressure_case(dt, live)
+    uops = list(case.uops)
+    alloc = linear_scan(select(uops, kernel_signature(uops)).code)
+    assert alloc.spills, "the kernel was meant to need more registers than there are"
+    assert check_case(case, _run, run_linear) == []
+
+
+def bitwise_then_compare_case(dt: DType) -> Case:
+    """Bitwise results used as whole registers: ~a < 0, (a & b) < b, max(a | b, a ^ b)
+    (the registers must stay sign-extended after and/or/xor of negative values)."""
+    vals = [-128, -1, -7, 0, 1, 5, 100, -100] if dt.itemsize == 1 else [-(2**15), -1, 7, 0, 3, -3]
+    p = Builder()
+    a = p.buffer(dt, vals)
+    b = p.buffer(dt, vals[::-1])
+    n = len(vals)
+    outs = [p.output(dtypes.bool, n, "~a < 0"), p.output(dtypes.bool, n, "(a & b) < b")]
+    outs.append(p.output(dt, n, "max(a | b, a ^ b)"))
+    i = p.add(rng(n))
+    x, y = load(index(a, i)), load(index(b, i))
+    zero = UOp.const(0, dt)
+    p.add(store(index(outs[0], i), alu(Ops.CMPLT, alu(Ops.XOR, x, UOp.const(-1, dt)), zero)))
+    p.add(store(index(outs[1], i), alu(Ops.CMPLT, alu(Ops.AND, x, y), y)))
+    p.add(store(index(outs[2], i), alu(Ops.MAX, alu(Ops.OR, x, y), alu(Ops.XOR, x, y))))
+    p.add(end(i))
+    return p.case(f"bitwise-compare-{dt.name}")
+
+
+@pytest.mark.parametrize("dt", [dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64])
+def test_bitwise_results_stay_sign_extended(dt: DType) -> None:
+    assert check_case(bitwise_then_compare_case(dt), _run, run_linear) == []
+
+
+def _loop_body(listing: str, label: str) -> list[str]:
+    lines = listing.splitlines()
+    start = lines.index(f"{label}:")
+    stop = next(i for i in range(start, len(lines)) if f"jmp {label}" in lines[i])
+    return lines[start:stop]
+
+
+def test_loop_carried_accumulator_stays_in_a_register() -> None:
+    case = reduce_case(dtypes.float32, Ops.ADD)
+    listing = X86Renderer().render(list(case.uops))
+    inner = [x for x in listing.splitlines() if x.startswith(".Lloop")][-1].rstrip(":")
+    body = _loop_body(listing, inner)
+    assert not [x for x in body if "rsp" in x], "\n".join(body)  # no stack traffic in the loop
+    assert any("vaddss" in x for x in body)
+
+
+def test_code_is_mapped_read_execute_never_writable() -> None:
+    case = reduce_case(dtypes.float32, Ops.ADD)
+    uops = list(case.uops)
+    prog = CPUProgram(X86Compiler().compile(X86Renderer().render(uops)), kernel_signature(uops))
+    address = prog.code.address
+    with open("/proc/self/maps") as f:
+        for line in f:
+            span, perms = line.split()[:2]
+            lo, hi = (int(x, 16) for x in span.split("-"))
+            if lo <= address < hi:
+                assert perms.startswith("r-x"), line
+                break
+        else:
+            pytest.fail("the kernel's page is not mapped")
+    assert ctypes.c_uint8.from_address(address).value in (0x53, 0x55, 0x41, 0x48, 0xC5, 0xC4)
+
+
+def test_compiler_rejects_text_that_is_not_a_listing() -> None:
+    with pytest.raises(CompileError, match="not an x86 listing"):
+        X86Compiler().compile("define void @f() { ret void }")
+
+
+def test_vector_programs_are_rejected_with_a_clear_error() -> None:
+    p = Builder()
+    a = p.buffer(dtypes.float32, [1.0] * 8)
+    i = p.add(rng(2))
+    v = load(index(a, alu(Ops.MUL, i, UOp.const(4, dtypes.int32))), dtypes.float32.vec(4))
+    p.add(store(index(a, alu(Ops.MUL, i, UOp.const(4, dtypes.int32))), v), end(i))
+    with pytest.raises(NotImplementedError, match="x86 renderer: vector value"):
+        X86Renderer().render(p.uops)
+
+
+# -- Tensor code on the X86 compiler option ---------------------------------------------------
+
+
+@pytest.fixture
+def x86_cpu() -> Iterator[None]:
+    from fusegrad.engine import KernelExecutor, set_executor
+    from fusegrad.runtime import Device
+
+    cpu = Device["CPU"]
+    before = cpu.renderer.suffix
+    previous = set_executor(KernelExecutor())
+    cpu.select_compiler("X86")
+    try:
+        yield
+    finally:
+        cpu.select_compiler(before)
+        set_executor(previous)
+
+
+def test_tensor_code_runs_on_x86(x86_cpu: None) -> None:
+    from fusegrad.runtime import Device
+    from fusegrad.tensor import Tensor
+
+    assert Device["CPU"].renderer.suffix == "X86"
+    rs = np.random.default_rng(0)
+    a = rs.standard_normal((33, 65)).astype(np.float32)
+    b = rs.standard_normal((65, 17)).astype(np.float32)
+    ta, tb = Tensor(a), Tensor(b)
+    np.testing.assert_allclose(((ta * 2 - 1).relu()).numpy(), np.maximum(a * 2 - 1, 0), rtol=1e-6)
+    np.testing.assert_allclose((ta @ tb).numpy(), a @ b, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        ta.softmax(-1).numpy(), np.exp(a) / np.exp(a).sum(-1, keepdims=True), rtol=1e-5
+    )
+    np.testing.assert_allclose(ta.sum(0).numpy(), a.sum(0), rtol=1e-5, atol=1e-5)
+    ints = rs.integers(-1000, 1000, (40,)).astype(np.int32)
+    np.testing.assert_array_equal(
+        (Tensor(ints) // 7 + Tensor(ints) % 5).numpy(), ints // 7 + ints % 5
+    )
+    half = rs.standard_normal(50).astype(np.float16)
+    np.testing.assert_array_equal((Tensor(half) * 3).numpy(), half * np.float16(3))
+
+
+def test_large_reduction_splits_across_cores(x86_cpu: None) -> None:
+    from fusegrad.tensor import Tensor
+
+    x = np.arange(1 << 20, dtype=np.float32) % 7
+    assert float(Tensor(x).sum().numpy()) == float(x.astype(np.float64).sum())
+
+
+def test_dev_selects_the_x86_renderer() -> None:
+    code = "from fusegrad.runtime import Device; print(Device['CPU'].renderer.suffix)"
+    env = {**os.environ, "DEV": "CPU:X86"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "X86"
