@@ -6,14 +6,16 @@ third-party devices from the ``fusegrad.backends`` entry-point group).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import importlib.metadata
+import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fusegrad.codegen import Compiler, ProgramSpec, Renderer
+from fusegrad.codegen import Compiler, ProgramSpec, Renderer, Timer
 from fusegrad.runtime.flags import DEV
 from fusegrad.runtime.hcq import Command, ExecCmd, HWQueue, Ring, Signal, SignalCmd
 from fusegrad.runtime.memory import Allocator
@@ -95,6 +97,81 @@ def _status(option: CompilerOption) -> tuple[Renderer, Compiler] | str:
         return f"{type(e).__name__}: {e}"
 
 
+# -- BEAM's timer --------------------------------------------------------------------------------
+
+
+class DeviceTimer:
+    """Times kernels on a device for BEAM (``Compiled.timer``, see ``fusegrad.codegen.Timer``).
+
+    ``timer(spec, lib, limit)`` compiles ``spec`` unless BEAM passes its binary ``lib``
+    (candidates are not put in the compile cache: there are hundreds), loads it, and runs it
+    on zero-filled scratch buffers of the kernel's sizes and dtypes (Variables at the middle
+    of their range) up to ``runs`` times; the seconds between the timestamps the device
+    writes around the launch, fastest run. A first run slower than ``limit`` (BEAM's timeout)
+    returns at once, and one slower than ``limit / 5`` (twice the best so far, with BEAM's
+    default timeout) is not repeated: it cannot win.
+    """
+
+    runs = 3
+
+    def __init__(self, device: Compiled) -> None:
+        self.dev = device
+
+    @property
+    def device(self) -> str:
+        """The device's name (part of BEAM's cache key)."""
+        return self.dev.device
+
+    @property
+    def compiler(self) -> Compiler:
+        """The device's compiler: BEAM builds candidates with its class in worker processes."""
+        return self.dev.compiler
+
+    def __call__(
+        self, spec: ProgramSpec, lib: bytes | None = None, limit: float = math.inf
+    ) -> float:
+        """Seconds of the fastest run of ``spec`` (see the class docstring)."""
+        binary = lib if lib is not None else self.dev.compiler.compile(_as_text(spec.src))
+        program = self.dev.load(spec, binary)
+        values = {str(v.arg[0]): (int(v.vmin) + int(v.vmax)) // 2 for v in spec.variables}
+        gs, ls = spec.launch_dims(values)
+        scratch = [self._scratch(b.size * b.dtype.itemsize) for b in spec.buffers]
+        try:
+            best = math.inf
+            for _ in range(self.runs):
+                seconds = self._run(program, scratch, list(values.values()), gs, ls)
+                best = min(best, seconds)
+                if seconds > limit / 5:
+                    break
+            return best
+        finally:
+            for opaque, nbytes in scratch:
+                self.dev.allocator.free(opaque, nbytes)
+
+    def _scratch(self, nbytes: int) -> tuple[Any, int]:
+        nbytes = max(nbytes, 1)
+        opaque = self.dev.allocator.alloc(nbytes)
+        # memory the host can't write (no _copyin): the kernel reads what is there
+        with contextlib.suppress(NotImplementedError):
+            self.dev.allocator._copyin(opaque, memoryview(bytes(nbytes)))
+        return opaque, nbytes
+
+    def _run(
+        self,
+        program: Program,
+        scratch: list[tuple[Any, int]],
+        vals: list[int],
+        gs: Sequence[int],
+        ls: Sequence[int] | None,
+    ) -> float:
+        start, end = Signal(name="beam start"), Signal(name="beam end")
+        bufs = [opaque for opaque, _ in scratch]
+        queue = self.dev.queue().timestamp(start).exec(program, bufs, vals, gs, ls)
+        queue.timestamp(end).submit(self.dev)
+        self.dev.synchronize()
+        return (end.timestamp - start.timestamp) / 1e9
+
+
 # -- devices --------------------------------------------------------------------------------------
 
 Runtime = Callable[[str, bytes, ProgramSpec | None], Program]
@@ -126,6 +203,9 @@ class Compiled:
         self._lock = threading.Lock()
         self._selected: tuple[Renderer, Compiler] | None = None
         self.closed = False
+        self.timer: Timer = DeviceTimer(self)
+        """What BEAM times this device's kernels with (a ``fusegrad.codegen.Timer``: compile,
+        load, run on scratch buffers; ``DeviceTimer``). A device may set its own."""
 
     # -- compiling --------------------------------------------------------------------------
     def compiler_status(self) -> list[tuple[str, str]]:
@@ -257,6 +337,7 @@ BUILTIN_DEVICES: dict[str, str] = {
     "PYTHON": "fusegrad.runtime.device_python:PythonDevice",
     "NULL": "fusegrad.runtime.device_null:NullDevice",
     "DISK": "fusegrad.runtime.device_disk:DiskDevice",
+    "CUDA": "fusegrad.runtime.device_cuda:CUDADevice",
 }
 BACKENDS_GROUP = "fusegrad.backends"
 DEFAULT_ORDER = ("CPU", "PYTHON")
