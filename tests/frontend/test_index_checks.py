@@ -165,7 +165,7 @@ def test_check_index_0_turns_the_tensor_checks_off() -> None:
 
 
 @pytest.mark.kernels
-def test_tinyjit_capture_skips_the_deferred_checks() -> None:
+def test_tinyjit_replays_run_the_deferred_checks() -> None:
     from fusegrad import TinyJit
 
     table = Tensor(X).realize()
@@ -173,8 +173,11 @@ def test_tinyjit_capture_skips_the_deferred_checks() -> None:
     for k in range(4):
         idx = lazy([k % 3, 2]).realize()
         np.testing.assert_array_equal(step(idx).numpy(), X[[k % 3, 2]] * 2)
-    # replays run no checks: an out-of-range index selects zeros
-    np.testing.assert_array_equal(step(lazy([5, 0]).realize()).numpy(), [np.zeros(4), X[0] * 2])
+    assert step.captured
+    # a replay checks its index tensor as the call without the JIT does (issue 20)
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        step(lazy([5, 0]).realize())
+    np.testing.assert_array_equal(step(lazy([1, 0]).realize()).numpy(), X[[1, 0]] * 2)
 
 
 def test_tensor_of_a_checked_tensor_keeps_the_check() -> None:

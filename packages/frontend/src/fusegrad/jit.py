@@ -1,44 +1,46 @@
-"""TinyJit and ``function``: run a Python function's tensor work again without the Python.
+"""TinyJit: run a Python function's tensor work again without the Python.
 
 ``TinyJit(fxn)``: the first call runs ``fxn`` as usual (its kernels compile); the second
-call runs it while recording every kernel the engine launches (the *capture*); from the
-third call on ``fxn`` is not called: the recorded launches run again over the new call's
-input buffers and Variable values, encoded into one HCQ queue and submitted once (*replay*).
+call runs it while recording every launch plan the engine runs (the *capture*) and joins
+them into one ``LaunchPlan``; from the third call on ``fxn`` is not called: the joined plan
+is launched over the new call's input buffers and Variable values (*replay*: one HCQ
+submission on one device). TinyJit is policy over plans: what becomes a per-call slot,
+what stays fixed, what may share memory, and what a call may pass.
 
 What a replay substitutes:
 
 * input buffers: those of the Tensor arguments (realized first; a view of a realized buffer,
-  e.g. a slice with a bound Variable, is passed as the view over its buffer);
+  e.g. a slice with a bound Variable, is passed as the view over its buffer; a MultiTensor
+  passes each shard);
 * bound Variables: those passed as arguments and those in the inputs' shapes;
 * returned tensors get new buffers on every call (a result is never overwritten by the
-  next call); a returned input (or view of one) follows the new input; everything else
-  the kernels touch (weights, optimizer state, intermediates) stays the buffer it was at
-  capture, and in-place updates (``assign``) happen again on every replay.
+  next call, so it may be passed back in: ``x = step(x)``); a returned input (or view of
+  one) follows the new input; everything else the kernels touch (weights, optimizer state,
+  intermediates) stays the buffer it was at capture, and in-place updates (``assign``)
+  happen again on every replay.
 
 Python is not re-run: values computed in Python, tensors made from Python data, an
 attribute rebound to a new tensor, and random numbers drawn inside (their key is fixed at
 capture) keep their capture-time values. ``JitError`` reports what can be detected: a
 changed input shape, dtype, device or view; a changed non-Tensor argument; the same buffer
-passed twice; an input that aliases a buffer the captured kernels write; Tensors hidden
-in containers; a function that realized nothing. ``JIT=0`` calls the function every time
-(so does any executor other than the kernel pipeline, e.g. the tests' reference).
+passed twice; an input that aliases a buffer the captured kernels write (naming it);
+Tensors hidden in containers; a function that realized nothing; reading a tensor computed
+inside the capture on the host (``.item()``, ``.tolist()``, ``.numpy()``: its capture-time
+value would be baked in). Index tensors are checked on every replay: an out-of-range value
+raises ``IndexError`` as without the JIT. ``JIT=0`` calls the function every time (so does
+any executor other than the kernel pipeline, e.g. the tests' reference).
 
 ``prune=True`` drops launches whose results can't change between calls (they don't depend
 on the inputs, the Variables, or state the function updates): they ran once at capture.
-``optimize=True`` memory-plans the capture: buffers the captured kernels created for
-intermediates (not inputs or outputs, and referenced by no live tensor once the capture
-returns) are placed into one arena per device by lifetime, so intermediates that are never
-alive at the same time share memory (``memory_plan`` reports the bytes before and after).
-
-``function`` (defined in ``fusegrad.traced``, exported here too) traces ``fxn`` once per
-input signature into a lazy tensor graph.
+``optimize=True`` memory-plans the capture: buffers the captured plans created for
+intermediates (not inputs or outputs, and referenced by nothing once the capture returns)
+are placed into one arena per device by lifetime, so intermediates that are never alive at
+the same time share memory (``memory_plan`` reports the bytes before and after).
 """
 
 from __future__ import annotations
 
 import functools
-import gc
-import itertools
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,31 +48,21 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from fusegrad.codegen import KernelGraph, get_kernel_graph
 from fusegrad.codegen.schedule import plan_memory
-from fusegrad.engine import (
-    REALIZED,
-    Executor,
-    GlobalCounters,
-    KernelExecutor,
-    get_executor,
-    runtime_buffer,
-    set_executor,
-)
-from fusegrad.engine.launch import run_graph, submit_commands, timestamp_pair
-from fusegrad.engine.programs import Kernel, get_kernel
-from fusegrad.runtime import Buffer, Device, HWQueue
+from fusegrad.engine import REALIZED, KernelExecutor, get_executor, set_executor
+from fusegrad.engine.plan import RECORDERS, LaunchPlan, PlanJoiner, run_plan
+from fusegrad.function import function
+from fusegrad.runtime import Buffer
 from fusegrad.tensor import Tensor
 from fusegrad.tensor.core import ALL_TENSORS
-from fusegrad.traced import flatten_tensors, function, rebuild_tensors
-from fusegrad.uop import ContextVar, GroupOp, Ops, UOp, dtypes, prod
+from fusegrad.tensor.multi import MultiTensor
+from fusegrad.uop import ContextVar, GroupOp, Ops, UOp, dtypes
 
 JIT = ContextVar("JIT", 1)
 """1: TinyJit captures and replays; 0: it calls the function every time."""
 
 ReturnType = TypeVar("ReturnType")
 Key = int | str
-_BUFFER_OPS = (Ops.BUFFER, Ops.BUFFER_VIEW)
 
 
 class JitError(RuntimeError):
@@ -91,7 +83,7 @@ class _Signature:
 
 
 def _contains_tensor(x: Any) -> bool:
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, MultiTensor)):
         return True
     if isinstance(x, (list, tuple)):
         return any(_contains_tensor(v) for v in x)
@@ -202,10 +194,23 @@ def _tensor_arguments(args: Sequence[Any]) -> _Call | None:
     return _Call(_Signature(tuple(range(len(args))), tuple(specs), ()), buffers, values)
 
 
+def _expand_multi(named: list[tuple[Key, Any]]) -> list[tuple[Key, Any]]:
+    """The arguments with every MultiTensor replaced by its shards (named ``"k[i]"``) and a
+    marker of its layout (a non-Tensor argument that must stay the same)."""
+    out: list[tuple[Key, Any]] = []
+    for k, v in named:
+        if isinstance(v, MultiTensor):
+            out.append((k, ("MultiTensor", v.axis, v.devices)))
+            out.extend((f"{k}[{i}]", s) for i, s in enumerate(v.shards))
+        else:
+            out.append((k, v))
+    return out
+
+
 def _arguments(args: Sequence[Any], kwargs: dict[str, Any]) -> _Call:
     if not kwargs and (quick := _tensor_arguments(args)) is not None:
         return quick
-    named: list[tuple[Key, Any]] = [*enumerate(args), *sorted(kwargs.items())]
+    named = _expand_multi([*enumerate(args), *sorted(kwargs.items())])
     tensors = [(k, v) for k, v in named if isinstance(v, Tensor)]
     values: dict[str, int] = {}
     others: list[tuple[Key, Any]] = []
@@ -233,9 +238,10 @@ def _arguments(args: Sequence[Any], kwargs: dict[str, Any]) -> _Call:
         specs.append(spec)
         values.update(vals)
     if len(set(buffers)) != len(buffers):
+        names = [k for (k, _), b in zip(tensors, buffers, strict=True) if buffers.count(b) > 1]
         raise JitError(
-            "TinyJit: two Tensor arguments are (views of) the same buffer; the captured "
-            "kernels would alias them on every call (pass a .clone() of one)"
+            f"TinyJit: Tensor arguments {names[0]!r} and {names[1]!r} are (views of) the same "
+            "buffer; the captured kernels would alias them on every call (pass a .clone() of one)"
         )
     sig = _Signature(tuple(k for k, _ in tensors), tuple(specs), tuple(others))
     return _Call(sig, buffers, values)
@@ -293,7 +299,35 @@ def _check_signature(expected: _Signature, got: _Signature) -> None:
             )
 
 
-# -- outputs ----------------------------------------------------------------------------------
+# -- results --------------------------------------------------------------------------------------
+
+
+def flatten_results(ret: Any) -> list[Tensor]:
+    """The Tensors in ``ret`` (nested lists, tuples, dict values; a MultiTensor's shards)."""
+    if isinstance(ret, Tensor):
+        return [ret]
+    if isinstance(ret, MultiTensor):
+        return list(ret.shards)
+    if isinstance(ret, (list, tuple)):
+        return [t for x in ret for t in flatten_results(x)]
+    if isinstance(ret, dict):
+        return [t for x in ret.values() for t in flatten_results(x)]
+    return []
+
+
+def rebuild_results(ret: Any, tensors: list[Tensor]) -> Any:
+    """``ret`` with its Tensors replaced, in order, by ``tensors`` (consumed from the front)."""
+    if isinstance(ret, Tensor):
+        return tensors.pop(0)
+    if isinstance(ret, MultiTensor):
+        shards = [tensors.pop(0) for _ in ret.shards]
+        return MultiTensor(shards, ret.axis)
+    if isinstance(ret, (list, tuple)):
+        items = [rebuild_results(x, tensors) for x in ret]
+        return items if isinstance(ret, list) else tuple(items)
+    if isinstance(ret, dict):
+        return {k: rebuild_results(v, tensors) for k, v in ret.items()}
+    return ret
 
 
 def _output_view(t: Tensor) -> UOp:
@@ -303,95 +337,90 @@ def _output_view(t: Tensor) -> UOp:
     return view
 
 
-# -- capture ----------------------------------------------------------------------------------
+# -- capture --------------------------------------------------------------------------------------
 
 
-def _whole_buffer(view: UOp, shape: tuple[Any, ...]) -> UOp | None:
-    """``view`` as ``BUFFER.reshape(shape)`` when it is a whole BUFFER under reshapes."""
-    base = view
-    while base.op is Ops.RESHAPE:
-        base = base.src[0]
-    if base.op is not Ops.BUFFER or base.dtype != view.dtype:
-        return None
-    if tuple(view.shape) == shape and (view is base or view.src[0] is base):
-        return view
-    if not all(isinstance(s, int) for s in shape) or int(base.arg) != prod(shape):
-        return None
-    return base.reshape(shape)
-
-
-class _Recorder:
-    """An Executor that runs graphs like the kernel executor and records every call."""
+class _Capture(KernelExecutor):
+    """The kernel executor while a capture records: every plan launched (by this executor,
+    or by a nested TinyJit's replay) is joined; index checks are deferred to the end of the
+    capture (then captured too); host reads of buffers the capture wrote raise."""
 
     name = "kernels (capturing)"
-    capturing = True  # index checks are not run while recording (tensor.checks.pending)
+    capturing = True
 
-    def __init__(self, inner: Executor) -> None:
-        self.inner = inner
-        self.calls: list[UOp] = []
-        self.allocated: set[UOp] = set()
+    def __init__(self) -> None:
+        self.joiner = PlanJoiner()
+        self.checks: list[Any] = []
 
-    def _schedule(self, targets: Sequence[UOp]) -> list[UOp]:
-        kg = get_kernel_graph(UOp.sink(*targets))
-        self.calls.extend(kg.calls)
-        self.allocated.update(kg.buffers)
-        run_graph(kg)
-        return [kg.becomes[t] for t in targets]
+    def defer_checks(self, checks: Sequence[Any]) -> None:
+        """Index checks of tensors realized during the capture (run at its end)."""
+        self.checks.extend(c for c in checks if all(c is not o for o in self.checks))
 
-    def realize(self, targets: Sequence[UOp]) -> list[UOp]:
-        """Buffer views of ``targets`` (recording the calls that computed them)."""
-        out = []
-        for t, view in zip(targets, self._schedule(targets), strict=True):
-            whole = _whole_buffer(view, tuple(t.shape))
-            if whole is None:
-                (copied,) = self._schedule([UOp(Ops.CONTIGUOUS, view.dtype, (view,))])
-                whole = _whole_buffer(copied, tuple(t.shape))
-            if whole is None:
-                raise JitError(f"TinyJit: the scheduler left {t!r} in {view!r}")
-            out.append(whole)
-        return out
-
-    def read(self, buf: UOp) -> Any:
-        """Contents of a buffer (through the wrapped executor)."""
-        return self.inner.read(buf)
+    def read(self, buf: UOp) -> np.ndarray[Any, Any]:
+        """Refuse to read what the capture computed (its value would be baked in)."""
+        slot = self.joiner.slot_of(buf)
+        if slot is not None and self.joiner.roots()[slot] in self.joiner.written():
+            raise JitError(
+                "TinyJit: .item()/.tolist()/.numpy() of a tensor computed inside the captured "
+                "function; a replay would reuse the capture-time value (return the tensor and "
+                "read it after the call)"
+            )
+        return super().read(buf)
 
 
-# -- the captured graph -----------------------------------------------------------------------
+def _run_checks(capture: _Capture) -> tuple[list[Any], list[Tensor]]:
+    """The deferred index checks and their (min, max) tensors, realized inside the capture."""
+    from fusegrad.tensor.checks import stats_uops
+
+    if not capture.checks:
+        return [], []
+    stats = [Tensor(u) for u in stats_uops(capture.checks, Tensor)]
+    Tensor.realize(*stats)
+    return capture.checks, stats
 
 
-def _buffers(call: UOp) -> list[UOp]:
-    return [s for s in call.src[1:] if s.op in _BUFFER_OPS]
+def _verify(checks: Sequence[Any], stats: Sequence[Tensor]) -> None:
+    from fusegrad.tensor.checks import verify_all
+
+    verify_all(checks, [s.numpy() for s in stats])
 
 
-def _root(b: UOp) -> UOp:
-    while b.op is Ops.BUFFER_VIEW:
-        b = b.src[0]
-    return b
+# -- the captured plan ----------------------------------------------------------------------------
 
 
-def _access(call: UOp, kernel: Kernel | None) -> tuple[set[UOp], set[UOp]]:
-    """(buffers read, buffers written) by a call, as whole buffers (arena views: the arena)."""
-    bufs = [_root(b) for b in _buffers(call)]
-    if kernel is None:  # a copy: dst <- src
-        return {bufs[1]}, {bufs[0]}
-    return {bufs[i] for i in kernel.spec.ins}, {bufs[i] for i in kernel.spec.outs}
+@dataclass
+class CapturedJit:
+    """A capture, ready to replay."""
+
+    plan: LaunchPlan
+    inputs: list[UOp]  # the capture's input buffers
+    used: list[int]  # which inputs the plan takes (the others no kernel touched)
+    outputs: list[UOp]  # buffers of returned tensors the capture created (new per call)
+    views: list[UOp]  # the returned tensors' views over the capture's buffers
+    written: weakref.WeakSet[UOp]  # fixed buffers the kernels write
+    values: dict[str, int]  # capture-time Variable values
+    checks: list[Any] = field(default_factory=list)  # deferred index checks
+    stats: int = 0  # the last ``stats`` outputs are the checks' (min, max) pairs
 
 
-def _prune(calls: list[UOp], kernels: list[Kernel | None], dynamic: set[UOp],
-           allocated: set[UOp]) -> list[int]:  # fmt: skip
-    """Indices of the calls that must run again on every replay: those that use Variables,
-    write state from outside the capture, write a buffer several calls write, or read
-    something such a call writes or the inputs (``dynamic``); the rest ran at capture."""
-    access = [_access(c, k) for c, k in zip(calls, kernels, strict=True)]
-    writers: dict[UOp, int] = {}
+def _prune(joiner: PlanJoiner, dynamic: set[int]) -> None:
+    """Keep the steps that must run on every replay: those that use Variables, write state
+    from before the capture, write a buffer several steps write, or read something such a
+    step writes or the per-call buffers (``dynamic``); the rest ran at capture."""
+    roots = joiner.roots()
+    access: list[tuple[set[int], set[int]]] = []
+    for step in joiner.steps:
+        read, written = step.access()
+        access.append(({roots[i] for i in read}, {roots[i] for i in written}))
+    writers: dict[int, int] = {}
     for _, writes in access:
         for b in writes:
             writers[b] = writers.get(b, 0) + 1
     keep = {
         i
-        for i, (c, (_, writes)) in enumerate(zip(calls, access, strict=True))
-        if any(s.is_bound_var for s in c.src[1:])
-        or any(b not in allocated or writers[b] > 1 or b in dynamic for b in writes)
+        for i, (s, (_, writes)) in enumerate(zip(joiner.steps, access, strict=True))
+        if (s.kernel is not None and s.kernel.var_names)
+        or any(not joiner.slots[b].fresh or writers[b] > 1 or b in dynamic for b in writes)
     }
     dyn = set(dynamic)
     changed = True
@@ -400,227 +429,59 @@ def _prune(calls: list[UOp], kernels: list[Kernel | None], dynamic: set[UOp],
             dyn |= access[i][1]
         grown = {i for i, (reads, _) in enumerate(access) if reads & dyn} | keep
         changed, keep = grown != keep, grown
-    return sorted(keep)
+    joiner.steps = [s for i, s in enumerate(joiner.steps) if i in keep]
 
 
-_ARENAS = itertools.count()
-
-
-def _kernel_of(call: UOp) -> Kernel | None:
-    """The loaded kernel of a captured call (None for a copy)."""
-    if call.src[0].op is Ops.COPY:
-        return None
-    return get_kernel(call.src[0], Device[str(_root(_buffers(call)[0]).src[1].arg)])
-
-
-def _swap_buffers(call: UOp, mapping: dict[UOp, UOp]) -> UOp:
-    """``call`` with its buffers (and the roots of its buffer views) replaced per ``mapping``."""
-
-    def swap(b: UOp) -> UOp:
-        if b.op is Ops.BUFFER_VIEW:
-            return b.replace(src=(swap(b.src[0]),))
-        return mapping.get(b, b)
-
-    return call.replace(src=(call.src[0], *(swap(s) for s in call.src[1:])))
-
-
-def _candidates(recorder: _Recorder, keep: set[UOp]) -> list[UOp]:
-    """Buffers the capture created whose first use in the calls is a write (no value flows
-    into a replay through them), except ``keep``."""
-    seen: set[UOp] = set()
-    out: list[UOp] = []
-    for c in recorder.calls:
-        reads, writes = _access(c, _kernel_of(c))
-        fresh = writes - seen - keep
-        out.extend(b for b in fresh if b in recorder.allocated and b not in reads)
-        seen |= reads | writes
-    return out
-
-
-def _fresh_arenas(views: dict[UOp, UOp]) -> dict[UOp, UOp]:
-    """``views`` over arenas of their own (the planner's arena names are reused by every
-    schedule; a capture's arena must not be another graph's)."""
-    arenas: dict[UOp, UOp] = {}
-    for v in views.values():
-        a = v.src[0]
-        if a not in arenas:
-            unique = UOp(Ops.UNIQUE, arg=("jit arena", next(_ARENAS)))
-            arenas[a] = UOp(Ops.BUFFER, a.dtype, (unique, a.src[1]), a.arg)
-    return {h: v.replace(src=(arenas[v.src[0]],)) for h, v in views.items()}
-
-
-def _memory_plan(recorder: _Recorder, keep: set[UOp]) -> tuple[int, int]:
-    """Place the capture's dead intermediates into arenas (rewrites the recorded calls);
-    returns (their bytes unshared, the arenas' bytes)."""
-    cands = _candidates(recorder, keep)
-    holders = {b: UOp.new_buffer(b.src[1].arg, int(b.arg), b.dtype) for b in cands}
-    pairs = [(weakref.ref(b), h) for b, h in holders.items()]
-    recorder.calls = [_swap_buffers(c, holders) for c in recorder.calls]
-    recorder.allocated -= holders.keys()
-    del cands, holders
-    gc.collect()  # only buffers a live tensor (or other live state) holds survive this
-    back = {h: b for ref, h in pairs if (b := ref()) is not None}
-    planned = {h for _, h in pairs if h not in back}
-    uses = [{_root(b) for b in _buffers(c)} for c in recorder.calls]
-    plan = plan_memory(uses, planned)
-    mapping = {**back, **_fresh_arenas(plan.views)}
-    recorder.calls = [_swap_buffers(c, mapping) for c in recorder.calls]
-    recorder.allocated |= set(back.values()) | {_root(v) for v in mapping.values()}
+def _memory_plan(joiner: PlanJoiner, given: set[int]) -> tuple[int, int]:
+    """Place the capture's dead intermediates into arenas: buffers a captured plan created
+    whose first use is a write, that no live tensor references once the capture returned
+    (their weak reference is dead), and that are not per-call slots. Returns (their bytes
+    unshared, the arenas' bytes)."""
+    roots = joiner.roots()
+    seen: set[int] = set()
+    holders: dict[int, UOp] = {}
+    uses: list[set[UOp]] = []
+    for s in joiner.steps:
+        reads, writes = s.access()
+        for b in (roots[i] for i in writes):
+            slot = joiner.slots[b]
+            dead = slot.ref is not None and slot.ref() is None
+            if b not in seen and b not in given and slot.fresh and dead and b not in reads:
+                rt = slot.runtime
+                holders[b] = UOp.new_buffer(rt.device, rt.size, rt.dtype)
+        seen |= {roots[i] for i in (*reads, *writes)}
+        uses.append({holders[roots[i]] for i in s.slots if roots[i] in holders})
+    if not holders:
+        return 0, 0
+    plan = plan_memory(uses, set(holders.values()))
+    arenas: dict[UOp, Buffer] = {}
+    for b, holder in holders.items():
+        view = plan.views[holder]
+        arena = view.src[0]
+        if arena not in arenas:
+            arenas[arena] = Buffer(str(arena.src[1].arg), int(arena.arg), dtypes.uint8)
+        size, offset = view.arg
+        rt = arenas[arena].view(int(size), view.dtype, int(offset) * view.dtype.itemsize)
+        joiner.slots[b].runtime = rt
+    for i, v in sorted(joiner.views.items()):  # views of planned buffers follow them
+        if roots[i] in holders:
+            base = joiner.slots[v.base].runtime
+            joiner.slots[i].runtime = base.view(v.size, v.dtype, v.offset)
     return plan.planned_bytes, plan.arena_bytes
 
 
-@dataclass
-class _Launch:
-    """A captured kernel launch with its buffer slots resolved for replay."""
-
-    kernel: Kernel
-    handles: list[Any]  # fixed buffer handles (None where the call's buffer is substituted)
-    slots: list[tuple[int, int]]  # (param position, index into the per-call handles)
-    values: dict[str, int]  # capture-time Variable values of this launch
-    fixed: Any = None  # (program, global size, local size) of a launch without Variables
-
-
-@dataclass
-class _Plan:
-    """A captured function, ready to replay."""
-
-    inputs: list[UOp]  # the capture's input buffers (slot order)
-    outputs: list[UOp]  # buffers of returned tensors the capture created (new per call)
-    views: list[UOp]  # the returned tensors' views over the capture's buffers
-    written: set[UOp]  # buffers the kernels write
-    values: dict[str, int]  # capture-time Variable values
-    calls: list[UOp]  # the calls replayed (fallback path)
-    device: str | None = None  # the fast path's device (None: the fallback replays calls)
-    launches: list[_Launch] = field(default_factory=list)
-    commands: list[Any] = field(default_factory=list)  # prebuilt (None: rebuilt per call)
-    dynamic: list[int] = field(default_factory=list)  # launches rebuilt per call
-    keep: list[Buffer] = field(default_factory=list)  # fixed runtime buffers (kept alive)
-    work: tuple[int, int] = (0, 0)  # ALU ops and memory bytes of the fixed launches
-
-
-def _bound_values(call: UOp) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for s in call.src[1:]:
-        if s.op is Ops.AFTER and s.is_bound_var:
-            var, val = s.unbind()
-            out[str(var.arg[0])] = int(val)
+def _written(joiner: PlanJoiner, given: set[int]) -> weakref.WeakSet[UOp]:
+    roots = joiner.roots()
+    out: weakref.WeakSet[UOp] = weakref.WeakSet()
+    for i in joiner.written():
+        slot = joiner.slots[roots[i]]
+        buf = None if slot.ref is None else slot.ref()
+        if buf is not None and roots[i] not in given:
+            out.add(buf)
     return out
 
 
-def _make_plan(
-    recorder: _Recorder, inputs: list[UOp], views: list[UOp], values: dict[str, int], prune: bool
-) -> _Plan:
-    out_bufs = [_base_buffer(v) for v in views]
-    outputs = list(dict.fromkeys(b for b in out_bufs if b in recorder.allocated))
-    calls = recorder.calls
-    devices = {str(_root(_buffers(c)[0]).src[1].arg) for c in calls}
-    is_copy = [c.src[0].op is Ops.COPY for c in calls]
-    fast = len(devices) == 1 and not any(is_copy)
-    device = Device[next(iter(devices))] if fast else None
-    kernels = [None if cp or device is None else get_kernel(c.src[0], device)
-               for c, cp in zip(calls, is_copy, strict=True)]  # fmt: skip
-    if prune:
-        kept = _prune(calls, kernels, {*inputs, *outputs}, recorder.allocated)
-        calls, kernels = [calls[i] for i in kept], [kernels[i] for i in kept]
-    written = {w for c, k in zip(calls, kernels, strict=True) for w in _access(c, k)[1]}
-    all_values = {**{k: v for c in calls for k, v in _bound_values(c).items()}, **values}
-    plan = _Plan(list(inputs), outputs, views, written, all_values, calls)
-    if device is not None:
-        _prepare_fast(plan, device.device, [k for k in kernels if k is not None])
-    return plan
-
-
-def _prepare_fast(plan: _Plan, device: str, kernels: list[Kernel]) -> None:
-    """Resolve every launch's buffers; prebuild the commands of launches that never change."""
-    slot_of = {b: i for i, b in enumerate([*plan.inputs, *plan.outputs])}
-    ops = mem = 0
-    for call, kernel in zip(plan.calls, kernels, strict=True):
-        launch = _Launch(kernel, [], [], _bound_values(call))
-        if not kernel.var_names:
-            gs, ls = kernel.launch({})
-            launch.fixed = (kernel.program, tuple(gs), None if ls is None else tuple(ls))
-        for pos, b in enumerate(_buffers(call)):
-            if b in slot_of:
-                launch.handles.append(None)
-                launch.slots.append((pos, slot_of[b]))
-            else:
-                rb = runtime_buffer(b)
-                plan.keep.append(rb)
-                launch.handles.append(rb.opaque)
-        fixed = not launch.slots and not kernel.var_names
-        plan.commands.append(_command(launch, {}) if fixed else None)
-        if not fixed:
-            plan.dynamic.append(len(plan.launches))
-        if kernel.fixed is not None:
-            ops, mem = ops + kernel.fixed[2], mem + kernel.fixed[3]
-        plan.launches.append(launch)
-    plan.device, plan.work = device, (ops, mem)
-
-
-def _command(launch: _Launch, values: dict[str, int], handles: Sequence[Any] = ()) -> Any:
-    """The exec command of ``launch`` over the per-call ``handles`` and Variable ``values``."""
-    bufs = list(launch.handles)
-    for pos, k in launch.slots:
-        bufs[pos] = handles[k]
-    kernel = launch.kernel
-    vals = {n: values.get(n, launch.values.get(n, 0)) for n in kernel.var_names}
-    gs, ls = kernel.launch(vals)
-    q = HWQueue().exec(kernel.program, bufs, [vals[n] for n in kernel.var_names], gs, ls)
-    return q.commands[0]
-
-
-#: the runtime's exec command class (built directly on replays: no queue per launch)
-_EXEC_CMD: Any = type(HWQueue().exec(None, ()).commands[0])
-
-
-def _slot_command(launch: _Launch, handles: Sequence[Any]) -> Any:
-    """The exec command of a launch without Variables over the per-call ``handles``."""
-    bufs = list(launch.handles)
-    for pos, k in launch.slots:
-        bufs[pos] = handles[k]
-    program, gs, ls = launch.fixed
-    return _EXEC_CMD(program, tuple(bufs), (), gs, ls)
-
-
-def _replay_fast(plan: _Plan, runtime: list[Buffer], values: dict[str, int]) -> None:
-    """One queue with every launch, submitted once."""
-    assert plan.device is not None
-    handles = [r.opaque for r in runtime]
-    start, end = timestamp_pair()
-    head, tail = HWQueue().timestamp(start).timestamp(end).commands
-    commands = [head, *plan.commands, tail]  # the launches at 1..n, between the timestamps
-    ops, mem = plan.work
-    for i in plan.dynamic:
-        launch = plan.launches[i]
-        kernel = launch.kernel
-        if not kernel.var_names:
-            commands[i + 1] = _slot_command(launch, handles)
-            continue
-        commands[i + 1] = _command(launch, values, handles)
-        if kernel.fixed is None:
-            o, m = kernel.work({n: values.get(n, 0) for n in kernel.var_names})
-            ops, mem = ops + o, mem + m
-    # the flight keeps the two lists (and so their buffers) alive: no per-call copy of them
-    submit_commands(plan.device, commands, [plan.keep, runtime], [(start, end)])
-    GlobalCounters.kernel_count += len(plan.launches)
-    GlobalCounters.global_ops += ops
-    GlobalCounters.global_mem += mem
-
-
-def _replay_calls(plan: _Plan, mapping: dict[UOp, UOp], values: dict[str, int]) -> None:
-    """The general path (copies, several devices): the calls rebuilt over the new buffers."""
-    subst = dict(mapping)
-    for c in plan.calls:
-        for s in c.src[1:]:
-            if s.op is Ops.AFTER and s.is_bound_var:
-                var, _ = s.unbind()
-                subst[s] = var.bind(values[str(var.arg[0])])
-    calls = tuple(c.replace(src=tuple(subst.get(s, s) for s in c.src)) for c in plan.calls)
-    linear = UOp(Ops.LINEAR, dtypes.void, calls)
-    run_graph(KernelGraph(linear, {}, (), {}, 0, 0))
-
-
-# -- TinyJit ----------------------------------------------------------------------------------
+# -- TinyJit --------------------------------------------------------------------------------------
 
 
 class TinyJit(Generic[ReturnType]):
@@ -640,7 +501,7 @@ class TinyJit(Generic[ReturnType]):
         self.fxn = fxn
         self.prune, self.optimize = prune, optimize
         self.cnt = 0
-        self.plan: _Plan | None = None
+        self.captured_plan: CapturedJit | None = None
         self.signature: _Signature | None = None
         self.ret: Any = None
         self.memory_plan: tuple[int, int] = (0, 0)
@@ -651,17 +512,22 @@ class TinyJit(Generic[ReturnType]):
 
     def reset(self) -> None:
         """Forget the capture: the next two calls run the function again."""
-        self.cnt, self.plan, self.signature, self.ret = 0, None, None, None
+        self.cnt, self.captured_plan, self.signature, self.ret = 0, None, None, None
 
     @property
     def captured(self) -> bool:
         """True once a capture exists (calls replay it)."""
-        return self.plan is not None
+        return self.captured_plan is not None
+
+    @property
+    def plan(self) -> LaunchPlan | None:
+        """The launch plan a replay runs (None before the capture)."""
+        return None if self.captured_plan is None else self.captured_plan.plan
 
     @property
     def kernel_count(self) -> int:
-        """Launches in one replay (0 before the capture)."""
-        return 0 if self.plan is None else len(self.plan.calls)
+        """Launches (kernels and copies) in one replay (0 before the capture)."""
+        return 0 if self.captured_plan is None else len(self.captured_plan.plan.steps)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self.__call__, obj)
@@ -669,67 +535,103 @@ class TinyJit(Generic[ReturnType]):
     def __call__(self, *args: Any, **kwargs: Any) -> ReturnType:
         if self.fxn is None:
             raise JitError("TinyJit: no function to run (it was made with fxn=None)")
-        if not JIT.value or not isinstance(get_executor(), KernelExecutor):
+        executor = get_executor()
+        if not JIT.value or not isinstance(executor, KernelExecutor):
             return self.fxn(*args, **kwargs)
         call = _arguments(args, kwargs)
-        if self.plan is not None:
+        if self.captured_plan is not None:
             assert self.signature is not None
             _check_signature(self.signature, call.signature)
             return self._replay(call)
-        if self.cnt == 0:
+        if self.cnt == 0 or _capturing(executor):
             self.cnt = 1
             ret = self.fxn(*args, **kwargs)
-            if outs := flatten_tensors(ret):
+            if outs := flatten_results(ret):
                 Tensor.realize(*outs)
             return ret
         return self._capture(args, kwargs, call)
 
     def _capture(self, args: Sequence[Any], kwargs: dict[str, Any], call: _Call) -> ReturnType:
         assert self.fxn is not None
-        recorder = _Recorder(get_executor())
-        previous = set_executor(recorder)
+        capture = _Capture()
+        previous = set_executor(capture)
+        RECORDERS.append(capture.joiner.add)
         try:
             ret = self.fxn(*args, **kwargs)
-            if outs := flatten_tensors(ret):
+            outs = flatten_results(ret)
+            if outs:
                 Tensor.realize(*outs)
+            checks, stats = _run_checks(capture)
         finally:
+            RECORDERS.remove(capture.joiner.add)
             set_executor(previous)
-        if not recorder.calls:
+        if not capture.joiner.steps:
             raise JitError(
                 "TinyJit: the function realized nothing (no kernel ran during the capture); "
                 "return the tensors it computes, or realize them inside it"
             )
-        views = [_output_view(t) for t in outs]
-        if self.optimize:
-            keep = {*call.buffers, *(b for v in views if (b := _base_buffer(v)) is not None)}
-            self.memory_plan = _memory_plan(recorder, keep)
-        self.plan = _make_plan(recorder, call.buffers, views, call.values, self.prune)
+        if checks:
+            _verify(checks, stats)
+        views = [_output_view(t) for t in [*outs, *stats]]
+        self.captured_plan = self._plan(capture.joiner, call, views, checks)
         self.signature, self.ret, self.cnt = call.signature, ret, 2
         return ret
 
+    def _plan(
+        self, joiner: PlanJoiner, call: _Call, views: list[UOp], checks: list[Any]
+    ) -> CapturedJit:
+        used = [i for i, b in enumerate(call.buffers) if joiner.slot_of(b) is not None]
+        inputs = set(call.buffers)
+        bases = dict.fromkeys(b for v in views if (b := _base_buffer(v)) is not None)
+        outputs = []
+        for b in bases:
+            slot = joiner.slot_of(b)
+            if b not in inputs and slot is not None and joiner.slots[slot].fresh:
+                outputs.append(b)
+        given = [joiner.slot_of(call.buffers[i]) for i in used]
+        given += [joiner.slot_of(b) for b in outputs]
+        slots = [g for g in given if g is not None]
+        if self.prune:
+            _prune(joiner, set(slots))
+        if self.optimize:
+            self.memory_plan = _memory_plan(joiner, set(slots))
+        written = _written(joiner, set(slots))
+        plan = joiner.build(slots)
+        stats = len(checks)
+        return CapturedJit(
+            plan, list(call.buffers), used, outputs, views, written, dict(joiner.values),
+            checks, stats,
+        )  # fmt: skip
+
     def _replay(self, call: _Call) -> ReturnType:
-        plan = self.plan
-        assert plan is not None
+        cap = self.captured_plan
+        assert cap is not None
         for i, b in enumerate(call.buffers):
-            if b in plan.written and b not in plan.inputs:
+            if b in cap.written:
                 raise JitError(
                     f"TinyJit: Tensor argument {call.signature.names[i]!r} aliases a buffer the "
                     "captured kernels write (an intermediate or state tensor from the capture); "
                     "pass a .clone()"
                 )
-        fresh = [UOp.new_buffer(b.src[1].arg, int(b.arg), b.dtype) for b in plan.outputs]
-        values = {**plan.values, **call.values}
-        mapping = dict(zip(plan.inputs, call.buffers, strict=True))
-        mapping.update(zip(plan.outputs, fresh, strict=True))
-        if plan.device is not None:
-            _replay_fast(plan, [runtime_buffer(b) for b in (*call.buffers, *fresh)], values)
-        else:
-            _replay_calls(plan, mapping, values)
+        fresh = [UOp.new_buffer(b.src[1].arg, int(b.arg), b.dtype) for b in cap.outputs]
+        values = {**cap.values, **call.values}
+        run_plan(cap.plan, [*(call.buffers[i] for i in cap.used), *fresh], values)
+        mapping = dict(zip(cap.inputs, call.buffers, strict=True))
+        mapping.update(zip(cap.outputs, fresh, strict=True))
         for var, val in call.values.items():
-            mapping.update(_rebind(plan.views, var, val))
-        tensors = [_result(_rebase(v, mapping)) for v in plan.views]
-        out: ReturnType = rebuild_tensors(self.ret, tensors)
+            mapping.update(_rebind(cap.views, var, val))
+        tensors = [_result(_rebase(v, mapping)) for v in cap.views]
+        if cap.stats:
+            _verify(cap.checks, tensors[-cap.stats :])
+            del tensors[-cap.stats :]
+        out: ReturnType = rebuild_results(self.ret, tensors)
         return out
+
+
+def _capturing(executor: Any) -> bool:
+    """Whether ``executor`` is a capture (a TinyJit called inside another's capture replays
+    its own plan, which the outer capture records, or runs its function)."""
+    return isinstance(executor, _Capture)
 
 
 def _result(view: UOp) -> Tensor:
@@ -764,4 +666,12 @@ def _rebind(views: list[UOp], name: str, value: int) -> dict[UOp, UOp]:
     return out
 
 
-__all__ = ["JIT", "JitError", "TinyJit", "function"]
+__all__ = [
+    "JIT",
+    "CapturedJit",
+    "JitError",
+    "TinyJit",
+    "flatten_results",
+    "function",
+    "rebuild_results",
+]

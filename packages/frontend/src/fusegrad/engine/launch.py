@@ -330,23 +330,3 @@ def synchronize(devices: Sequence[str] | None = None) -> None:
         for name in names:
             device(name).synchronize()
         _settle(everywhere=True)
-
-
-def run_graph(kg: Any) -> None:
-    """TEMPORARY shim while jit.py moves to plans."""
-    from fusegrad.engine.plan import bound_values, calls_plan, run_plan
-
-    if kg.calls:
-        plan, uops = calls_plan(kg.calls, kg.buffers)
-        run_plan(plan, uops, bound_values(kg.calls))
-
-
-def submit_commands(name: str, commands: Any, keep: Any = (), timings: Any = ()) -> None:
-    """TEMPORARY shim while jit.py moves to plans."""
-    with _STATE.lock:
-        _settle()
-        batch = _open(name)
-        batch.queue.commands.extend(commands)
-        batch.keep.extend(keep)
-        batch.timings.extend(timings)
-        _submit(batch)

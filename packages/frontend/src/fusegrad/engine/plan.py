@@ -354,6 +354,18 @@ class PlanJoiner:
             self.steps.append(Step(s.kernel, s.device, tuple(remap[i] for i in s.slots), s.nbytes))
         self.values.update(values)
 
+    def roots(self) -> list[int]:
+        """Each slot's root slot (a view's base, followed down)."""
+        roots = list(range(len(self.slots)))
+        for i, v in sorted(self.views.items()):
+            roots[i] = roots[v.base]
+        return roots
+
+    def written(self) -> set[int]:
+        """The root slots the steps write."""
+        roots = self.roots()
+        return {roots[i] for s in self.steps for i in s.access()[1]}
+
     def slot_of(self, buf: UOp) -> int | None:
         """The slot of BUFFER ``buf`` (None: no captured step used it)."""
         return self._by_uop.get(buf)

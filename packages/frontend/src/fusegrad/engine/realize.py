@@ -138,3 +138,28 @@ def to_numpy(u: UOp) -> np.ndarray[Any, Any]:
     if not has_numpy_type(u.dtype):
         return decode_floats(arr, u.dtype)
     return arr.copy()
+
+
+def compile_linear(linear: UOp) -> Any:
+    """The ``LaunchPlan`` of a LINEAR of CALLs (``Tensor.linear_with_vars``,
+    ``schedule_linear``): every kernel compiled and loaded, nothing run."""
+    from fusegrad.engine.plan import calls_plan
+
+    if linear.op is not Ops.LINEAR:
+        raise TypeError(f"compile_linear: expected a LINEAR of CALLs, got {linear.op!r}")
+    plan, _ = calls_plan(linear.src)
+    return plan
+
+
+def run_linear(linear: UOp, var_vals: dict[str, int] | None = None) -> None:
+    """Run a LINEAR of CALLs (``Tensor.linear_with_vars``, ``schedule_linear``) on its
+    buffers, allocating those it creates, with the bound Variables' values (``var_vals``
+    overrides them by name). Returns once submitted; reading a buffer waits for it."""
+    from fusegrad.engine.plan import bound_values, calls_plan, run_plan
+
+    if linear.op is not Ops.LINEAR:
+        raise TypeError(f"run_linear: expected a LINEAR of CALLs, got {linear.op!r}")
+    if not linear.src:
+        return
+    plan, uops = calls_plan(linear.src)
+    run_plan(plan, uops, {**bound_values(linear.src), **(var_vals or {})})

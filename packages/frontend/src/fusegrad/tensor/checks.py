@@ -12,7 +12,8 @@ data, so:
 
 ``CHECK_INDEX=0`` turns both off for speed: an out-of-range index then selects zeros (gather,
 advanced indexing, one_hot) and writes nowhere (scatter, setitem). Inside a ``TinyJit``
-capture the deferred checks are skipped, and replays don't run them.
+capture the deferred checks are handed to the capture, which runs them (captured too) at its
+end and again after every replay.
 """
 
 from __future__ import annotations
@@ -106,9 +107,14 @@ def merge_checks(*groups: tuple[IndexCheck, ...]) -> tuple[IndexCheck, ...]:
 
 
 def pending(tensors: Iterable[TensorCore]) -> list[IndexCheck]:
-    """The checks ``tensors`` still need (none while a TinyJit capture records)."""
+    """The checks ``tensors`` still need (none while a TinyJit capture records: the capture
+    takes them, through its ``defer_checks``, and runs them on every replay)."""
     found = merge_checks(*(t._checks for t in tensors))
-    if not found or getattr(get_executor(), "capturing", False):
+    executor = get_executor()
+    if found and getattr(executor, "capturing", False):
+        defer = getattr(executor, "defer_checks", None)
+        if defer is not None:
+            defer(found)
         return []
     return list(found)
 
