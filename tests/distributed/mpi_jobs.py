@@ -46,14 +46,22 @@ class Run:
 
 def run_mpi(n: int, worker: str, *args: str, timeout: float = 120) -> Run:
     """Run ``workers/<worker>.py args`` on ``n`` ranks; fails the test after ``timeout`` s."""
+    return launch(n, [str(WORKERS / f"{worker}.py"), *args], timeout)
+
+
+def launch(n: int, argv: list[str], timeout: float = 120, **env: str) -> Run:
+    """Run ``python argv`` on ``n`` ranks (``env`` added to the environment; one CPU worker
+    thread per rank); fails the test after ``timeout`` seconds."""
     exe = mpiexec()
     assert exe is not None
-    env = dict(os.environ, PYTHONPATH=str(WORKERS), CPU_THREADS="1", PYTHONUNBUFFERED="1")
-    cmd = [exe, "-n", str(n), sys.executable, str(WORKERS / f"{worker}.py"), *args]
+    path = os.pathsep.join(p for p in (str(WORKERS), os.environ.get("PYTHONPATH", "")) if p)
+    full_env = dict(os.environ, PYTHONPATH=path, CPU_THREADS="1", PYTHONUNBUFFERED="1")
+    full_env.update(env)
+    cmd = [exe, "-n", str(n), sys.executable, *argv]
     try:
         done = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False
+            cmd, capture_output=True, text=True, timeout=timeout, env=full_env, check=False
         )
     except subprocess.TimeoutExpired as e:
-        pytest.fail(f"mpiexec -n {n} {worker} {args} hung for {timeout} s:\n{e.stdout}\n{e.stderr}")
+        pytest.fail(f"mpiexec -n {n} {argv} hung for {timeout} s:\n{e.stdout}\n{e.stderr}")
     return Run(done.returncode, done.stdout, done.stderr)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from fusegrad import Tensor, dtypes
 from fusegrad import distributed as dist
+from fusegrad.distributed.hostmem import host_view
 from fusegrad.uop import DType
 
 DTYPES = [
@@ -72,6 +73,14 @@ def main() -> None:
             g = dist.all_gather(tensor(r, dt), axis=axis)
             want = np.concatenate([as_dtype(values(q, dt), dt) for q in range(n)], axis=axis)
             check(f"all_gather axis={axis} {dt}", g.numpy(), want, exact=True)
+    # on the CPU, MPI works on the buffer's own memory: no copy in or out
+    t = Tensor(np.ones(8, np.float32)).realize()
+    before = host_view(t)
+    dist.all_reduce(t)
+    after = host_view(t)
+    assert before.zero_copy and after.zero_copy
+    assert before.array.ctypes.data == after.array.ctypes.data
+    assert np.array_equal(before.array, np.full(8, float(n), np.float32))
     # a view (not a buffer of its own) and a lazy result reduce too
     base = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
     view = base[1:, ::2]

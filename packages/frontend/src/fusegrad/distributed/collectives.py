@@ -2,7 +2,8 @@
 
 Each works on the realized host memory of the tensor (``hostmem``): MPI reads and writes the
 buffer itself where the device is host-visible. ``all_reduce`` and ``broadcast`` are in
-place (the tensor's buffer holds the result; the tensor is returned); ``all_gather`` and
+place (the tensor's buffer holds the result; the tensor is returned; a tensor that was a
+view or a lazy graph is a buffer afterwards, cut off from autograd); ``all_gather`` and
 ``reduce_scatter`` return new tensors. Before the data moves, every rank's call is checked
 against every other's (collective, op, dtype, shape, root/axis): a mismatch raises
 ValueError on every rank naming both sides, instead of a hang or silently mixed bytes.

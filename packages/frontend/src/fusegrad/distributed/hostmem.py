@@ -1,7 +1,7 @@
 """Host memory of realized Tensors, for MPI to read and write without a NumPy round trip.
 
 A Tensor is realized into a buffer of its own (a view or a lazy result gets a contiguous
-buffer first, which the tensor holds from then on); the runtime ``Buffer`` behind it is
+buffer first, which the tensor holds from then on, without its autograd graph); the runtime ``Buffer`` behind it is
 reached through ``fusegrad.engine.runtime_buffer`` and its memory through
 ``Buffer.as_memoryview``: on host-visible devices (CPU) that is the memory itself, so MPI
 reads and writes the tensor in place. On other devices the bytes are copied out and, after
@@ -45,15 +45,19 @@ def int_shape(t: Tensor) -> tuple[int, ...]:
 
 
 def _own_buffer(t: Tensor) -> UOp:
-    """The BUFFER holding ``t``'s value, realizing ``t`` (into a fresh contiguous buffer
-    when it is a view or was computed under a graph autograd keeps)."""
+    """The BUFFER holding ``t``'s value, realizing ``t``. A tensor that isn't a buffer (a
+    view, a lazy result, a result autograd keeps the graph of) is made one: its value's
+    buffer, or a fresh contiguous copy. Its graph is dropped: the engine recomputes a graph
+    whenever an assign invalidates remembered results, which would lose what MPI wrote."""
     int_shape(t)
     t.realize()
-    view = t.uop if buffer_of(t.uop) is not None else REALIZED.get(t.uop)
-    if view is None or buffer_of(view) is None:
-        t.replace(t.contiguous().realize())
-        view = t.uop if buffer_of(t.uop) is not None else REALIZED.get(t.uop)
-    buf = buffer_of(view) if view is not None else None
+    if buffer_of(t.uop) is None:
+        view = REALIZED.get(t.uop)
+        if view is not None and buffer_of(view) is not None:
+            t.uop = view
+        else:
+            t.uop = t.detach().contiguous().realize().uop
+    buf = buffer_of(t.uop)
     if buf is None:
         raise RuntimeError(f"fusegrad.distributed: no buffer behind a {t.shape} tensor")
     return buf

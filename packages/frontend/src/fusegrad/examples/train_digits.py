@@ -1,6 +1,7 @@
 """Train a small CNN on scikit-learn's 8x8 handwritten digits with Adam.
 
     python -m fusegrad.examples.train_digits [--epochs 15] [--batch-size 32] [--lr 0.003]
+    mpiexec -n 2 python -m fusegrad.examples.train_digits --distributed
 
 The data set (1,797 images, 10 classes) ships inside scikit-learn (``load_digits``), an
 optional dependency of this example. A fixed split (seeded) keeps 20% for testing. The
@@ -9,6 +10,11 @@ its second call, replayed after. Prints a tqdm progress bar (when tqdm is instal
 per-epoch training loss, test accuracy and time; reaches about 98% test accuracy. The
 learning rate decays linearly to a tenth over the epochs (written into ``opt.lr``'s buffer,
 which the replayed step reads).
+
+``--distributed`` (under ``mpiexec -n N``; needs mpi4py): data-parallel training with
+``fusegrad.distributed``. Every rank takes ``batch_size / N`` images of each batch (the same
+batches as one process), gradients are averaged over the ranks (``DistributedOptimizer``),
+so the ranks train the same model one process would, to the same accuracy; rank 0 prints.
 """
 
 from __future__ import annotations
@@ -98,6 +104,56 @@ def make_step(net: DigitsNet, opt: Optimizer, jit: bool) -> Callable[[Tensor, Te
     return TinyJit(step) if jit else step
 
 
+def make_distributed_step(
+    net: DigitsNet, opt: Any, jit: bool
+) -> Callable[[Tensor, Tensor], Tensor]:
+    """The data-parallel step: this rank's loss and gradients (flattened into the gradient
+    buckets), their average over the ranks (MPI, outside TinyJit), the Adam update. Returns
+    the loss averaged over the ranks."""
+    from fusegrad import distributed
+
+    def gradients(x: Tensor, y: Tensor) -> Tensor:
+        Tensor.training = True
+        try:
+            opt.zero_grad()
+            loss = net(x).sparse_categorical_crossentropy(y)
+            loss.backward()
+            Tensor.realize(loss, *opt.flatten_gradients())
+        finally:
+            Tensor.training = False
+        return loss
+
+    def update() -> Tensor:
+        Tensor.training = True
+        try:
+            out: list[Tensor] = opt.schedule_step()
+            Tensor.realize(*out)
+        finally:
+            Tensor.training = False
+        return out[0]
+
+    gradients_step = TinyJit(gradients) if jit else gradients
+    update_step = TinyJit(update) if jit else update
+
+    def step(x: Tensor, y: Tensor) -> Tensor:
+        # the loss is averaged before the update: the update's assigns make the engine forget
+        # computed values, and a lazy loss would then be recomputed with the new weights
+        loss = distributed.all_reduce(gradients_step(x, y), op="mean", check=False)
+        opt.all_reduce_gradients()
+        update_step()
+        return loss
+
+    return step
+
+
+def batch_part(batch_size: int, rank: int, ranks: int) -> slice:
+    """The images of each batch that ``rank`` of ``ranks`` trains on (an equal share)."""
+    if batch_size % ranks:
+        raise ValueError(f"--batch-size {batch_size} does not split over {ranks} ranks")
+    share = batch_size // ranks
+    return slice(rank * share, (rank + 1) * share)
+
+
 def accuracy(net: DigitsNet, x: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> float:
     """Fraction of ``x`` classified as ``y``."""
     pred = net(Tensor(x)).argmax(axis=1).numpy()
@@ -112,13 +168,26 @@ def train(
     jit: bool = True,
     max_steps: int | None = None,
     quiet: bool = False,
+    distributed: bool = False,
 ) -> History:
-    """Train and evaluate; ``max_steps`` caps the steps of each epoch (for quick runs)."""
+    """Train and evaluate; ``max_steps`` caps the steps of each epoch (for quick runs);
+    ``distributed``: data-parallel over the MPI world (see the module docstring)."""
     x_train, y_train, x_test, y_test = load_data(seed)
     Tensor.manual_seed(seed)
+    part = slice(0, batch_size)
+    if distributed:
+        from fusegrad import distributed as dist
+
+        dist.init()
+        part = batch_part(batch_size, dist.rank(), dist.world_size())
+        quiet = quiet or dist.rank() != 0
     net = DigitsNet()
-    opt = Adam(get_parameters(net), lr=lr)
-    step = make_step(net, opt, jit)
+    if distributed:
+        opt: Any = dist.DistributedOptimizer(Adam(get_parameters(net), lr=lr))
+        step = make_distributed_step(net, opt, jit)
+    else:
+        opt = Adam(get_parameters(net), lr=lr)
+        step = make_step(net, opt, jit)
     rng = np.random.default_rng(seed + 1)
     steps = len(x_train) // batch_size
     if max_steps is not None:
@@ -132,7 +201,7 @@ def train(
         losses = []
         bar = _progress(range(steps), steps, f"epoch {epoch}/{epochs}", quiet)
         for i in bar:
-            idx = order[i * batch_size : (i + 1) * batch_size]
+            idx = order[i * batch_size : (i + 1) * batch_size][part]
             loss = float(step(Tensor(x_train[idx]), Tensor(y_train[idx])).item())
             losses.append(loss)
             if hasattr(bar, "set_postfix"):
@@ -159,10 +228,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=None, help="cap on steps per epoch")
     parser.add_argument("--no-jit", action="store_true", help="run the step eagerly")
+    parser.add_argument(
+        "--distributed", action="store_true", help="data-parallel over MPI (mpiexec -n N)"
+    )
     args = parser.parse_args(argv)
-    history = train(args.epochs, args.batch_size, args.lr, args.seed, not args.no_jit, args.steps)
-    print(f"final test accuracy {100 * history.accuracies[-1]:.2f}%")
+    history = train(
+        args.epochs, args.batch_size, args.lr, args.seed, not args.no_jit, args.steps,
+        distributed=args.distributed,
+    )  # fmt: skip
+    if not args.distributed or _rank() == 0:
+        print(f"final test accuracy {100 * history.accuracies[-1]:.2f}%")
     return 0
+
+
+def _rank() -> int:
+    from fusegrad import distributed
+
+    return distributed.rank()
 
 
 if __name__ == "__main__":
