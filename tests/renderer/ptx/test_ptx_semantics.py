@@ -8,16 +8,20 @@ lowered GPU kernels (hardware ids, shared memory, barriers) run with their launc
 from __future__ import annotations
 
 import functools
+import importlib.util
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
+from fusegrad.codegen import to_program
 from fusegrad.renderer import PTXRenderer, ptx_signature
 from fusegrad.renderer.conformance import compare, fresh_buffers
 from fusegrad.renderer.corpus import Case, corpus
 from fusegrad.runtime import run_linear
-from fusegrad.uop import Ops, UOp, sym_infer
+from fusegrad.uop import DType, Ops, UOp, dtypes, sym_infer
 
 if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))
@@ -60,3 +64,92 @@ def test_interpreted_ptx_matches_emulator(case: Case) -> None:
     run_on_interpreter(case.uops, got, case.var_vals)
     mismatches = compare(case, want, got)
     assert not mismatches, f"{case.name}:\n" + "\n".join(mismatches)
+
+
+# -- narrow integers kept in range between ops --------------------------------------------------
+
+
+def _chain_case(dt: DType) -> Case:
+    """(a + b) then compared, divided, shifted and multiplied again: each step must see the
+    wrapped value of the previous one (the 32-bit registers re-extend after every op)."""
+    from fusegrad.renderer.corpus import Builder, alu, alu_values, end, index, load, rng, store
+
+    vals = alu_values(dt)
+    pairs = [(x, y) for x in vals for y in vals]
+    p = Builder()
+    a = p.buffer(dt, [x for x, _ in pairs])
+    b = p.buffer(dt, [y for _, y in pairs])
+    outs = {k: p.output(dt if k != "lt" else dtypes.bool, len(pairs), k) for k in ops_chain()}
+    i = p.add(rng(len(pairs)))
+    x, y = load(index(a, i)), load(index(b, i))
+    s = alu(Ops.ADD, x, y)
+    two = UOp.const(dtype=dt, b=2)
+    results = {
+        "lt": alu(Ops.CMPLT, s, x),
+        "div": alu(Ops.CDIV, s, alu(Ops.ADD, y, two)),
+        "shr": alu(Ops.SHR, alu(Ops.MUL, s, y), UOp.const(dtype=dt, b=1)),
+        "max": alu(Ops.MAX, alu(Ops.SUB, x, y), alu(Ops.NEG, s)),
+        "mulacc": alu(Ops.ADD, alu(Ops.MULACC, x, y, s), alu(Ops.SHL, s, two)),
+    }
+    for k, v in results.items():
+        p.add(store(index(outs[k], i), v))
+    p.add(end(i))
+    return p.case(f"chain-{dt.name}")
+
+
+def ops_chain() -> tuple[str, ...]:
+    return ("lt", "div", "shr", "max", "mulacc")
+
+
+@pytest.mark.parametrize(
+    "dt", [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16], ids=lambda d: d.name
+)
+def test_narrow_integer_chains_wrap_between_ops(dt: DType) -> None:
+    case = _chain_case(dt)
+    want, got = fresh_buffers(case), fresh_buffers(case)
+    run_linear(case.uops, want, case.var_vals)
+    run_on_interpreter(case.uops, got, case.var_vals)
+    mismatches = compare(case, want, got)
+    assert not mismatches, "\n".join(mismatches)
+
+
+# -- lowered GPU kernels: ids, shared memory, barriers ---------------------------------------------
+
+LOWER_TESTS = Path(__file__).parents[2] / "codegen" / "lower"
+
+
+def _lowering_module(name: str) -> Any:
+    mod_name = f"_fusegrad_tests_ptx_sem_{name}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    spec = importlib.util.spec_from_file_location(mod_name, LOWER_TESTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _gpu_cases() -> list[Any]:
+    if not (LOWER_TESTS / "corpus.py").exists():
+        return []
+    cases = _lowering_module("corpus").build()
+    return [pytest.param(c, id=c.name) for c in cases if "gpu" in c.opts]
+
+
+@pytest.mark.parametrize("c", _gpu_cases())
+def test_lowered_gpu_kernel_runs_in_the_interpreter(c: Any) -> None:
+    targets = _lowering_module("targets")
+    spec = to_program(c.opts["gpu"](c.ast), _renderer())
+    want = targets.run_program(spec, c.inputs, c.var_vals)
+    got = [np.array(a, dtype=w.dtype).reshape(-1) for a, w in zip(c.inputs, want, strict=True)]
+    gs, ls = spec.launch_dims(c.var_vals)
+    sig = ptx_signature(list(spec.uops), spec.name)
+    views = [bytearray(got[int(b.arg)].tobytes()) for b in sig.buffers]
+    scalars = [c.var_vals[str(v.arg[0])] for v in sig.variables]
+    assert isinstance(spec.src, str)
+    ptx_interp.run_ptx(spec.src, views, scalars, grid=gs, block=ls or (1, 1, 1))
+    for b, raw in zip(sig.buffers, views, strict=True):
+        slot = int(b.arg)
+        out = np.frombuffer(raw, dtype=want[slot].dtype)
+        np.testing.assert_array_equal(out, want[slot], err_msg=f"buffer {slot}")

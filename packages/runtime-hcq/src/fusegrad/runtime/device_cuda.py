@@ -199,9 +199,9 @@ class _Staging:
 class CUDAAllocator(LRUAllocator[CUDAMemory]):
     """``cuMemAlloc`` memory; copies through pinned staging on the device's copy stream."""
 
-    def __init__(self, dev: CUDADevice) -> None:
+    def __init__(self, dev: CUDADevice, device: str) -> None:
         super().__init__()
-        self.dev, self.device = dev, dev.device
+        self.dev, self.device = dev, device
         self.staging = _Staging()
 
     def _alloc(self, size: int, options: BufferSpec) -> CUDAMemory:
@@ -392,17 +392,17 @@ class CUDADevice(Compiled):
         self.name, self.arch = _name(self.cu_device), arch_for(*_capability(self.cu_device))
         self.compute_stream, self.copy_stream = _stream(), _stream()
         self._clock = _ClockBase(self.compute_stream)
-        self.timer = CUDATimer(self)
         options = [
             CompilerOption("PTX", _cuda_pair(self, False)),
             CompilerOption("PTXAS", _cuda_pair(self, True)),
         ]
         super().__init__(
             device,
-            CUDAAllocator(self),
+            CUDAAllocator(self, device),
             options,
             lambda name, lib, spec: CUDAProgram(self, name, lib, spec),
         )
+        self.timer = CUDATimer(self)
 
     def activate(self) -> None:
         """Make this GPU's context current in the calling thread."""

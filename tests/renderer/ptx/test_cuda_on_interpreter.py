@@ -1,0 +1,163 @@
+"""The CUDA device end to end on a fake ``libcuda`` (``fake_driver``) whose kernels run in the
+PTX interpreter: the device's driver calls, launch parameters and dimensions, copies through
+pinned staging, views, signals, events and BEAM's timer are exercised here without a GPU,
+with Tensor code on ``device="CUDA"`` compared with NumPy."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fusegrad.renderer.conformance import compare, fresh_buffers
+from fusegrad.renderer.corpus import corpus
+from fusegrad.runtime import Buffer, Device, HWQueue, Signal, device_cuda, run_linear
+from fusegrad.uop import AxisType, UOp, dtypes
+
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).parent))
+from fake_driver import FakeDriver
+
+
+def _open(monkeypatch: pytest.MonkeyPatch, fake: FakeDriver, name: str) -> device_cuda.CUDADevice:
+    dev = device_cuda.CUDADevice(name)
+    monkeypatch.setitem(Device._opened, name, dev)
+    return dev
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeDriver, Any]]:
+    fake = FakeDriver(gpus=2)
+    monkeypatch.setattr(device_cuda, "_libcuda", lambda: fake)
+    device_cuda.device_count.cache_clear()
+    dev = _open(monkeypatch, fake, "CUDA")
+    yield fake, dev
+    for opened in [d for d in Device.opened() if isinstance(d, device_cuda.CUDADevice)]:
+        opened.close()
+    device_cuda.device_count.cache_clear()
+
+
+def test_device_opens_with_the_gpus_architecture(fake_gpu: Any) -> None:
+    _fake, dev = fake_gpu
+    assert dev.arch == "sm_90" and "Fake GPU" in dev.name
+    assert type(dev.renderer).__name__ == "PTXRenderer" and dev.renderer.arch == "sm_90"
+    assert device_cuda.unavailable_reason() is None
+
+
+CORPUS_SUBSET = (
+    "alu-int32", "alu-float16", "cast-from-float32", "gated-float32", "if-endif",
+    "symbolic-end-5", "multicore", "reduce-add-float32", "vector-float324",
+    "vector-gated-float4", "nested-int64", "mulacc-fused-float32",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", CORPUS_SUBSET)
+def test_conformance_kernels_through_the_driver(fake_gpu: Any, name: str) -> None:
+    fake, dev = fake_gpu
+    case = next(c for c in corpus(dev.renderer) if c.name == name)
+    want, got = fresh_buffers(case), fresh_buffers(case)
+    run_linear(case.uops, want, case.var_vals)
+    device_cuda.run_linear_on_cuda(dev, dev.renderer, case.uops, got, case.var_vals)
+    assert not compare(case, want, got)
+    grid = fake.launches[-1][1]
+    assert grid == ((4, 1, 1) if name == "multicore" else (1, 1, 1))  # a block per core
+    assert dev.allocator.cached_bytes > 0  # the buffers went back to the LRU cache
+    dev.allocator.free_cache()
+    assert not fake.allocations, "and from there to cuMemFree"
+
+
+def test_tensor_code_on_cuda(fake_gpu: Any) -> None:
+    from fusegrad import Tensor
+
+    fake, _dev = fake_gpu
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((8, 12)).astype(np.float32)
+    b = rng.standard_normal((12, 8)).astype(np.float32)
+    x, y = Tensor(a, device="CUDA"), Tensor(b, device="CUDA")
+    np.testing.assert_allclose((x @ y).relu().numpy(), np.maximum(a @ b, 0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(x.sum(axis=1).numpy(), a.sum(axis=1), rtol=1e-5, atol=1e-5)
+    h = (x.half() * 3).numpy()
+    np.testing.assert_array_equal(h, a.astype(np.float16) * np.float16(3))
+    assert fake.launches, "kernels ran through cuLaunchKernel"
+    assert any(b != (1, 1, 1) for _, _, b in fake.launches), "GPU launches use thread blocks"
+
+
+def test_copies_views_and_staging(fake_gpu: Any) -> None:
+    data = np.arange(1000, dtype=np.float32)
+    b = Buffer("CUDA", 1000, dtypes.float32).copyin(data)
+    assert np.array_equal(b.numpy(), data)
+    view = b.view(10, dtypes.float32, offset=40)
+    assert np.array_equal(view.numpy(), data[10:20])
+    view.copyin(np.full(10, -1, np.float32))
+    assert np.array_equal(b.numpy()[8:22], np.r_[data[8:10], [-1] * 10, data[20:22]])
+    big = np.random.default_rng(0).integers(0, 255, 3 << 20, dtype=np.uint8)  # > 1 MiB staging
+    assert np.array_equal(Buffer("CUDA", big.size, dtypes.uint8).copyin(big).numpy(), big)
+
+
+def test_signals_and_timestamps(fake_gpu: Any) -> None:
+    _fake, dev = fake_gpu
+    done, t0, t1 = Signal(), Signal(), Signal()
+    HWQueue().timestamp(t0).signal(done, 7).timestamp(t1).submit(dev)
+    done.wait(7, timeout=30)
+    dev.synchronize()
+    assert done.value == 7
+    assert 0 < t0.timestamp <= t1.timestamp
+
+
+def _double_kernel(n: int) -> UOp:
+    from fusegrad.codegen import KernelInfo
+
+    out, x = UOp.param(0, dtypes.float32.ptr(n)), UOp.param(1, dtypes.float32.ptr(n))
+    i = UOp.range(n, 0, AxisType.LOOP)
+    store = out.index(i).store(x.index(i).load() * 2.0).end(i)
+    return UOp.sink(store, arg=KernelInfo("double"))
+
+
+def test_beam_timer_uses_events(fake_gpu: Any) -> None:
+    from fusegrad.codegen import to_program
+
+    fake, dev = fake_gpu
+    spec = to_program(_double_kernel(64), dev.renderer)
+    assert isinstance(dev.timer, device_cuda.CUDATimer)
+    seconds = dev.timer(spec)
+    assert 0 < seconds < 10
+    assert fake.launches[-1][0] == spec.function_name
+
+
+def test_vector_kernel_rejects_an_unaligned_view(fake_gpu: Any) -> None:
+    from fusegrad.codegen import to_program
+
+    _fake, dev = fake_gpu
+    n = 64
+    spec = to_program(_double_kernel(n), dev.renderer)
+    prog = dev.load(spec)
+    prog.vector_access = True  # as for a kernel with ld.global.v4
+    base = Buffer("CUDA", n + 4, dtypes.float32).copyin(np.arange(n + 4, dtype=np.float32))
+    out = Buffer("CUDA", n, dtypes.float32)
+    gs, ls = spec.launch_dims({})
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        dev.launch(prog, [out.opaque, base.view(n, dtypes.float32, offset=4).opaque], [], gs, ls)
+    dev.launch(prog, [out.opaque, base.view(n, dtypes.float32, offset=16).opaque], [], gs, ls)
+    assert np.array_equal(out.numpy(), np.arange(4, n + 4, dtype=np.float32) * 2)
+
+
+def test_peer_copy_between_two_gpus(fake_gpu: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake, dev0 = fake_gpu
+    dev1 = _open(monkeypatch, fake, "CUDA:1")
+    data = np.arange(256, dtype=np.int32)
+    src = Buffer("CUDA", 256, dtypes.int32).copyin(data)
+    dst = Buffer("CUDA:1", 256, dtypes.int32)
+    assert dev1.can_access_peer(dev0)
+    dev1.peer_copy(dst.opaque, src.opaque, dev0)
+    assert np.array_equal(dst.numpy(), data)
+
+
+def test_driver_errors_name_the_call(fake_gpu: Any) -> None:
+    _fake, dev = fake_gpu
+    with pytest.raises(device_cuda.CUDAError, match=r"cuModuleLoadData.*fake error 1"):
+        device_cuda.CUDAProgram(dev, "k", b"\x00not ptx", None)
+    with pytest.raises(device_cuda.Unavailable, match="no GPU 5"):
+        device_cuda.CUDADevice("CUDA:5")
