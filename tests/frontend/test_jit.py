@@ -48,17 +48,22 @@ def test_replay_is_one_queue_submission(monkeypatch: pytest.MonkeyPatch) -> None
     from fusegrad.engine import launch
 
     submitted: list[int] = []
-    real = launch._submit
+    real, real_graph = launch._submit, launch._submit_graph
 
     def counting(batch: Any) -> None:
         submitted.append(len(batch.queue.commands))
         real(batch)
+
+    def counting_graph(batch: Any, graph: Any, start: Any, end: Any) -> None:
+        submitted.append(len(batch.queue.commands) + 2 + len(graph))  # timestamps, launches
+        real_graph(batch, graph, start, end)
 
     jit = TinyJit(lambda x: ((x + 1).contiguous() * (x - 1).sum()).realize())
     x = _arr(8)
     for _ in range(2):
         out = jit(Tensor(x))
     monkeypatch.setattr(launch, "_submit", counting)
+    monkeypatch.setattr(launch, "_submit_graph", counting_graph)
     out = jit(Tensor(x))
     assert len(submitted) == 1  # the replay is one queue
     assert jit.kernel_count >= 2

@@ -16,7 +16,7 @@ class GraphException(RuntimeError):
 def graph_class(dev: str) -> Any:
     """The graph class of device ``dev`` (``Device[dev].graph``): None where the device
     offers no batched submission."""
-    return getattr(Device[dev], "graph", None)
+    return Device[dev].graph
 
 
 __all__ = ["CapturedJit", "GraphException", "JitError", "TinyJit", "graph_class"]

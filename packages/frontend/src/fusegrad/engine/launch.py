@@ -29,7 +29,16 @@ from fusegrad.engine.counters import GlobalCounters
 from fusegrad.engine.plan import LaunchPlan, device
 from fusegrad.engine.plan import Step as PlanStep
 from fusegrad.engine.programs import Kernel
-from fusegrad.runtime import Buffer, Compiled, ExecCmd, HWQueue, Signal, TimestampCmd
+from fusegrad.runtime import (
+    Buffer,
+    Compiled,
+    ExecCmd,
+    HCQGraph,
+    HWQueue,
+    Signal,
+    SignalCmd,
+    TimestampCmd,
+)
 from fusegrad.uop import DEBUG
 
 
@@ -229,18 +238,75 @@ def launch_plan(plan: LaunchPlan, runtime: list[Any], values: dict[str, int]) ->
 def _launch_single(
     plan: LaunchPlan, prep: _Prepared, runtime: list[Any], values: dict[str, int]
 ) -> None:
-    """One device, no copies: one queue, every launch between two timestamps."""
+    """One device, no copies: one queue, every launch between two timestamps. A plan with
+    fixed buffers (a TinyJit capture: launched again and again) goes through the device's
+    graph where it has one."""
     assert prep.single is not None
     batch = _open(prep.single)
     start, end = timestamp_pair()
-    commands: list[Any] = [TimestampCmd(start)]
-    for step, cmd, size in zip(plan.steps, prep.static, prep.sizes, strict=True):
-        commands.append(cmd if cmd is not None else _exec(step, size, runtime, values))
-    commands.append(TimestampCmd(end))
-    batch.queue.commands.extend(commands)
     batch.keep.append(runtime)  # the flight keeps the list, and so its buffers, alive
     batch.timings.append((start, end))
+    graph = _graph(plan, batch.device) if plan.fixed else None
+    if graph is not None and _update_graph(graph, plan, prep, runtime, values):
+        _submit_graph(batch, graph, start, end)
+        return
+    commands: list[Any] = [TimestampCmd(start)]
+    commands += _commands(plan, prep, runtime, values)
+    commands.append(TimestampCmd(end))
+    batch.queue.commands.extend(commands)
     _submit(batch)
+
+
+def _commands(
+    plan: LaunchPlan, prep: _Prepared, runtime: list[Any], values: dict[str, int]
+) -> list[ExecCmd]:
+    return [
+        cmd if cmd is not None else _exec(step, size, runtime, values)
+        for step, cmd, size in zip(plan.steps, prep.static, prep.sizes, strict=True)
+    ]
+
+
+def _graph(plan: LaunchPlan, dev: Compiled) -> HCQGraph | None:
+    """The plan's graph on ``dev`` (made on first use; None: the device has none, or it
+    can't batch these kernels)."""
+    found = plan.cache.get("graph")
+    if found is None:
+        graph_class = dev.graph
+        found = plan.cache["graph"] = False if graph_class is None else graph_class(dev, [])
+    return found if isinstance(found, HCQGraph) else None
+
+
+def _update_graph(
+    graph: HCQGraph, plan: LaunchPlan, prep: _Prepared, runtime: list[Any], values: dict[str, int]
+) -> bool:
+    """Fill an empty graph with the launches; later, replace only those over per-call buffers
+    (new buffer words) or with Variables (new commands). False: the graph can't take them
+    (the plan is then launched without one from now on)."""
+    try:
+        if not len(graph):
+            for cmd in _commands(plan, prep, runtime, values):
+                graph.append(cmd)
+            return True
+        for i, step in enumerate(plan.steps):
+            if prep.static[i] is not None:
+                continue
+            if prep.sizes[i] is None:
+                graph.update(i, _exec(step, None, runtime, values))
+            else:
+                graph.set_buffers(i, tuple(runtime[j].opaque for j in step.slots))
+    except ValueError:
+        plan.cache["graph"] = False
+        return False
+    return True
+
+
+def _submit_graph(batch: _Batch, graph: HCQGraph, start: Signal, end: Signal) -> None:
+    tl = _timeline(batch.name)
+    tl.value += 1
+    head = [*batch.queue.commands, TimestampCmd(start)]  # a wait for another device first
+    graph.submit(head, [TimestampCmd(end), SignalCmd(tl.signal, tl.value)])
+    _STATE.flights.append(_Flight(tl.signal, tl.value, batch.keep, batch.timings))
+    _STATE.last = (tl.signal, tl.value, batch.name)
 
 
 def _launch_general(

@@ -11,8 +11,8 @@ Public names:
   ``HostMemory``, ``OutOfMemoryError``;
 * HCQ: ``HWQueue``, ``Signal``, ``Ring``, ``RingClosed``, ``WorkerPool``, the commands a
   queue holds (``ExecCmd``, ``CopyCmd``, ``SignalCmd``, ``WaitCmd``, ``TimestampCmd``,
-  ``Command``), ``HCQGraph`` (a device's batched submission of a fixed command list) and
-  ``NativeRing`` (the CPU device's compiled ring);
+  ``Command``), ``HCQGraph`` (a device's batched submission of a fixed command list),
+  ``NativeRing`` (the CPU device's compiled ring) and ``NativeGraph`` (its graph);
 * the emulator: ``run_linear``, ``Memory``, ``bitcast_value``;
 * profiling: ``launch_line``, ``write_trace``, ``profile_events``.
 """
@@ -42,6 +42,7 @@ from fusegrad.runtime.hcq import (
     Command,
     CopyCmd,
     ExecCmd,
+    HCQGraph,
     HWQueue,
     Ring,
     RingClosed,
@@ -60,7 +61,7 @@ from fusegrad.runtime.memory import (
     LRUAllocator,
     OutOfMemoryError,
 )
-from fusegrad.runtime.native import NativeRing
+from fusegrad.runtime.native import NativeGraph, NativeRing
 from fusegrad.runtime.profiler import events as profile_events
 from fusegrad.runtime.profiler import launch_line, write_trace
 
@@ -78,11 +79,13 @@ __all__ = [
     "DeviceRegistry",
     "DiskDevice",
     "ExecCmd",
+    "HCQGraph",
     "HWQueue",
     "HostAllocator",
     "HostMemory",
     "LRUAllocator",
     "Memory",
+    "NativeGraph",
     "NativeRing",
     "NullDevice",
     "OutOfMemoryError",

@@ -208,6 +208,10 @@ class Compiled:
         load, run on scratch buffers; ``DeviceTimer``). A device may set its own."""
 
     # -- compiling --------------------------------------------------------------------------
+    graph: Any = None
+    """The device's batched submission of a launch plan's kernels (an ``HCQGraph`` class,
+    built as ``graph(device, exec_commands)``), or None where it offers none."""
+
     def compiler_status(self) -> list[tuple[str, str]]:
         """(option name, ``"ok"`` or ``"unavailable: <reason>"``) for every option."""
         out = []

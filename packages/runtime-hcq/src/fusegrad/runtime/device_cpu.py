@@ -21,7 +21,7 @@ from fusegrad.runtime.device import Compiled, CompilerOption, Program, Unavailab
 from fusegrad.runtime.flags import CPU_THREADS, HCQ_COMPILED
 from fusegrad.runtime.hcq import ExecCmd, WorkerPool
 from fusegrad.runtime.memory import HostAllocator
-from fusegrad.runtime.native import NativeRing, native_library
+from fusegrad.runtime.native import NativeGraph, NativeRing, native_library
 from fusegrad.runtime.profiler import record
 
 _ET_REL, _ET_DYN = 1, 3
@@ -171,6 +171,12 @@ class CPUDevice(Compiled):
             return self._pool
 
     def _new_ring(self, name: str) -> Any:
+    @property
+    def graph(self) -> Any:
+        """``NativeGraph`` (launches encoded once into ring slots) where the compute ring is
+        compiled, else None."""
+        return NativeGraph if isinstance(self.ring("compute"), NativeRing) else None
+
         """A compiled ring (``native.NativeRing``) where it can be built, else a Python one."""
         lib = native_library() if HCQ_COMPILED.value else None
         if lib is None:

@@ -286,6 +286,51 @@ class HWQueue:
         return self
 
 
+# -- graphs ---------------------------------------------------------------------------------------
+
+
+class HCQGraph:
+    """A device's batched submission of a fixed list of kernel launches (a launch plan's
+    kernels): built once from exec commands; each submission replaces only the launches that
+    change (per-call buffers, Variable values) and hands the whole batch, between ``head``
+    and ``tail`` commands, to the device's compute ring as one queue: one ring write and one
+    signal for N kernels. A device offers one through its ``graph`` attribute (None: it has
+    none); this base class keeps the commands, a device's own may keep an encoded form.
+
+    >>> g = HCQGraph(None, [ExecCmd("prg", (1, 2), (), (1,), None)])
+    >>> g.set_buffers(0, (3, 4))
+    >>> g.commands[0].bufs
+    (3, 4)
+    """
+
+    def __init__(self, device: Any, commands: Sequence[ExecCmd]) -> None:
+        self.device = device
+        self.commands: list[ExecCmd] = list(commands)
+
+    def __len__(self) -> int:
+        return len(self.commands)
+
+    def append(self, cmd: ExecCmd) -> None:
+        """Add a launch at the end."""
+        self.commands.append(cmd)
+
+    def update(self, index: int, cmd: ExecCmd) -> None:
+        """Replace launch ``index`` (new Variable values, launch size or buffers)."""
+        self.commands[index] = cmd
+
+    def set_buffers(self, index: int, bufs: tuple[Any, ...]) -> None:
+        """Launch ``index`` over other buffer handles (the same program and values)."""
+        old = self.commands[index]
+        if old.bufs != bufs:
+            self.commands[index] = ExecCmd(
+                old.program, bufs, old.vals, old.global_size, old.local_size
+            )
+
+    def submit(self, head: Sequence[Command], tail: Sequence[Command]) -> None:
+        """Hand ``head``, every launch, then ``tail`` to the compute ring as one queue."""
+        self.device.ring("compute").submit([*head, *self.commands, *tail])
+
+
 # -- rings ----------------------------------------------------------------------------------------
 
 

@@ -28,7 +28,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fusegrad.runtime.flags import PROFILE
@@ -37,6 +37,7 @@ from fusegrad.runtime.hcq import (
     Command,
     CopyCmd,
     ExecCmd,
+    HCQGraph,
     RingClosed,
     Signal,
     SignalCmd,
@@ -277,18 +278,39 @@ class NativeRing:
             step = self.submitted + 1  # counted once published: a failed submit isn't waited for
             cmds = [*commands, SignalCmd(self.timeline, step)]
             records, flags = self._encode(cmds)
-            debug, profile = int(DEBUG.value), int(PROFILE.value)
-            report = self._to_report(cmds, debug, profile) if debug >= 2 or profile else []
-            if flags & _WAIT_FLAG:
-                _WAITING[0] += 1  # rings may wait on each other now: wake every worker
-                ring_doorbells()
-            if flags & _SPLIT_FLAG and self.pool is None and self._helpers:
-                self.pool = _Pool(self.lib, self._helpers, f"fusegrad-{self.name}-core")
-                self.control[8] = self.pool.address
-            self._write(records, bool(flags & _WAKE_FLAG))
-            self.submitted = step
-            flight = _Flight(self.head, cmds, report, bool(flags & _WAIT_FLAG))
-            self._flights.append(flight)
+            self._publish(records, flags, cmds, step)
+
+    def submit_encoded(
+        self, head: list[Command], body: list[bytes], body_flags: int, tail: list[Command]
+    ) -> None:
+        """Publish ``head``, already encoded exec slots ``body`` (a ``NativeGraph``) and
+        ``tail`` as one queue (followed by a step of the timeline): one ring write."""
+        with self._lock:
+            if self.closing:
+                raise RingClosed(f"{self.name}: the device was closed")
+            step = self.submitted + 1
+            records, flags = self._encode(head)
+            records += body
+            ends, end_flags = self._encode([*tail, SignalCmd(self.timeline, step)])
+            records += ends[1:]  # without its BEGIN
+            self._publish(records, flags | body_flags | end_flags, [*head, *tail], step, False)
+
+    def _publish(
+        self, records: list[bytes], flags: int, cmds: list[Command], step: int, report: bool = True
+    ) -> None:
+        debug, profile = int(DEBUG.value), int(PROFILE.value)
+        reports = (
+            self._to_report(cmds, debug, profile) if report and (debug >= 2 or profile) else []
+        )
+        if flags & _WAIT_FLAG:
+            _WAITING[0] += 1  # rings may wait on each other now: wake every worker
+            ring_doorbells()
+        if flags & _SPLIT_FLAG and self.pool is None and self._helpers:
+            self.pool = _Pool(self.lib, self._helpers, f"fusegrad-{self.name}-core")
+            self.control[8] = self.pool.address
+        self._write(records, bool(flags & _WAKE_FLAG))
+        self.submitted = step
+        self._flights.append(_Flight(self.head, cmds, reports, bool(flags & _WAIT_FLAG)))
 
     def _encode(self, cmds: list[Command]) -> tuple[list[bytes], int]:
         """The slots of a queue (after its BEGIN) and the OR of their flags."""
@@ -493,6 +515,67 @@ _ENCODERS: dict[type, Callable[[NativeRing, Any], Encoded]] = {
     TimestampCmd: _encode_timestamp,
     CopyCmd: _encode_copy,
 }
+
+
+class NativeGraph(HCQGraph):
+    """The CPU device's graph: the launches encoded once into compiled-ring slots; a
+    submission re-packs only the buffer words of launches whose buffers changed and
+    publishes every slot with one ring write and one timeline signal. ``DEBUG>=2`` and
+    ``PROFILE`` (per-launch reports) and a Python ring submit the commands instead."""
+
+    def __init__(self, device: Any, commands: Sequence[ExecCmd]) -> None:
+        super().__init__(device, [])
+        self.records: list[bytes] = []
+        self.flags = 0
+        self.stale: set[int] = set()  # launches whose command lags behind its slot
+        self._bufs: dict[int, tuple[Any, ...]] = {}  # their buffers
+        for cmd in commands:
+            self.append(cmd)
+
+    @staticmethod
+    def _encoded(cmd: ExecCmd) -> tuple[bytes, int]:
+        record, flags = exec_record(cmd)
+        if record is None:  # a callback slot runs once: it can't be submitted again
+            raise ValueError(f"graph: {cmd.program!r} can't run in the compiled ring")
+        return record, flags
+
+    def append(self, cmd: ExecCmd) -> None:
+        """Add a launch at the end (encoded now)."""
+        record, flags = self._encoded(cmd)
+        self.commands.append(cmd)
+        self.records.append(record)
+        self.flags |= flags
+
+    def update(self, index: int, cmd: ExecCmd) -> None:
+        """Replace launch ``index`` (its slot encoded again)."""
+        record, flags = self._encoded(cmd)
+        self.commands[index], self.records[index] = cmd, record
+        self.flags |= flags
+        self.stale.discard(index)
+
+    def set_buffers(self, index: int, bufs: tuple[Any, ...]) -> None:
+        """Launch ``index`` over other buffers: their addresses written into its slot."""
+        words = [getattr(b, "address", None) for b in bufs]
+        if None in words:
+            super().set_buffers(index, bufs)
+            self.update(index, self.commands[index])
+            return
+        slot = bytearray(self.records[index])
+        struct.pack_into(f"<{len(words)}Q", slot, ARG_WORD * 8, *words)
+        self.records[index] = bytes(slot)
+        self._bufs[index] = bufs
+        self.stale.add(index)
+
+    def submit(self, head: Sequence[Command], tail: Sequence[Command]) -> None:
+        """One ring write: ``head``, the encoded launches, ``tail``."""
+        ring = self.device.ring("compute")
+        if not isinstance(ring, NativeRing) or DEBUG.value >= 2 or PROFILE.value:
+            for i in self.stale:
+                super().set_buffers(i, self._bufs[i])
+            self.stale.clear()
+            super().submit(head, tail)
+            return
+        ring.submit_encoded(list(head), self.records, self.flags, list(tail))
 
 
 def _encode_subclass(cmd: Command) -> Callable[[NativeRing, Any], Encoded]:
