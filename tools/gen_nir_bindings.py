@@ -562,6 +562,7 @@ def generate(lib_path: str) -> tuple[str, Reader]:
         out.append(f'    "{fn}": ({restype}, [{", ".join(args)}]),')
     out.append("}")
     out.append(BIND)
+    r.file.close()
     body = "\n".join(out) + "\n"
     used = sorted(n for n in CTYPES_NAMES if re.search(rf"\b{n}\b", body))
     head = HEADER.format(version=TINYMESA_VERSION, ctypes_names=", ".join(used))
@@ -625,6 +626,7 @@ def dump(lib_path: str, name: str) -> None:
     for fn in FUNCTIONS:
         r.cu_of(fn)
     r.record(r.find("record", name), set(STRUCTS) | {name}, name)
+    r.file.close()
     for rn in r.record_order:
         rec = r.records[rn]
         print(f"{'union' if rec.union else 'struct'} {rn} /* {rec.size} bytes */ {{")

@@ -16,7 +16,9 @@ Public names:
   program (buffers by slot, int32 Variables, core id last);
 * ``PTXRenderer(arch)`` / ``PTXCompiler(arch)`` — PTX for NVIDIA GPUs (``sm_75`` .. ``sm_90``),
   assembled by ``ptxas`` when on PATH (``find_ptxas``), else left as PTX for the driver;
-  ``ptx_signature(uops)`` — a PTX kernel's parameters in launch order.
+  ``ptx_signature(uops)`` — a PTX kernel's parameters in launch order;
+* ``NIRRenderer`` / ``LVPCompiler`` — Mesa NIR compute shaders run on the CPU by llvmpipe
+  (``DEV=CPU:LVP``; needs ``fusegrad-renderers[nir]``, else the option says what to install).
 
 The conformance suite (``fusegrad.renderer.conformance``, corpus in
 ``fusegrad.renderer.corpus``) is importable by other packages to register their renderers.
@@ -26,6 +28,7 @@ from fusegrad.renderer.c import CCompiler, CCompilerNotFoundError, CRenderer, fi
 from fusegrad.renderer.elf import ElfLoadError, LoadedCode, load_elf
 from fusegrad.renderer.launch import CPUProgram
 from fusegrad.renderer.llvm import LLVMCompiler, LLVMRenderer
+from fusegrad.renderer.nir import LVPCompiler, NIRRenderer
 from fusegrad.renderer.ptx import PTXCompiler, PTXRenderer, find_ptxas, ptx_signature
 from fusegrad.renderer.signature import KernelSignature, kernel_signature
 from fusegrad.renderer.x86 import X86Compiler, X86Renderer
@@ -39,7 +42,9 @@ __all__ = [
     "KernelSignature",
     "LLVMCompiler",
     "LLVMRenderer",
+    "LVPCompiler",
     "LoadedCode",
+    "NIRRenderer",
     "PTXCompiler",
     "PTXRenderer",
     "X86Compiler",

@@ -93,6 +93,9 @@ def _builtin_targets() -> list[ConformanceTarget]:
     from fusegrad.renderer.x86 import X86Compiler, X86Renderer, x86_unavailable
 
     out.append(ConformanceTarget("X86", X86Renderer, _cpu_runner(X86Compiler), x86_unavailable))
+    from fusegrad.renderer.nir import LVPCompiler, NIRRenderer, mesa_unavailable
+
+    out.append(ConformanceTarget("LVP", NIRRenderer, _cpu_runner(LVPCompiler), mesa_unavailable))
     return out
 
 

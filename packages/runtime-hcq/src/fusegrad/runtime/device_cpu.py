@@ -128,7 +128,7 @@ def _x86_pair() -> tuple[Renderer, Compiler]:
 
 def cpu_compilers() -> list[CompilerOption]:
     """The CPU's ways to compile, default first: LLVM (llvmlite, in process), C (system cc),
-    X86 (our own machine code: no compiler at all)."""
+    X86 (our own machine code: no compiler at all), LVP (Mesa NIR run by llvmpipe)."""
     return [
         CompilerOption("LLVM", _renderers_pair(("LLVMRenderer",), ("LLVMCompiler",))),
         CompilerOption(
@@ -136,6 +136,7 @@ def cpu_compilers() -> list[CompilerOption]:
             _renderers_pair(("CRenderer", "ClangRenderer"), ("CCompiler", "ClangCompiler")),
         ),
         CompilerOption("X86", _x86_pair),
+        CompilerOption("LVP", _renderers_pair(("NIRRenderer",), ("LVPCompiler",))),
     ]
 
 
@@ -170,13 +171,13 @@ class CPUDevice(Compiled):
                 self._pool = WorkerPool(self.threads - 1, f"fusegrad-{self.device}-core")
             return self._pool
 
-    def _new_ring(self, name: str) -> Any:
     @property
     def graph(self) -> Any:
         """``NativeGraph`` (launches encoded once into ring slots) where the compute ring is
         compiled, else None."""
         return NativeGraph if isinstance(self.ring("compute"), NativeRing) else None
 
+    def _new_ring(self, name: str) -> Any:
         """A compiled ring (``native.NativeRing``) where it can be built, else a Python one."""
         lib = native_library() if HCQ_COMPILED.value else None
         if lib is None:

@@ -17,6 +17,7 @@ import functools
 import importlib.metadata
 import os
 import struct
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,12 +142,24 @@ def stub_library(symbols: tuple[str, ...], object_size: int = 32) -> bytes:
 
 
 def _load_from_memory(image: bytes, name: str) -> Any:
-    fd = os.memfd_create(name)
+    """dlopen a library given as bytes, globally (through a temporary file, deleted at once:
+    a unique path, since the loader reuses a library already opened under the same name)."""
+    fd, path = tempfile.mkstemp(suffix=".so", prefix=f"{name}-")
     try:
-        os.write(fd, image)
-        return ctypes.CDLL(f"/proc/self/fd/{fd}", mode=os.RTLD_GLOBAL | os.RTLD_NOW)
+        with os.fdopen(fd, "wb") as f:
+            f.write(image)
+        return ctypes.CDLL(path, mode=os.RTLD_GLOBAL | os.RTLD_NOW)
     finally:
-        os.close(fd)
+        os.unlink(path)
+
+
+def mesa_unavailable() -> str | None:
+    """Why the NIR renderer can't run here (None: it can)."""
+    try:
+        load_mesa()
+    except (MesaUnavailable, OSError) as exc:
+        return str(exc)
+    return None
 
 
 @functools.cache

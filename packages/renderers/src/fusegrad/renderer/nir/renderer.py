@@ -552,6 +552,7 @@ def optimize(lib: Any, shader: Any) -> None:
     """Mesa's standard clean-up loop: registers to SSA, then copy propagation, DCE, CSE,
     algebraic simplification and constant folding until nothing changes."""
     lib.nir_lower_vars_to_ssa(shader)
+    lib.nir_remove_dead_variables(shader, nb.nir_variable_mode.nir_var_function_temp, None)
     for _ in range(16):
         progress = False
         for name in _PASSES:

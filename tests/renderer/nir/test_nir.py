@@ -1,0 +1,120 @@
+"""The NIR renderer and the LVP compiler on small programs: what the printed shader contains,
+the compiler's input checks, clear errors for what is not mapped, and results on the CPU."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+
+import pytest
+from fusegrad.codegen import CompileError
+from fusegrad.renderer.corpus import Builder, end, if_case, index, load, multicore_case, rng, store
+from fusegrad.renderer.launch import CPUProgram
+from fusegrad.renderer.nir import LVPCompiler, NIRRenderer, mesa_unavailable
+from fusegrad.renderer.nir.lvp import parse_rendered
+from fusegrad.renderer.signature import kernel_signature
+from fusegrad.uop import AddrSpace, Ops, UOp, dtypes
+
+pytestmark = pytest.mark.skipif(mesa_unavailable() is not None, reason=str(mesa_unavailable()))
+
+
+@pytest.fixture(scope="module")
+def renderer() -> NIRRenderer:
+    return NIRRenderer()
+
+
+@pytest.fixture(scope="module")
+def compiler() -> LVPCompiler:
+    return LVPCompiler()
+
+
+def _double_plus_one() -> tuple[list[UOp], list[bytearray]]:
+    p = Builder()
+    src = p.buffer(dtypes.float32, [1.5, -2.0, 3.25, 0.0])
+    out = p.output(dtypes.float32, 4, "out")
+    i = p.add(rng(4))
+    x = p.add(load(index(src, i)))
+    y = UOp(
+        Ops.ADD,
+        dtypes.float32,
+        (UOp(Ops.MUL, dtypes.float32, (x, x.const_like(2.0))), x.const_like(1.0)),
+    )
+    p.add(store(index(out, i), y), end(i))
+    case = p.case("double-plus-one")
+    bufs = [bytearray(struct.pack("<4f", 1.5, -2.0, 3.25, 0.0)), bytearray(16)]
+    return list(case.uops), bufs
+
+
+def test_render_is_the_printed_shader_then_its_serialized_form(renderer: NIRRenderer) -> None:
+    uops, _ = _double_plus_one()
+    text = renderer.render(uops, "double_plus_one")
+    assert text.startswith("; fusegrad NIR kernel double_plus_one buffers=2 variables=0 core=0\n")
+    assert "shader: MESA_SHADER_COMPUTE" in text
+    for instr in (
+        "@load_ubo",
+        "@load_global",
+        "fmul!",
+        "fadd!",
+        "@store_global",
+        "loop {",
+        "break",
+    ):
+        assert instr in text, instr
+    name, buffers, variables, core, blob = parse_rendered(text)
+    assert (name, buffers, variables, core) == ("double_plus_one", 2, 0, False)
+    assert len(blob) > 100
+
+
+def test_compiled_kernel_computes_on_the_cpu(renderer: NIRRenderer, compiler: LVPCompiler) -> None:
+    uops, bufs = _double_plus_one()
+    obj = compiler.compile(renderer.render(uops))
+    assert obj[:4] == b"\x7fELF"
+    CPUProgram(obj, kernel_signature(uops))(bufs, {})
+    assert struct.unpack("<4f", bufs[1]) == (4.0, -3.0, 7.5, 1.0)
+
+
+def test_if_block_and_core_id_shape_the_shader(renderer: NIRRenderer) -> None:
+    assert "if " in renderer.render(list(if_case().uops))
+    split = renderer.render(list(multicore_case().uops))
+    assert "@load_workgroup_id" in split and " core=1" in split.splitlines()[0]
+
+
+def test_lvp_compiler_rejects_other_sources(compiler: LVPCompiler) -> None:
+    with pytest.raises(CompileError, match="not the NIR renderer's output"):
+        compiler.compile("define void @k() { ret void }")
+
+
+def test_local_memory_is_reported_as_unmapped(renderer: NIRRenderer) -> None:
+    local = UOp(Ops.DEFINE_LOCAL, dtypes.float32.ptr(16, AddrSpace.LOCAL), (), "temp")
+    prog = [
+        local,
+        UOp(
+            Ops.STORE,
+            dtypes.void,
+            (
+                UOp(Ops.INDEX, local.dtype, (local, UOp.const(dtype=dtypes.int32, b=0))),
+                UOp.const(dtype=dtypes.float32, b=1.0),
+            ),
+        ),
+    ]
+    with pytest.raises(NotImplementedError, match=r"NIR renderer: no rule for Ops\.DEFINE_LOCAL"):
+        renderer.render(prog)
+
+
+def test_optimized_shader_has_no_registers_left(renderer: NIRRenderer) -> None:
+    from fusegrad.renderer.corpus import reduce_case
+
+    text = renderer.render(list(reduce_case(dtypes.float32, Ops.ADD).uops))
+    assert "deref_var" not in text and "phi" in text  # the accumulator became an SSA phi
+
+
+def test_nir_print_of_a_shader_is_a_string(renderer: NIRRenderer) -> None:
+    uops, _ = _double_plus_one()
+    shader, _ = renderer.build(uops)
+    try:
+        from fusegrad.renderer.nir.builder import print_shader
+
+        assert "impl main" in print_shader(renderer.mesa.lib, shader)
+    finally:
+        renderer.mesa.lib.ralloc_free(shader)
+    assert ctypes.sizeof(ctypes.c_void_p) == 8
