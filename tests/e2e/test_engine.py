@@ -267,3 +267,29 @@ def test_copy_of_host_data_reads_the_host_array() -> None:
     assert py.device == "PYTHON"
     assert_close(py * 2, x * 2)
     assert buf is not None and HOST.get(buf) is not None  # never uploaded to the CPU device
+
+
+@pytest.mark.parametrize("compiled", ["1", "0"])
+def test_profile_trace_waits_for_in_flight_work(compiled: str, tmp_path: object) -> None:
+    """A script that ends right after ``.realize()`` (no read, no synchronize) still writes
+    every kernel's event: the exit hook waits for the work in flight before the devices
+    close (compiled and Python rings)."""
+    import json
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "trace.json"
+    code = (
+        "from fusegrad import Tensor\n"
+        "x = Tensor.ones(64, 64).contiguous().realize()\n"
+        "for _ in range(30):\n"
+        "    x = (x * 1.0001 + 0.5).exp2().log2().realize()\n"
+    )
+    env = dict(os.environ, PROFILE="1", PROFILE_PATH=str(path), HCQ_COMPILED=compiled)
+    env.pop("DEV", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+        check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    events = [e for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"]
+    assert len(events) == 31, [e["name"] for e in events]

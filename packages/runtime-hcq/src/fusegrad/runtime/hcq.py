@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fusegrad.runtime.flags import PROFILE
+
 # Where the OS offers futexes (Linux), a waiter sleeps in the kernel on the signal's value word
 # and a writer (a Python thread or a compiled ring) wakes it: nothing needs the GIL to signal.
 # Elsewhere every signal change notifies one condition (signals are cheap, waiters few).
@@ -364,6 +366,10 @@ class Ring:
 
     def submit(self, commands: list[Command]) -> None:
         """Append one queue; returns at once."""
+        if PROFILE.value:
+            from fusegrad.runtime.profiler import hook_exit
+
+            hook_exit()  # the trace waits for this work at exit
         with self._cv:
             if self.closing:
                 raise RingClosed(f"{self.name}: the device was closed")

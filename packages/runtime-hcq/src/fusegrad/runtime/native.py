@@ -62,6 +62,7 @@ from fusegrad.runtime.native_ir import (
     SLOT_WORDS,
     worker_ir,
 )
+from fusegrad.runtime.profiler import hook_exit
 from fusegrad.uop import DEBUG
 
 CAPACITY = 4096  # slots per ring (1 MiB)
@@ -302,6 +303,8 @@ class NativeRing:
         reports = (
             self._to_report(cmds, debug, profile) if report and (debug >= 2 or profile) else []
         )
+        if profile:
+            hook_exit()  # the trace waits for this work at exit
         if flags & _WAIT_FLAG:
             _WAITING[0] += 1  # rings may wait on each other now: wake every worker
             ring_doorbells()

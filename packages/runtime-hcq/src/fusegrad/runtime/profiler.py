@@ -63,6 +63,8 @@ def record(
             number = next(_launches)
         print(launch_line(ring, cmd, (end_ns - start_ns) * 1e-9, number), flush=True)
     if PROFILE.value if profile is None else profile:
+        if not _HOOKED:
+            hook_exit()
         name = getattr(cmd.program, "name", "exec") if isinstance(cmd, ExecCmd) else "copy"
         device, _, engine = ring.rpartition(":")
         event = {
@@ -110,9 +112,32 @@ def write_trace(path: Path | None = None) -> Path:
     return out
 
 
+def finish_in_flight() -> None:
+    """Wait for the work every opened device still runs, so its commands are reported (a
+    compiled ring reports a command once the host learns it finished)."""
+    from fusegrad.runtime.device import Device
+
+    for dev in Device.opened():
+        try:
+            dev.synchronize()
+        except Exception as e:  # a failed kernel: its error was the program's to raise
+            print(f"fusegrad: PROFILE: {dev.device}: {e}")
+
+
 def _write_at_exit() -> None:
-    if PROFILE.value and events():
+    if not PROFILE.value:
+        return
+    finish_in_flight()
+    if events():
         print(f"fusegrad: PROFILE trace written to {write_trace()}")
 
 
-atexit.register(_write_at_exit)
+_HOOKED: list[bool] = []
+
+
+def hook_exit() -> None:
+    """Write the trace at exit, after in-flight work finished and before the devices close
+    (exit hooks run last-registered first: this one is registered after the registry's)."""
+    if not _HOOKED:
+        _HOOKED.append(True)
+        atexit.register(_write_at_exit)
