@@ -1,16 +1,16 @@
 """The pipeline's behaviour beyond "the numbers come out right": stage list, caching, debug
-views, the opts hook, index widths, loop placement, estimates, names, division magic."""
+views, explicit opts, index widths, loop placement, estimates, names, division magic."""
 
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import pytest
 import targets as T
-from fusegrad.codegen import KernelInfo, register_opts_applier, to_program
+from fusegrad.codegen import to_program
 from fusegrad.codegen.lower import STAGES, kernel_name
 from fusegrad.codegen.lower.decompose import magic_divisor
+from fusegrad.codegen.opt import Opt, OptOps
 from fusegrad.uop import AxisType, Context, Ops, UOp, dtypes
 
 CPU = T.RENDERERS["cpu"]
@@ -31,7 +31,7 @@ def test_stage_names_in_order() -> None:
     """The core stages in their order (other stages may sit between them), names unique."""
     names = [s.name for s in STAGES]
     core = [
-        "collapse gathers", "apply opts", "number axes", "simplify ranges", "expand upcasts",
+        "collapse gathers", "number axes", "simplify ranges", "expand upcasts",
         "lower reduces", "add local buffers", "map hardware ids", "devectorize",
         "index validity", "lower index dtype", "emulate dtypes", "transcendentals",
         "decompose ops", "target rules", "control flow", "linearize", "if blocks",
@@ -57,20 +57,17 @@ def test_debug_views(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"{len(spec.uops) - 1:4d} END" in out  # DEBUG>=6: one line per linear uop
 
 
-def test_opts_hook_is_called_and_recorded() -> None:
-    seen: list[Any] = []
-
-    def applier(ast: UOp, renderer: Any) -> tuple[UOp, tuple[Any, ...]]:
-        seen.append(ast.arg)
-        return ast, ("UPCAST 1 4",)
-
-    previous = register_opts_applier(applier)
-    try:
-        spec = to_program(_matmul(name="hooked"), CPU)
-    finally:
-        register_opts_applier(previous)  # the optimizer's hook stays for later tests
-    assert spec.applied_opts == ("UPCAST 1 4",) and seen == [KernelInfo("hooked")]
-    assert spec.name == "hooked"
+def test_explicit_opts_are_applied_recorded_and_keyed() -> None:
+    ast = _matmul(name="given")
+    opts = (Opt(OptOps.UPCAST, 1, 4),)
+    spec = to_program(ast, CPU, opts=opts)
+    assert spec.applied_opts == opts and spec.name == "given"
+    loops = [u.src[0].arg for u in spec.uops if u.op is Ops.RANGE]
+    assert loops == [4, 2, 6]  # j's 8 iterations: 2 x 4 lanes
+    assert to_program(ast, CPU, opts=opts) is spec  # cached by (AST, renderer, opts)
+    plain = to_program(ast, CPU, opts=())
+    assert plain is not spec and plain.applied_opts == ()
+    assert [u.src[0].arg for u in plain.uops if u.op is Ops.RANGE] == [4, 8, 6]
 
 
 def test_names_from_shape() -> None:

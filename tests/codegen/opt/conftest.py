@@ -1,5 +1,5 @@
-"""Optimizer tests: IR specs checked at every stage, and the optimizer installed as the
-pipeline's opts hook before each test (another test may have swapped the hook)."""
+"""Optimizer tests: IR specs checked at every stage; BEAM builds candidates in this process
+(``PARALLEL=0``) unless a test asks for worker processes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     import fusegrad.uop
 
-from fusegrad.codegen.opt import install
+from fusegrad.codegen.opt import PARALLEL
 
 fusegrad.uop.SPEC.value = 1
 
@@ -23,5 +23,5 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(autouse=True)
-def _optimizer_installed() -> None:
-    install()
+def _build_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(PARALLEL, "value", 0)

@@ -14,9 +14,9 @@ from fusegrad.codegen.opt import (
     BEAM,
     Opt,
     OptOps,
+    SearchStats,
     beam_search,
     hand_coded_optimizations,
-    register_beam_timer,
 )
 from fusegrad.codegen.opt import search as search_module
 from fusegrad.uop import AxisType, Context, Ops, UOp, dtypes
@@ -39,7 +39,9 @@ class CountingTimer:
         self.calls = 0
         self.reject = reject
 
-    def __call__(self, spec: ProgramSpec) -> float:
+    def __call__(
+        self, spec: ProgramSpec, lib: bytes | None = None, limit: float = math.inf
+    ) -> float:
         self.calls += 1
         if self.reject and any(self.reject in repr(o) for o in spec.applied_opts):
             raise RuntimeError("rejected")
@@ -102,7 +104,9 @@ def test_failing_candidates_are_skipped() -> None:
 
 def test_a_round_not_faster_by_the_margin_stops() -> None:
     class Flat(CountingTimer):
-        def __call__(self, spec: ProgramSpec) -> float:
+        def __call__(
+            self, spec: ProgramSpec, lib: bytes | None = None, limit: float = math.inf
+        ) -> float:
             self.calls += 1
             return 1.0 if spec.applied_opts else 1.001
 
@@ -119,7 +123,9 @@ def test_the_heuristics_seed_the_first_beam() -> None:
     seen: list[tuple[Opt, ...]] = []
 
     class Recording(CountingTimer):
-        def __call__(self, spec: ProgramSpec) -> float:
+        def __call__(
+            self, spec: ProgramSpec, lib: bytes | None = None, limit: float = math.inf
+        ) -> float:
             seen.append(tuple(spec.applied_opts))
             return 1.0 if tuple(spec.applied_opts) == tuple(heuristic) else 2.0
 
@@ -132,7 +138,9 @@ def test_the_heuristics_seed_the_first_beam() -> None:
 
 def test_a_kernel_that_never_runs_is_an_error() -> None:
     class Broken(CountingTimer):
-        def __call__(self, spec: ProgramSpec) -> float:
+        def __call__(
+            self, spec: ProgramSpec, lib: bytes | None = None, limit: float = math.inf
+        ) -> float:
             return math.inf
 
     with pytest.raises(RuntimeError, match="does not run with this timer"):
@@ -141,38 +149,29 @@ def test_a_kernel_that_never_runs_is_an_error() -> None:
         beam_search(matmul(), CPU, 0, Broken())
 
 
-def test_beam_env_uses_the_registered_timer_and_records_opts() -> None:
+def test_beam_env_uses_the_given_timer_and_records_opts() -> None:
     timer = CountingTimer()
-    register_beam_timer(CPU.device, timer)
-    try:
-        with Context(BEAM=2):
-            assert BEAM.value == 2
-            spec = to_program(matmul().replace(arg=KernelInfo("mm_beam")), CPU)
-    finally:
-        register_beam_timer(CPU.device, None)
-    assert timer.calls > 0 and spec.applied_opts
+    ast = matmul().replace(arg=KernelInfo("mm_beam"))
+    with Context(BEAM=2):
+        assert BEAM.value == 2
+        spec = to_program(ast, CPU, timer=timer)
+        calls = timer.calls
+        assert to_program(ast, CPU, timer=timer) is spec and timer.calls == calls  # cached
+        assert to_program(ast, CPU).applied_opts == tuple(hand_coded_optimizations(ast, CPU))
+    assert calls > 0 and spec.applied_opts
     assert all(isinstance(o, Opt) for o in spec.applied_opts)
+    assert to_program(ast, CPU, timer=timer) is not spec  # BEAM=0: the heuristics' program
 
 
-def test_beam_with_the_real_cpu_device() -> None:
-    dev = H.cpu_device()
-    calls: list[str] = []
+def test_beam_with_the_real_cpu_device_timer() -> None:
+    from fusegrad.runtime import Device
 
-    def timer(spec: ProgramSpec) -> float:
-        import time
-
-        import numpy as np
-
-        calls.append(spec.name)
-        prg = H.load_program(dev, spec)
-        bufs = [H._HostBuffer(np.ones(b.size, np.float32)) for b in spec.buffers]
-        gs, ls = spec.launch_dims({})
-        start = time.perf_counter()
-        dev.exec(prg, bufs, [], gs, ls, wait=True)
-        return time.perf_counter() - start
-
-    opts = beam_search(matmul(16), dev.renderer, 1, timer, max_rounds=1)
-    assert calls and isinstance(opts, list)
+    dev = Device["CPU"]
+    stats = SearchStats()
+    opts = beam_search(matmul(16), dev.renderer, 1, dev.timer, max_rounds=1, stats=stats)
+    assert stats.timed > 0 and stats.rounds == 1 and isinstance(opts, list)
+    seconds = dev.timer(to_program(H.with_opts(matmul(16), opts), dev.renderer))
+    assert 0 < seconds < 1
 
 
 def test_cache_key_changes_with_the_codegen_source(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,7 +186,9 @@ def test_a_big_kernel_is_not_timed_without_opts(monkeypatch: pytest.MonkeyPatch)
     seen: list[tuple[Opt, ...]] = []
 
     class Recording(CountingTimer):
-        def __call__(self, spec: ProgramSpec) -> float:
+        def __call__(
+            self, spec: ProgramSpec, lib: bytes | None = None, limit: float = math.inf
+        ) -> float:
             seen.append(tuple(spec.applied_opts))
             return super().__call__(spec)
 
@@ -208,7 +209,7 @@ def _confirm_case(later: dict[int, float]) -> tuple[Any, list[Any], list[tuple[O
     by_opts = {c.opts: later[i] for i, c in enumerate(cands)}
     calls: list[tuple[Opt, ...]] = []
 
-    def timer(spec: ProgramSpec) -> float:
+    def timer(spec: ProgramSpec, lib: bytes | None = None, limit: float = math.inf) -> float:
         calls.append(spec.applied_opts)
         return by_opts[spec.applied_opts]
 
@@ -220,7 +221,7 @@ def test_finalists_are_timed_again_so_one_unlucky_run_does_not_lose() -> None:
     fastest time a candidate ever showed counts (load only ever slows a run down), and
     the finalists are timed round-robin (a busy stretch slows them alike)."""
     timer, (base, lucky, steady), calls = _confirm_case({0: 1.4, 1: 1.2, 2: 0.8})
-    best = search_module._confirm([lucky, steady], CPU, timer, base)
+    best = _search(timer).confirm([lucky, steady], base)
     assert best.opts == steady.opts and best.seconds == 0.8
     assert calls == [base.opts, lucky.opts, steady.opts] * search_module.CONFIRM_RUNS
 
@@ -228,9 +229,13 @@ def test_finalists_are_timed_again_so_one_unlucky_run_does_not_lose() -> None:
 def test_a_finalist_must_beat_the_heuristics_by_the_margin() -> None:
     # 1% faster than the heuristics' opts (the baseline): within BEAM_MARGIN (2%), noise
     timer, (base, lucky, steady), _ = _confirm_case({0: 1.0, 1: 1.2, 2: 0.99})
-    assert search_module._confirm([lucky, steady], CPU, timer, base).opts == base.opts
+    assert _search(timer).confirm([lucky, steady], base).opts == base.opts
     timer, (base, lucky, steady), _ = _confirm_case({0: 1.0, 1: 1.2, 2: 0.9})
-    assert search_module._confirm([lucky, steady], CPU, timer, base).opts == steady.opts
+    assert _search(timer).confirm([lucky, steady], base).opts == steady.opts
+
+
+def _search(timer: Any) -> Any:
+    return search_module._Search(matmul(), CPU, timer, SearchStats())
 
 
 def with_opts_applied(c: Any) -> Any:

@@ -2,21 +2,15 @@
 
 Public names: ``Renderer``, ``TensorCore``, ``ProgramSpec``, ``BufferParam``, ``Estimates``,
 ``Compiler``, ``CompileError``, ``DiskCache``, ``KernelInfo``, ``SpecError``,
-``verify_linear``, ``verify_kernel_ast``; the lowering pipeline: ``to_program`` (kernel AST
--> ProgramSpec), ``STAGES``, ``register_opts_applier``, ``OptsApplier``, ``format_linear``;
-the scheduler: ``get_kernel_graph`` (tensor graph -> ``KernelGraph``), ``ScheduleError``;
-the kernel optimizer (``fusegrad.codegen.opt``, installed as the pipeline's opts hook on
-import): ``Opt``, ``OptOps``, ``KernelOptError``, ``apply_opts``,
-``hand_coded_optimizations``, ``beam_search``, ``Timer``, ``register_beam_timer``.
+``verify_linear``, ``verify_kernel_ast``; the program pipeline: ``to_program`` (kernel AST
+-> ProgramSpec: ``render(lower(optimize(ast)))``, see ``fusegrad.codegen.program``),
+``clear_programs``, ``STAGES``, ``format_linear``; the scheduler: ``get_kernel_graph``
+(tensor graph -> ``KernelGraph``), ``ScheduleError``; the kernel optimizer
+(``fusegrad.codegen.opt``): ``Opt``, ``OptOps``, ``KernelOptError``, ``apply_opts``,
+``hand_coded_optimizations``, ``beam_search``, ``Timer``.
 """
 
-from fusegrad.codegen.lower import (
-    STAGES,
-    OptsApplier,
-    format_linear,
-    register_opts_applier,
-    to_program,
-)
+from fusegrad.codegen.lower import STAGES, format_linear
 from fusegrad.codegen.opt import (
     KernelOptError,
     Opt,
@@ -25,8 +19,8 @@ from fusegrad.codegen.opt import (
     apply_opts,
     beam_search,
     hand_coded_optimizations,
-    register_beam_timer,
 )
+from fusegrad.codegen.program import clear_programs, to_program
 from fusegrad.codegen.renderer import (
     BufferParam,
     CompileError,
@@ -54,7 +48,6 @@ __all__ = [
     "KernelOptError",
     "Opt",
     "OptOps",
-    "OptsApplier",
     "ProgramSpec",
     "Renderer",
     "ScheduleError",
@@ -64,12 +57,11 @@ __all__ = [
     "apply_opts",
     "beam_search",
     "cache_dir",
+    "clear_programs",
     "format_linear",
     "get_kernel_graph",
     "hand_coded_optimizations",
     "host_cpu_count",
-    "register_beam_timer",
-    "register_opts_applier",
     "to_program",
     "verify_kernel_ast",
     "verify_linear",

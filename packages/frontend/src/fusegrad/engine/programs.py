@@ -1,6 +1,11 @@
 """Compiled kernels: kernel AST -> ProgramSpec (``to_program``) -> loaded device Program,
-cached per (AST, device, renderer) so a kernel compiles and loads once per process (the
-compilers' disk cache makes the second process skip compiling as well)."""
+cached per (AST, renderer, ``BEAM``, ``NOOPT``) so a kernel compiles and loads once per
+process (the compilers' disk cache makes the second process skip compiling as well).
+
+Every path that launches kernels — plain realize, schedule-cache template hits, TinyJit
+capture — gets them from ``get_kernel``, which hands ``to_program`` the device's BEAM timer:
+under ``BEAM>=1`` a kernel's first compile searches its opts on the device (or finds them in
+the on-disk BEAM cache, also in later processes)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fusegrad.codegen import ProgramSpec, Renderer, to_program
+from fusegrad.codegen.opt import BEAM, NOOPT
 from fusegrad.runtime import Compiled, Program
 from fusegrad.uop import UOp
 
@@ -37,7 +43,7 @@ class Kernel:
         return int(est.ops), int(est.mem)
 
 
-_KERNELS: dict[tuple[UOp, Renderer], Kernel] = {}
+_KERNELS: dict[tuple[UOp, Renderer, int, bool], Kernel] = {}
 
 RECIPES: dict[int, tuple[Any, Any]] = {}
 """id(schedule template) -> (the template, how it launches: ``launch.run_template``); the
@@ -45,19 +51,22 @@ launches hold loaded kernels, so ``clear_kernels`` clears this too."""
 
 
 def get_kernel(ast: UOp, device: Compiled) -> Kernel:
-    """The loaded kernel of ``ast`` for ``device`` (compiled on first use). Keyed on the
-    renderer object: each device has its own, and selecting another compiler makes a new one."""
+    """The loaded kernel of ``ast`` for ``device`` (compiled on first use; under ``BEAM>=1``
+    with opts searched on ``device.timer``). Keyed on the renderer object (each device has
+    its own, and selecting another compiler makes a new one) and the optimizer's knobs."""
     renderer = device.renderer
-    hit = _KERNELS.get((ast, renderer))
+    key = (ast, renderer, int(BEAM.value), bool(NOOPT))
+    hit = _KERNELS.get(key)
     if hit is not None:
         return hit
-    spec = to_program(ast, renderer)
+    beam = BEAM >= 1
+    spec = to_program(ast, renderer, timer=device.timer) if beam else to_program(ast, renderer)
     names = tuple(str(v.arg[0]) for v in spec.variables)
     fixed = None
     if not names:
         gs, ls = spec.launch_dims({})
         fixed = (gs, ls, int(spec.estimates.ops), int(spec.estimates.mem))
-    kernel = _KERNELS[(ast, renderer)] = Kernel(spec, device.load(spec), names, fixed)
+    kernel = _KERNELS[key] = Kernel(spec, device.load(spec), names, fixed)
     return kernel
 
 

@@ -20,7 +20,7 @@ from fusegrad.runtime.flags import DEV
 from fusegrad.runtime.hcq import Command, ExecCmd, HWQueue, Ring, Signal, SignalCmd
 from fusegrad.runtime.memory import Allocator
 from fusegrad.runtime.profiler import record
-from fusegrad.uop import DEBUG, Ops, UOp, sym_infer
+from fusegrad.uop import DEBUG, Context, Ops, UOp, sym_infer
 
 # -- programs -------------------------------------------------------------------------------------
 
@@ -167,8 +167,9 @@ class DeviceTimer:
         start, end = Signal(name="beam start"), Signal(name="beam end")
         bufs = [opaque for opaque, _ in scratch]
         queue = self.dev.queue().timestamp(start).exec(program, bufs, vals, gs, ls)
-        queue.timestamp(end).submit(self.dev)
-        self.dev.synchronize()
+        with Context(DEBUG=0):  # BEAM's runs are not the program's launches (DEBUG=2 lines)
+            queue.timestamp(end).submit(self.dev)
+            self.dev.synchronize()
         return (end.timestamp - start.timestamp) / 1e9
 
 
@@ -207,11 +208,11 @@ class Compiled:
         """What BEAM times this device's kernels with (a ``fusegrad.codegen.Timer``: compile,
         load, run on scratch buffers; ``DeviceTimer``). A device may set its own."""
 
-    # -- compiling --------------------------------------------------------------------------
     graph: Any = None
     """The device's batched submission of a launch plan's kernels (an ``HCQGraph`` class,
     built as ``graph(device, exec_commands)``), or None where it offers none."""
 
+    # -- compiling --------------------------------------------------------------------------
     def compiler_status(self) -> list[tuple[str, str]]:
         """(option name, ``"ok"`` or ``"unavailable: <reason>"``) for every option."""
         out = []

@@ -1,8 +1,10 @@
 """The lowering pipeline: kernel AST -> linear program -> ProgramSpec.
 
 ``STAGES`` is the whole pipeline as data, one named stage after another; ``lower`` runs them
-in one loop (names show with ``DEBUG>=7`` and label VIZ steps), and ``to_program`` wraps the
-result into a ``ProgramSpec`` (name, rendered source, signature, launch sizes, estimates).
+in one loop (names show with ``DEBUG>=7`` and label VIZ steps) on a kernel AST whose opts are
+applied already (the optimizer's job, before lowering), and ``render`` prints the result and
+wraps it into a ``ProgramSpec`` (name, rendered source, signature, launch sizes, estimates).
+``fusegrad.codegen.program.to_program`` is the three in a row: ``render(lower(optimize(ast)))``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from fusegrad.codegen.lower.accumulators import add_local_buffers, lower_reduces
 from fusegrad.codegen.lower.context import Census, LowerContext
@@ -25,7 +28,6 @@ from fusegrad.codegen.lower.hardware_ids import map_hardware_ids
 from fusegrad.codegen.lower.index_dtype import lower_index_dtype
 from fusegrad.codegen.lower.int64_emulation import emulate_int64
 from fusegrad.codegen.lower.linearize import linearize
-from fusegrad.codegen.lower.opts import apply_opts
 from fusegrad.codegen.lower.ranges import simplify_ranges
 from fusegrad.codegen.lower.transcendental import needs_approximation, pm_transcendental
 from fusegrad.codegen.lower.validity import pm_validity
@@ -116,11 +118,6 @@ def _linearize(sink: UOp, ctx: LowerContext) -> UOp:
     return UOp(Ops.LINEAR, src=tuple(linear_form(linearize(sink))))
 
 
-def _apply_opts(sink: UOp, ctx: LowerContext) -> UOp:
-    out, ctx.applied_opts = apply_opts(sink, ctx.renderer)
-    return out
-
-
 def _note_axes(sink: UOp, ctx: LowerContext) -> UOp:
     ctx.note_axes(sink)
     return sink
@@ -128,7 +125,6 @@ def _note_axes(sink: UOp, ctx: LowerContext) -> UOp:
 
 STAGES: tuple[Stage, ...] = (
     Stage("collapse gathers", collapse_gathers, has(Ops.REDUCE)),
-    Stage("apply opts", _apply_opts),
     Stage("number axes", _note_axes),
     Stage("simplify ranges", simplify_ranges),
     rewrite("expand upcasts", pm_expand, when=has_axes(AxisType.UPCAST, AxisType.UNROLL)),
@@ -306,20 +302,18 @@ def kernel_name(ast: UOp) -> str:
     return f"{'r' if reduces else 'E'}_{sizes}"
 
 
-_cache: dict[tuple[UOp, Renderer], ProgramSpec] = {}
-
-
-def to_program(ast: UOp, renderer: Renderer) -> ProgramSpec:
-    """Lower kernel AST ``ast`` for ``renderer`` and render it (cached by (AST, renderer))."""
-    key = (ast, renderer)
-    if (hit := _cache.get(key)) is not None:
-        return hit
-    uops, ctx = lower(ast, renderer)
+def render(
+    ast: UOp, lowered: tuple[list[UOp], LowerContext], opts: tuple[Any, ...] = ()
+) -> ProgramSpec:
+    """The ProgramSpec of kernel ``ast`` from its lowered form ``lower(ast)`` (or of the
+    kernel ``ast`` with ``opts`` applied): the renderer's source and what launching needs."""
+    uops, ctx = lowered
+    renderer = ctx.renderer
     buffers = _buffers(ast)
     found = [u for u in nodes(ast) if u.op is Ops.DEFINE_VAR]
     variables = tuple(sorted(found, key=lambda v: v.arg))  # UOp.variables' order, one walk
     name = kernel_name(ast)
-    spec = ProgramSpec(
+    return ProgramSpec(
         name=name,
         src=renderer.render(uops, name),
         device=renderer.device,
@@ -330,7 +324,5 @@ def to_program(ast: UOp, renderer: Renderer) -> ProgramSpec:
         global_size=tuple(ctx.global_size),
         local_size=None if ctx.local_size is None else tuple(ctx.local_size),
         estimates=estimate(uops, buffers),
-        applied_opts=ctx.applied_opts,
+        applied_opts=opts,
     )
-    _cache[key] = spec
-    return spec

@@ -1,20 +1,26 @@
-"""BEAM search over opt sequences, timed by a callback, with a persistent cache.
+"""BEAM search over opt sequences, timed on the device, with a persistent cache.
 
 ``beam_search(ast, renderer, width, timer)`` starts from the kernel with the heuristics' opts
-(and without opts, when that is cheap to time) and, round by round, extends every sequence in the beam
-by every action that applies (``actions``, TILE included on CPUs), lowers the new
-candidates (in worker threads, with the timer's optional ``compile`` step there too),
-times them one after another through ``timer`` and keeps the ``width`` fastest.
-It stops when a round is not faster than the best so far by ``BEAM_MARGIN``; the two fastest
-of the start and of every round, with the heuristics' sequence, are then timed again
-round-robin (``CONFIRM_RUNS``) and the fastest of them wins, so one noisy measurement on a
-busy machine does not decide; it must beat the heuristics by ``BEAM_MARGIN`` to replace
-them. Candidates that fail to lower or compile, exceed ``BEAM_UPCAST_MAX`` lanes or
-``BEAM_MAX_UOPS`` uops, or that the timer rejects (raises, returns inf) are skipped.
+(and without opts, when that is cheap to time) and, round by round, extends every sequence in
+the beam by every action that applies (``actions``, TILE included on CPUs), builds the new
+candidates (lowered, rendered and compiled in ``PARALLEL`` worker processes, see
+``parallel.py``), times them one after another through ``timer`` (the device's: timings stay
+on the device) and keeps the ``width`` fastest. It stops when a round is not faster than the
+best so far by ``BEAM_MARGIN``; the two fastest of the start and of every round, with the
+heuristics' sequence, are then timed again round-robin (``CONFIRM_RUNS``) and the fastest of
+them wins, so one noisy measurement on a busy machine does not decide; it must beat the
+heuristics by ``BEAM_MARGIN`` to replace them, so BEAM never ends slower than the heuristics.
+
+Candidates that fail to lower or compile, exceed ``BEAM_UPCAST_MAX`` lanes or
+``BEAM_MAX_UOPS`` uops, or that the timer rejects (raises, returns inf) are dropped and
+counted as failed; those whose first run exceeds ``BEAM_TIMEOUT_S`` (default: ten times the
+fastest so far) are dropped and counted as timed out (``SearchStats``). ``DEBUG>=1`` shows a
+tqdm progress bar per search (round, best time, candidates left), ``DEBUG>=2`` the result.
 
 The result is stored in a ``DiskCache`` table keyed by the AST's structure, the renderer's
-``target_key`` and capabilities, the host architecture and the width, so a second search for
-the same kernel returns at once without timing anything. ``IGNORE_BEAM_CACHE=1`` skips the
+``target_key`` and capabilities, the device the timer runs on (and its compiler), the host
+architecture and the width, so a second search for the same kernel — in this process or a
+later one — returns at once without timing anything. ``IGNORE_BEAM_CACHE=1`` skips the
 lookup; ``CACHELEVEL=0`` turns the cache off.
 
 Codegen never imports the runtime: the runtime (or a benchmark) supplies the ``Timer``.
@@ -22,23 +28,20 @@ Codegen never imports the runtime: the runtime (or a benchmark) supplies the ``T
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
 import math
 import platform
 import sys
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from fusegrad.codegen.lower import to_program
 from fusegrad.codegen.opt.flags import (
     BEAM_MARGIN,
-    BEAM_MAX_UOPS,
+    BEAM_TIMEOUT_S,
     BEAM_UPCAST_MAX,
     IGNORE_BEAM_CACHE,
 )
@@ -48,20 +51,32 @@ from fusegrad.codegen.opt.kernel import (
     OptOps,
     apply_opt,
     const_size,
-    finish,
     kernel_axes,
     lane_count,
 )
-from fusegrad.codegen.renderer import DiskCache, ProgramSpec, Renderer, host_cpu_count
+from fusegrad.codegen.opt.parallel import Build, Job, build_all, knobs
+from fusegrad.codegen.renderer import Compiler, DiskCache, ProgramSpec, Renderer
+from fusegrad.codegen.spec import KernelInfo
 from fusegrad.uop import DEBUG, AxisType, UOp
+from tqdm import tqdm  # type: ignore[import-untyped, unused-ignore]
 
 
 class Timer(Protocol):
-    """Runs a lowered kernel and returns its time in seconds (``math.inf``, or raising, to
-    reject it). A timer may also have a ``compile(spec)`` method: BEAM then calls it for the
-    candidates in worker threads before timing them one by one."""
+    """Times a kernel on its device (the runtime's ``Compiled.timer``; tests use fakes).
 
-    def __call__(self, spec: ProgramSpec) -> float:
+    ``timer(spec, lib, limit)`` loads ``spec`` (``lib``: its binary when BEAM compiled it
+    already, else the timer compiles ``spec.src``), runs it on scratch buffers and returns the
+    seconds of its fastest run; ``math.inf`` or raising rejects the kernel. A first run slower
+    than ``limit`` seconds is a timeout: the timer may return that run's time at once.
+
+    Optional attributes BEAM reads when present: ``device`` (a name for the device timed on,
+    part of the BEAM cache key) and ``compiler`` (a ``Compiler`` whose class, built again in
+    worker processes, compiles the candidates there: see ``PARALLEL``).
+    """
+
+    def __call__(
+        self, spec: ProgramSpec, lib: bytes | None = None, limit: float = math.inf
+    ) -> float:
         """Seconds one run of ``spec`` takes (the timer decides how to measure)."""
         ...
 
@@ -138,33 +153,42 @@ def codegen_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-def cache_key(ast: UOp, renderer: Renderer, width: int) -> str:
-    """The BEAM cache key: AST, renderer identity and capabilities, host arch, width, and the
-    codegen source it was searched with."""
+def cache_key(ast: UOp, renderer: Renderer, width: int, device: str = "") -> str:
+    """The BEAM cache key: AST, renderer identity and capabilities, the device timed on (see
+    ``timer_device``), host arch, width, and the codegen source it was searched with."""
     caps = (
         sorted((d.name, w) for d, w in renderer.vector_widths.items()),
         renderer.has_local, renderer.has_shared, renderer.has_threads, renderer.max_threads,
         renderer.local_max, renderer.shared_max, renderer.tensor_cores,
     )  # fmt: skip
     text = f"{ast_key(ast)}\0{renderer.target_key}\0{caps!r}\0{platform.machine()}\0{width}"
-    text += f"\0{codegen_fingerprint()}"
+    text += f"\0{device}\0{codegen_fingerprint()}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def cached_opts(ast: UOp, renderer: Renderer, width: int) -> list[Opt] | None:
+def timer_device(timer: Timer) -> str:
+    """The device a timer runs on, for the cache key: its ``device`` name and its compiler's
+    ``cache_key`` (CPU model and flags) when it has them."""
+    compiler = getattr(timer, "compiler", None)
+    return f"{getattr(timer, 'device', '')}:{getattr(compiler, 'cache_key', '')}"
+
+
+def cached_opts(ast: UOp, renderer: Renderer, width: int, device: str = "") -> list[Opt] | None:
     """The opts an earlier search stored for this kernel, if any (and allowed)."""
     if IGNORE_BEAM_CACHE:
         return None
-    hit = _cache.get(cache_key(ast, renderer, width))
+    hit = _cache.get(cache_key(ast, renderer, width, device))
     if hit is None:
         return None
     return [Opt.from_tuple(t) for t in json.loads(hit.decode())]
 
 
-def store_opts(ast: UOp, renderer: Renderer, width: int, opts: Sequence[Opt]) -> None:
+def store_opts(
+    ast: UOp, renderer: Renderer, width: int, opts: Sequence[Opt], device: str = ""
+) -> None:
     """Remember the search's result for this kernel."""
     data = json.dumps([o.to_tuple() for o in opts]).encode()
-    _cache.put(cache_key(ast, renderer, width), data)
+    _cache.put(cache_key(ast, renderer, width, device), data)
 
 
 # -- the search ------------------------------------------------------------------------------------
@@ -179,6 +203,18 @@ class Candidate:
     seconds: float = math.inf
 
 
+@dataclass(slots=True)
+class SearchStats:
+    """What a search did: candidates ``timed``, dropped as ``failed`` (did not build or run)
+    or ``timed_out``, ``rounds`` run, and whether the cache answered (``cached``)."""
+
+    timed: int = 0
+    failed: int = 0
+    timed_out: int = 0
+    rounds: int = 0
+    cached: bool = False
+
+
 def _extend(c: Candidate, renderer: Renderer) -> list[Candidate]:
     out = []
     for opt in actions(c.ast, renderer):
@@ -191,90 +227,90 @@ def _extend(c: Candidate, renderer: Renderer) -> list[Candidate]:
     return out
 
 
-def _lower(c: Candidate, renderer: Renderer, timer: Timer) -> ProgramSpec | None:
-    try:
-        spec = to_program(finish(c.ast, renderer, c.opts), renderer)
-        spec = dataclasses.replace(spec, applied_opts=c.opts)
-        if len(spec.uops) > int(BEAM_MAX_UOPS.value):
-            return None
-        compile_fn: Callable[[ProgramSpec], object] | None = getattr(timer, "compile", None)
-        if compile_fn is not None:
-            compile_fn(spec)
-    except Exception as e:  # a candidate that fails to lower/compile is skipped
+class _Search:
+    """One search's state: what it builds with, the fastest time so far, the counts, the
+    progress bar."""
+
+    def __init__(self, root: UOp, renderer: Renderer, timer: Timer, stats: SearchStats) -> None:
+        self.root, self.renderer, self.timer, self.stats = root, renderer, timer, stats
+        self.best = math.inf
+        self.name = root.arg.name if isinstance(root.arg, KernelInfo) else "kernel"
+        self.bar = tqdm(total=0, desc=f"BEAM {self.name}", disable=DEBUG < 1, file=sys.stderr)
+
+    def limit(self) -> float:
+        """A first run slower than this is a timeout (``BEAM_TIMEOUT_S``)."""
+        given = float(BEAM_TIMEOUT_S.value)
+        return given if given > 0 else 10 * self.best
+
+    def build(self, cands: Sequence[Candidate]) -> list[Build]:
+        """Lower, render and compile ``cands`` (in worker processes, see ``parallel``)."""
+        compiler = getattr(self.timer, "compiler", None)
+        cls = type(compiler) if isinstance(compiler, Compiler) else None
+        key = compiler.cache_key if isinstance(compiler, Compiler) else ""
+        flags = knobs()
+        jobs = [Job(self.root, c.ast, c.opts, self.renderer, cls, key, flags) for c in cands]
+        return build_all(jobs)
+
+    def drop(self, opts: Sequence[Opt], why: str, timed_out: bool = False) -> float:
+        """Count a dropped candidate; its time is inf."""
+        if timed_out:
+            self.stats.timed_out += 1
+        else:
+            self.stats.failed += 1
         if DEBUG >= 4:
-            print(f"BEAM: skipped {list(c.opts)}: {type(e).__name__}: {e}")
-        return None
-    return spec
-
-
-def _time(spec: ProgramSpec | None, timer: Timer) -> float:
-    if spec is None:
-        return math.inf
-    try:
-        return float(timer(spec))
-    except Exception as e:  # a kernel that fails to run is skipped
-        if DEBUG >= 4:
-            print(f"BEAM: timing {spec.name} failed: {type(e).__name__}: {e}")
+            print(f"BEAM: dropped {list(opts)}: {why}")
         return math.inf
 
+    def time(self, built: Build, opts: Sequence[Opt], limit: float | None = None) -> float:
+        """Seconds of one candidate on the device (inf: dropped and counted)."""
+        if built.spec is None:
+            return self.drop(opts, built.error)
+        limit = self.limit() if limit is None else limit
+        try:
+            seconds = float(self.timer(built.spec, built.lib, limit))
+        except Exception as e:  # a kernel that fails to run is dropped
+            return self.drop(opts, f"{type(e).__name__}: {e}")
+        if not math.isfinite(seconds):
+            return self.drop(opts, "the timer rejected it")
+        if seconds > limit:
+            return self.drop(opts, f"{seconds:.3g} s > {limit:.3g} s", timed_out=True)
+        self.stats.timed += 1
+        self.best = min(self.best, seconds)
+        return seconds
 
-class _Progress:
-    """A one-line progress bar on stderr (only on a terminal with DEBUG>=1)."""
+    def measure(self, cands: list[Candidate], label: str) -> list[Candidate]:
+        """``cands`` built and timed, the ones that ran sorted fastest first."""
+        self.bar.set_description_str(f"BEAM {self.name} {label}")
+        self.bar.total += len(cands)
+        builds = self.build(cands)
+        out = []
+        for i, (c, built) in enumerate(zip(cands, builds, strict=True)):
+            out.append(Candidate(c.opts, c.ast, self.time(built, c.opts)))
+            self.bar.set_postfix_str(f"best {self.best * 1e6:.1f} us, {len(cands) - i - 1} left")
+            self.bar.update(1)
+        return sorted((c for c in out if math.isfinite(c.seconds)), key=lambda c: c.seconds)
 
-    def __init__(self, label: str, total: int) -> None:
-        self.label, self.total, self.done = label, total, 0
-        self.on = DEBUG >= 1 and sys.stderr.isatty()
-
-    def step(self) -> None:
-        self.done += 1
-        if self.on:
-            bar = "#" * (30 * self.done // max(self.total, 1))
-            sys.stderr.write(f"\r{self.label} [{bar:30s}] {self.done}/{self.total}")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.on:
-            sys.stderr.write("\n")
-
-
-def _measure(
-    cands: list[Candidate], renderer: Renderer, timer: Timer, label: str
-) -> list[Candidate]:
-    workers = max(1, min(host_cpu_count(), len(cands)))
-    bar = _Progress(label, len(cands))
-    with ThreadPoolExecutor(workers) as pool:
-        specs = list(pool.map(lambda c: _lower(c, renderer, timer), cands))
-    out = []
-    for c, spec in zip(cands, specs, strict=True):
-        out.append(Candidate(c.opts, c.ast, _time(spec, timer)))
-        bar.step()
-    bar.close()
-    return sorted((c for c in out if math.isfinite(c.seconds)), key=lambda c: c.seconds)
+    def confirm(self, finalists: list[Candidate], baseline: Candidate) -> Candidate:
+        """The fastest of ``finalists`` (and ``baseline``: the heuristics' opts) after
+        ``CONFIRM_RUNS`` more rounds of timing, round-robin (a noisy stretch of a busy
+        machine slows every finalist alike), each keeping its fastest time. A candidate must
+        beat the baseline by ``BEAM_MARGIN`` to be chosen over it."""
+        unique = list({c.ast: c for c in [baseline, *finalists]}.values())
+        builds = self.build(unique)
+        times = [[c.seconds] for c in unique]
+        for _ in range(CONFIRM_RUNS):
+            for c, built, seen in zip(unique, builds, times, strict=True):
+                seen.append(self.time(built, c.opts, math.inf))
+        out = [Candidate(c.opts, c.ast, min(t)) for c, t in zip(unique, times, strict=True)]
+        best, base = min(out, key=lambda c: c.seconds), out[0]
+        if best.seconds > base.seconds * (1 - float(BEAM_MARGIN.value)):
+            return base
+        return best
 
 
 #: rounds of timing every finalist (the two fastest of every round, and the heuristics'
 #: sequence) again, round-robin, before BEAM picks one
 CONFIRM_RUNS = 3
-
-
-def _confirm(
-    finalists: list[Candidate], renderer: Renderer, timer: Timer, baseline: Candidate
-) -> Candidate:
-    """The fastest of ``finalists`` (and ``baseline``: the heuristics' opts) after
-    ``CONFIRM_RUNS`` more rounds of timing, round-robin (a noisy stretch of a busy machine
-    slows every finalist alike), each keeping its fastest time. A candidate must beat the
-    baseline by ``BEAM_MARGIN`` to be chosen over it."""
-    unique = {c.ast: c for c in [baseline, *finalists]}
-    specs = [(c, _lower(c, renderer, timer)) for c in unique.values()]
-    times = [[c.seconds] for c, _ in specs]
-    for _ in range(CONFIRM_RUNS):
-        for (_, spec), seen in zip(specs, times, strict=True):
-            seen.append(_time(spec, timer))
-    out = [Candidate(c.opts, c.ast, min(t)) for (c, _), t in zip(specs, times, strict=True)]
-    best, base = min(out, key=lambda c: c.seconds), out[0]
-    if best.seconds > base.seconds * (1 - float(BEAM_MARGIN.value)):
-        return base
-    return best
 
 
 def _unique(cands: list[Candidate], seen: set[UOp]) -> list[Candidate]:
@@ -315,30 +351,52 @@ def _starts(ast: UOp, renderer: Renderer) -> list[Candidate]:
     return seeded
 
 
-def beam_search(
-    ast: UOp, renderer: Renderer, width: int, timer: Timer, max_rounds: int = 8
-) -> list[Opt]:
-    """The fastest opt sequence found for ``ast`` by a beam of ``width`` (see the module
-    docstring); cached on disk."""
-    if width < 1:
-        raise ValueError(f"beam_search: width must be >= 1, got {width}")
-    if (hit := cached_opts(ast, renderer, width)) is not None:
-        return hit
-    start = _measure(_starts(ast, renderer), renderer, timer, "BEAM base")
-    if not start:
-        raise RuntimeError("beam_search: the kernel does not run with this timer")
-    best, beam, seen = start[0], start, {ast}
+def _rounds(search: _Search, start: list[Candidate], width: int, max_rounds: int) -> Candidate:
+    """Extend the beam round by round from ``start``; the confirmed winner."""
+    best, beam, seen = start[0], start, {search.root, *(c.ast for c in start)}
     finalists = start[:2]
     for rnd in range(max_rounds):
-        cands = _unique([n for c in beam for n in _extend(c, renderer)], seen)
-        timed = _measure(cands, renderer, timer, f"BEAM round {rnd + 1}")
+        cands = _unique([n for c in beam for n in _extend(c, search.renderer)], seen)
+        search.stats.rounds = rnd + 1
+        timed = search.measure(cands, f"round {rnd + 1}")
         finalists += timed[:2]
         if not timed or timed[0].seconds >= best.seconds * (1 - float(BEAM_MARGIN.value)):
             break
         best, beam = timed[0], timed[:width]
     baseline = max(start, key=lambda c: len(c.opts))  # the heuristics' whole sequence
-    best = _confirm(finalists, renderer, timer, baseline)
+    search.bar.set_description_str(f"BEAM {search.name} confirm")
+    return search.confirm(finalists, baseline)
+
+
+def beam_search(
+    ast: UOp,
+    renderer: Renderer,
+    width: int,
+    timer: Timer,
+    max_rounds: int = 8,
+    stats: SearchStats | None = None,
+) -> list[Opt]:
+    """The fastest opt sequence found for ``ast`` by a beam of ``width`` (see the module
+    docstring); cached on disk. ``stats``, when given, is filled with what the search did."""
+    if width < 1:
+        raise ValueError(f"beam_search: width must be >= 1, got {width}")
+    stats = SearchStats() if stats is None else stats
+    device = timer_device(timer)
+    if (hit := cached_opts(ast, renderer, width, device)) is not None:
+        stats.cached = True
+        return hit
+    search = _Search(ast, renderer, timer, stats)
+    try:
+        start = search.measure(_starts(ast, renderer), "start")
+        if not start:
+            raise RuntimeError("beam_search: the kernel does not run with this timer")
+        best = _rounds(search, start, width, max_rounds)
+    finally:
+        search.bar.close()
     if DEBUG >= 2:
-        print(f"BEAM: {list(best.opts)} in {best.seconds * 1e6:.1f} us")
-    store_opts(ast, renderer, width, best.opts)
+        print(
+            f"BEAM {search.name}: {list(best.opts)} in {best.seconds * 1e6:.1f} us "
+            f"({stats.timed} timed, {stats.failed} failed, {stats.timed_out} timed out)"
+        )
+    store_opts(ast, renderer, width, best.opts, device)
     return list(best.opts)
