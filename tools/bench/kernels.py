@@ -92,7 +92,9 @@ class CPUTimer:
         src = self.dev.renderer.render(list(spec.uops), spec.name)
         return self.dev.load(dataclasses.replace(spec, src=src))
 
-    def __call__(self, spec: ProgramSpec) -> float:
+    def __call__(
+        self, spec: ProgramSpec, lib: bytes | None = None, limit: float = float("inf")
+    ) -> float:
         self.calls += 1
         prg = self.load(spec)
         rs = np.random.default_rng(0)
