@@ -161,3 +161,40 @@ def test_driver_errors_name_the_call(fake_gpu: Any) -> None:
         device_cuda.CUDAProgram(dev, "k", b"\x00not ptx", None)
     with pytest.raises(device_cuda.Unavailable, match="no GPU 5"):
         device_cuda.CUDADevice("CUDA:5")
+
+
+_A = np.random.default_rng(3).standard_normal((6, 10)).astype(np.float32)
+_B = np.random.default_rng(4).standard_normal((10, 7)).astype(np.float32)
+_I = np.random.default_rng(5).integers(-50, 50, (6, 10)).astype(np.int32)
+_LONG = np.random.default_rng(6).standard_normal(3000).astype(np.float32)
+_IMG = np.random.default_rng(7).standard_normal((1, 2, 6, 6)).astype(np.float32)
+_KER = np.random.default_rng(8).standard_normal((3, 2, 3, 3)).astype(np.float32)
+
+TENSOR_OPS: dict[str, Any] = {
+    "exp_log_sin": lambda T: T(_A).exp() + T(np.abs(_A) + 0.1).log() + T(_A).sin(),
+    "gelu_tanh": lambda T: T(_A).gelu() * T(_A).tanh(),
+    "softmax": lambda T: T(_A).softmax(-1),
+    "argmax": lambda T: T(_A).argmax(1),
+    "cumsum": lambda T: T(_A).cumsum(1),
+    "int_div_mod_shift": lambda T: (T(_I) // 7) * 100 + (T(_I) % 7) + (T(_I) << 2),
+    "bfloat16": lambda T: (T(_A).bfloat16() * 3).float(),
+    "int64": lambda T: T(_I).cast(dtypes.int64) * 3000000000,
+    "gather_pad_flip": lambda T: T(_A)[:, [1, 3, 5]].pad(((1, 1), (2, 0))).flip(1),
+    "float64": lambda T: T(_A.astype(np.float64)).exp(),
+    "grouped_sum": lambda T: T(_LONG).sum(),
+    "conv2d": lambda T: T(_IMG).conv2d(T(_KER)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TENSOR_OPS))
+def test_tensor_ops_on_cuda_match_the_cpu(fake_gpu: Any, name: str) -> None:
+    from fusegrad import Tensor
+
+    def on(device: str) -> Any:
+        return lambda x: Tensor(x, device=device)
+
+    got = TENSOR_OPS[name](on("CUDA")).numpy()
+    want = TENSOR_OPS[name](on("CPU")).numpy()
+    np.testing.assert_allclose(
+        got.astype(np.float64), want.astype(np.float64), rtol=1e-5, atol=1e-6
+    )
