@@ -13,8 +13,10 @@ __path__ = extend_path(__path__, __name__)
 
 __version__ = "0.1.0"
 
+# tinygrad's module paths (thin re-export modules) are attributes of the package, as there
+from fusegrad import codegen, device, dtype, engine, helpers, nn, renderer, runtime, tensor, uop
 from fusegrad.engine import GlobalCounters
-from fusegrad.fetch import fetch
+from fusegrad.helpers import fetch  # tinygrad's fetch (gunzip=, sha256=, extract=, headers=)
 from fusegrad.jit import TinyJit, function
 from fusegrad.runtime import Device
 from fusegrad.tensor import Tensor
@@ -29,8 +31,18 @@ __all__ = [
     "TinyJit",
     "UOp",
     "Variable",
+    "codegen",
+    "device",
+    "dtype",
     "dtypes",
+    "engine",
     "fetch",
     "function",
     "getenv",
+    "helpers",
+    "nn",
+    "renderer",
+    "runtime",
+    "tensor",
+    "uop",
 ]

@@ -40,6 +40,14 @@ class TensorCore:
         return f"TensorCore({n}x{m}x{k}, {self.dtype_in.name}->{self.dtype_out.name})"
 
 
+class DTypeSet(frozenset[DType]):
+    """A frozenset of dtypes that can also be called: ``renderer.supported_dtypes`` is a set
+    (``dt in r.supported_dtypes``) and, as in tinygrad, a method (``r.supported_dtypes()``)."""
+
+    def __call__(self) -> frozenset[DType]:
+        return self
+
+
 class Renderer:
     """A target's capabilities and its printer. Subclass and override the class attributes.
 
@@ -53,7 +61,8 @@ class Renderer:
     * ``has_threads``: CPU-style cores that split a kernel's outer loop (THREAD opt)
     * ``global_max`` / ``local_max``: size limits of the launch grid per axis
     * ``shared_max``: bytes of workgroup memory; ``max_threads``: cores for THREAD
-    * ``supported_dtypes``: scalar dtypes the target handles natively (others are emulated)
+    * ``supported_dtypes``: scalar dtypes the target handles natively (others are emulated);
+      a subclass may assign any frozenset, it is made a callable ``DTypeSet``
     * ``code_for_op``: ALU ops it renders natively (the pipeline decomposes the rest)
     * ``vector_approximated``: ops in ``code_for_op`` that it renders natively for scalars only;
       on vectors the lowering approximates them (a libm-backed op would be called lane by lane)
@@ -75,13 +84,26 @@ class Renderer:
     local_max: tuple[int, ...] | None = (1024, 1024, 64)
     shared_max: int = 32768
     max_threads: int = 1
-    supported_dtypes: frozenset[DType] = frozenset(dtypes.all) - {dtypes.weakint, dtypes.weakfloat}
+    supported_dtypes: frozenset[DType] = DTypeSet(
+        frozenset(dtypes.all) - {dtypes.weakint, dtypes.weakfloat}
+    )
     code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = {}
     vector_approximated: ClassVar[frozenset[Ops]] = frozenset()
     tensor_cores: tuple[TensorCore, ...] = ()
     extra_matcher: PatternMatcher | None = None
     index_dtype_32: bool = True
     no_int64_alu: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("supported_dtypes")
+        if isinstance(own, frozenset) and not isinstance(own, DTypeSet):
+            cls.supported_dtypes = DTypeSet(own)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "supported_dtypes" and isinstance(value, frozenset):
+            value = DTypeSet(value)
+        super().__setattr__(name, value)
 
     def render(self, uops: list[UOp], name: str | None = None) -> str | bytes:
         """Print a linear program (see ``fusegrad.codegen.spec`` for its form) as one kernel

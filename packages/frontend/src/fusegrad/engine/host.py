@@ -30,6 +30,8 @@ _STORAGE: dict[DType, Any] = {
     dtypes.bfloat16: np.uint16,
     dtypes.fp8e4m3: np.uint8,
     dtypes.fp8e5m2: np.uint8,
+    dtypes.fp8e4m3fnuz: np.uint8,
+    dtypes.fp8e5m2fnuz: np.uint8,
 }
 
 _FROM_NUMPY: dict[Any, DType] = {

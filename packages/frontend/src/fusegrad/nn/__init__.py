@@ -5,6 +5,10 @@ GroupNorm, InstanceNorm, LayerNorm, LayerNorm2d, RMSNorm, Embedding, LSTMCell``.
 ``nn.datasets``: MNIST (local folder or fetched, checksummed) and scikit-learn's digits.
 """
 
+from fusegrad.codegen import KernelInfo
+
+# tinygrad's nn module also carries these names (its layers' imports); code reaches them there
+from fusegrad.helpers import make_tuple
 from fusegrad.nn import datasets, optim, state
 from fusegrad.nn.layers import (
     Conv1d,
@@ -26,8 +30,11 @@ from fusegrad.nn.norm import (
     LayerNorm2d,
     RMSNorm,
 )
+from fusegrad.tensor import Tensor
+from fusegrad.uop import AxisType, Ops, UOp, flatten, prod
 
 __all__ = [
+    "AxisType",
     "BatchNorm",
     "BatchNorm1d",
     "BatchNorm2d",
@@ -39,12 +46,19 @@ __all__ = [
     "Embedding",
     "GroupNorm",
     "InstanceNorm",
+    "KernelInfo",
     "LSTMCell",
     "LayerNorm",
     "LayerNorm2d",
     "Linear",
+    "Ops",
     "RMSNorm",
+    "Tensor",
+    "UOp",
     "datasets",
+    "flatten",
+    "make_tuple",
     "optim",
+    "prod",
     "state",
 ]

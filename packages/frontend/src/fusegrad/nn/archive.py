@@ -42,9 +42,9 @@ def safe_member_name(name: str, archive: str) -> str:
     return name
 
 
-def zip_extract(src: Any) -> dict[str, Tensor]:
+def zip_extract(t: Any) -> dict[str, Tensor]:
     """Every file of a zip archive (path, uint8 tensor or bytes) as a uint8 tensor."""
-    source = open_source(src)
+    source = open_source(t)
     try:
         with zipfile.ZipFile(SourceReader(source)) as archive:
             return {
@@ -104,10 +104,10 @@ def _tar_member(source: ByteSource, member: tarfile.TarInfo) -> Tensor:
     return source.tensor(member.offset_data, dtypes.uint8, (member.size,))
 
 
-def tar_extract(src: Any) -> dict[str, Tensor]:
+def tar_extract(t: Any) -> dict[str, Tensor]:
     """Every regular file of a tar archive as a uint8 tensor: lazy views of an uncompressed
     archive's bytes; a gzip-compressed one (.tar.gz) is inflated into memory first."""
-    source = open_source(src)
+    source = open_source(t)
     name = source.path
     out: dict[str, Tensor] = {}
     try:

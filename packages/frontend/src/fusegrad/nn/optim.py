@@ -5,16 +5,26 @@ and OptimizerGroup.
 are written into the parameters' buffers in place) and returns the tensors to realize, so a
 caller can realize them together with other work. Parameters without a gradient are skipped,
 like PyTorch.
+
+``fused=True`` (default: the ``FUSE_OPTIM`` setting) puts every parameter into one flat buffer
+(each parameter becomes a view of it) and runs the whole update — parameters and optimizer
+state — as one flat elementwise computation: one kernel per step instead of one per parameter.
+It needs parameters of one dtype on one device and an elementwise update (SGD, Adam, AdamW;
+not LAMB's or LARS's layer-wise trust ratio, nor Muon's per-matrix orthogonalization), and a
+parameter without a gradient is stepped with a zero gradient instead of skipped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from fusegrad.engine import buffer_of, strip_assigns
 from fusegrad.nn.layers import fresh
 from fusegrad.tensor import Tensor
-from fusegrad.uop import dtypes
+from fusegrad.tensor.convert import canonical_device
+from fusegrad.tensor.flags import FUSE_OPTIM
+from fusegrad.uop import dtypes, prod
 
 
 def _dedup(tensors: Sequence[Tensor]) -> list[Tensor]:
@@ -47,29 +57,58 @@ class Optimizer:
     step, e.g. BatchNorm's running statistics) and the learning rate as a tensor (assign to
     ``opt.lr`` to schedule it)."""
 
-    def __init__(self, params: list[Tensor], lr: float | Tensor) -> None:
+    def __init__(
+        self,
+        params: list[Tensor],
+        lr: float | Tensor,
+        device: str | None = None,
+        fused: Any = FUSE_OPTIM,
+    ) -> None:
         for x in params:
             if x.requires_grad is None:
                 x.requires_grad_(True)
         self.params: list[Tensor] = _dedup([x for x in params if x.requires_grad])
         if not self.params:
             raise ValueError("optimizer got an empty parameter list")
-        self.device = self.params[0].device
+        self.device = canonical_device(device) if device is not None else self.params[0].device
         self.buffers: list[Tensor] = _dedup([x for x in params if not x.requires_grad])
+        self.fused = bool(fused)
+        self._flat: Tensor | None = self._fuse() if self.fused else None
         if isinstance(lr, Tensor):
             self.lr = lr
         else:
             self.lr = Tensor([lr], requires_grad=False, device=self.device, dtype=dtypes.float32)
 
+    def _fuse(self) -> Tensor:
+        """Move every parameter into one flat buffer; each parameter becomes a view of it."""
+        dts = {p.dtype for p in self.params}
+        devs = {p.device for p in self.params}
+        if len(dts) != 1 or len(devs) != 1:
+            raise ValueError(
+                f"fused optimizer: parameters must share one dtype and device, got dtypes "
+                f"{sorted(d.name for d in dts)} on devices {sorted(devs)}"
+            )
+        flat = fresh(Tensor.cat(*(p.detach().flatten() for p in self.params)))
+        flat.realize()
+        offset = 0
+        for p in self.params:
+            n = int(prod(p.shape))
+            p.uop = flat[offset : offset + n].reshape(p.shape).uop
+            offset += n
+        return flat
+
     def _new_state(self) -> list[Tensor]:
-        """One zero tensor per parameter (optimizer state), realized."""
-        state = [fresh(Tensor.zeros(*p.shape, dtype=p.dtype, device=p.device)) for p in self.params]
+        """One zero tensor per parameter (optimizer state), realized; fused: one flat one."""
+        shapes = [self._flat.shape] if self._flat is not None else [p.shape for p in self.params]
+        dt, dev = self.params[0].dtype, self.params[0].device
+        state = [fresh(Tensor.zeros(*shape, dtype=dt, device=dev)) for shape in shapes]
         if state:
             Tensor.realize(*state)
         return state
 
     def _scalar_lr(self) -> Tensor:
-        return self.lr.reshape(())
+        lr = self.lr.reshape(())
+        return lr if lr.device == self.params[0].device else lr.to(self.params[0].device)
 
     def zero_grad(self) -> None:
         """Forget the gradients (the next backward starts from zero)."""
@@ -86,14 +125,29 @@ class Optimizer:
             raise RuntimeError(
                 "Tensor.training=False: set Tensor.training = True to use the optimizer"
             )
-        live = [i for i, p in enumerate(self.params) if p.grad is not None]
+        if self._flat is not None:
+            return self._fused_step()
+        live = [
+            (i, p.detach(), p.grad.detach())
+            for i, p in enumerate(self.params)
+            if p.grad is not None
+        ]
         new_values, extra = self._step(live)
-        for i, value in zip(live, new_values, strict=True):
+        for (i, _, _), value in zip(live, new_values, strict=True):
             write(self.params[i], value)
         return [*extra, *self.params, *self.buffers]
 
-    def _step(self, live: list[int]) -> tuple[list[Tensor], list[Tensor]]:
-        """New values of the parameters ``live`` (indices), and state tensors to realize."""
+    def _fused_step(self) -> list[Tensor]:
+        assert self._flat is not None
+        grads = [p.grad if p.grad is not None else p.zeros_like() for p in self.params]
+        g = Tensor.cat(*(x.detach().flatten().cast(self._flat.dtype) for x in grads))
+        (value,), extra = self._step([(0, self._flat.detach(), g)])
+        write(self._flat, value)
+        return [*extra, self._flat, *self.buffers]
+
+    def _step(self, live: list[tuple[int, Tensor, Tensor]]) -> tuple[list[Tensor], list[Tensor]]:
+        """New values of the parameters ``live`` (state index, value, gradient), and state
+        tensors to realize."""
         raise NotImplementedError
 
 
@@ -154,8 +208,15 @@ class LARS(Optimizer):
         classic: bool = True,
         pre_wd: bool = True,
         tcoef: float = 0.001,
+        device: str | None = None,
+        fused: Any = FUSE_OPTIM,
     ) -> None:
-        super().__init__(params, lr)
+        if fused and (tcoef or ns_steps):
+            raise ValueError(
+                "fused optimizer: LARS's trust ratio (tcoef) and Muon's Newton-Schulz steps "
+                "work per parameter; use fused=False"
+            )
+        super().__init__(params, lr, device, fused)
         self.momentum, self.wd, self.nesterov = momentum, weight_decay, nesterov
         self.ns_steps, self.ns_coefficients = ns_steps, ns_coefficients or (3.4445, -4.775, 2.0315)
         self.classic, self.pre_wd, self.tcoef = classic, pre_wd, tcoef
@@ -187,14 +248,9 @@ class LARS(Optimizer):
             g = g * r * lr
         return (t - g).cast(t.dtype)
 
-    def _step(self, live: list[int]) -> tuple[list[Tensor], list[Tensor]]:
+    def _step(self, live: list[tuple[int, Tensor, Tensor]]) -> tuple[list[Tensor], list[Tensor]]:
         lr = self._scalar_lr()
-        out = []
-        for i in live:
-            p = self.params[i]
-            assert p.grad is not None
-            out.append(self._update(i, p.detach(), p.grad.detach(), lr))
-        return out, list(self.b)
+        return [self._update(i, t, g, lr) for i, t, g in live], list(self.b)
 
 
 def SGD(
@@ -204,13 +260,17 @@ def SGD(
     weight_decay: float = 0.0,
     nesterov: bool = False,
     classic: bool = False,
+    device: str | None = None,
+    fused: Any = FUSE_OPTIM,
 ) -> LARS:
     """Stochastic gradient descent with momentum, Nesterov momentum and weight decay (PyTorch's
     update: b = momentum * b + g; p -= lr * b)."""
-    return LARS(params, lr, momentum, weight_decay, 0, None, nesterov, classic, True, 0.0)
+    return LARS(
+        params, lr, momentum, weight_decay, 0, None, nesterov, classic, True, 0.0, device, fused
+    )
 
 
-def Muon(
+def Muon(  # noqa: PLR0917 (tinygrad's positional signature)
     params: list[Tensor],
     lr: float | Tensor = 0.02,
     momentum: float = 0.95,
@@ -218,12 +278,14 @@ def Muon(
     ns_steps: int = 5,
     ns_coefficients: tuple[float, ...] = (3.4445, -4.775, 2.0315),
     nesterov: bool = True,
+    device: str | None = None,
+    fused: Any = FUSE_OPTIM,
 ) -> LARS:
     """Momentum orthogonalized by Newton-Schulz iterations (for matrix parameters), with
     decoupled weight decay."""
     return LARS(
         params, lr, momentum, weight_decay, ns_steps, ns_coefficients, nesterov,
-        classic=False, pre_wd=False, tcoef=0.0,
+        classic=False, pre_wd=False, tcoef=0.0, device=device, fused=fused,
     )  # fmt: skip
 
 
@@ -231,7 +293,7 @@ class LAMB(Optimizer):
     """Adam moments with a layer-wise trust ratio (You et al., 2019); with ``adam=True`` it is
     Adam with decoupled weight decay (AdamW)."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 (tinygrad's positional signature)
         self,
         params: list[Tensor],
         lr: float | Tensor = 0.001,
@@ -240,11 +302,17 @@ class LAMB(Optimizer):
         eps: float = 1e-6,
         weight_decay: float = 0.0,
         adam: bool = False,
+        device: str | None = None,
+        fused: Any = FUSE_OPTIM,
     ) -> None:
-        super().__init__(params, lr)
+        if fused and not adam:
+            raise ValueError(
+                "fused optimizer: LAMB's trust ratio works per parameter; use fused=False"
+            )
+        super().__init__(params, lr, device, fused)
         self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
-        self.b1_t = fresh(Tensor.ones(1, dtype=dtypes.float32, device=self.device))
-        self.b2_t = fresh(Tensor.ones(1, dtype=dtypes.float32, device=self.device))
+        self.b1_t = fresh(Tensor.ones(1, dtype=dtypes.float32, device=self.params[0].device))
+        self.b2_t = fresh(Tensor.ones(1, dtype=dtypes.float32, device=self.params[0].device))
         self.m = self._new_state()
         self.v = self._new_state()
 
@@ -260,15 +328,11 @@ class LAMB(Optimizer):
             r = (w_norm > 0).where((up_norm > 0).where(w_norm / up_norm, 1.0), 1.0)
         return (t - lr * r * up).cast(t.dtype)
 
-    def _step(self, live: list[int]) -> tuple[list[Tensor], list[Tensor]]:
+    def _step(self, live: list[tuple[int, Tensor, Tensor]]) -> tuple[list[Tensor], list[Tensor]]:
         self.b1_t.assign(self.b1_t * self.b1)
         self.b2_t.assign(self.b2_t * self.b2)
         lr = self._scalar_lr()
-        out = []
-        for i in live:
-            p = self.params[i]
-            assert p.grad is not None
-            out.append(self._update(i, p.detach(), p.grad.detach(), lr))
+        out = [self._update(i, t, g, lr) for i, t, g in live]
         return out, [self.b1_t, self.b2_t, *self.m, *self.v]
 
 
@@ -278,9 +342,11 @@ def Adam(
     b1: float = 0.9,
     b2: float = 0.999,
     eps: float = 1e-8,
+    device: str | None = None,
+    fused: Any = FUSE_OPTIM,
 ) -> LAMB:
     """Adam (Kingma & Ba) with bias-corrected moments."""
-    return LAMB(params, lr, b1, b2, eps, 0.0, adam=True)
+    return LAMB(params, lr, b1, b2, eps, 0.0, adam=True, device=device, fused=fused)
 
 
 def AdamW(
@@ -290,6 +356,8 @@ def AdamW(
     b2: float = 0.999,
     eps: float = 1e-8,
     weight_decay: float = 0.01,
+    device: str | None = None,
+    fused: Any = FUSE_OPTIM,
 ) -> LAMB:
     """Adam with decoupled weight decay (Loshchilov & Hutter)."""
-    return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True)
+    return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True, device=device, fused=fused)

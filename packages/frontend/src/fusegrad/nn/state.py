@@ -17,6 +17,7 @@ from typing import Any, cast
 import numpy as np
 
 from fusegrad.nn.archive import tar_extract, zip_extract
+from fusegrad.nn.content import TensorIO, accept_filename, fs_load, fs_store
 from fusegrad.nn.disk import ByteSource, open_source, to_device
 from fusegrad.nn.gguf import gguf_load
 from fusegrad.nn.torch_load import UnsafePickleError, torch_load
@@ -24,7 +25,11 @@ from fusegrad.tensor import Tensor
 from fusegrad.uop import DType, dtypes, prod
 
 __all__ = [
+    "TensorIO",
     "UnsafePickleError",
+    "accept_filename",
+    "fs_load",
+    "fs_store",
     "get_parameters",
     "get_state_dict",
     "gguf_load",
@@ -219,10 +224,10 @@ def _read_header(file: ByteSource) -> tuple[int, dict[str, Any]]:
     return n, _parse_header(bytes(file.bytes_at(8, n)), file.path)
 
 
-def safe_load_metadata(fn: Any) -> tuple[Tensor, int, dict[str, Any]]:
-    """(the file as a uint8 tensor, the header's byte size, the parsed header); ``fn`` is a
+def safe_load_metadata(t: Any) -> tuple[Tensor, int, dict[str, Any]]:
+    """(the file as a uint8 tensor, the header's byte size, the parsed header); ``t`` is a
     path (a DISK tensor), a uint8 Tensor or bytes."""
-    file = open_source(fn)
+    file = open_source(t)
     n, header = _read_header(file)
     return file.tensor(0, dtypes.uint8, (file.size,)), n, header
 

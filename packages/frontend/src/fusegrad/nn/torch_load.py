@@ -353,10 +353,10 @@ def _load_legacy(source: ByteSource) -> Any:
     return _unpickle(SourceReader(source, main), _Context(locate))
 
 
-def torch_load(fn: Any) -> Any:
+def torch_load(t: Any) -> Any:
     """The object saved by ``torch.save`` (state dicts: key -> Tensor, lazily on the file's
-    DISK device). ``fn``: a path, a uint8 Tensor or bytes."""
-    source = open_source(fn)
+    DISK device). ``t``: a path, a uint8 Tensor or bytes."""
+    source = open_source(t)
     if bytes(source.bytes_at(0, min(4, source.size))) == b"PK\x03\x04":
         return _load_zip(source)
     return _load_legacy(source)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any, cast
 
-from fusegrad.uop import Ops, PatternMatcher, UOp, UPat, dtypes
+from fusegrad.uop import ContextVar, Ops, PatternMatcher, UOp, UPat, dtypes
+
+TRAINING = ContextVar("TRAINING", 0)  # declared in fusegrad.uop's flags: the same object
 
 _LN2 = math.log(2)
 
@@ -188,27 +190,61 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
     return {t: grads[t] for t in targets if t in grads}
 
 
-class AutogradMixin:
+class _TensorType(type):
+    """The Tensor's metaclass: ``Tensor.training`` reads and writes the ``TRAINING`` setting,
+    so ``Tensor.training = True``, ``Context(TRAINING=1)`` and the ``TRAINING`` environment
+    variable are one state."""
+
+    @property
+    def training(cls) -> bool:
+        return bool(TRAINING.value)
+
+    @training.setter
+    def training(cls, value: bool) -> None:
+        TRAINING.value = int(bool(value))
+
+
+class _Training:
+    """``tensor.training`` on an instance: the same ``TRAINING`` state."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> bool:
+        return bool(TRAINING.value)
+
+
+def _in_graph(t: Any, reached: set[UOp]) -> bool:
+    """Whether backward fills ``t.grad``: a float tensor on a device, in the graph, not
+    marked ``requires_grad=False``."""
+    if t.requires_grad is False or t.uop not in reached or not dtypes.is_float(t.dtype):
+        return False
+    return not str(t.device).startswith("DISK")
+
+
+class AutogradMixin(metaclass=_TensorType):
     """backward / gradient (mixed into Tensor)."""
+
+    training = _Training()
 
     def _seed_grad(self: Any, gradient: Any) -> UOp:
         if gradient is None:
             if self.numel() != 1:
                 raise RuntimeError(
-                    f"grad can be implicitly created only for scalar outputs, got shape {tuple(self.shape)}"
+                    "backward: grad can be implicitly created only for scalar outputs, got "
+                    f"shape {tuple(self.shape)}; pass gradient= of that shape"
                 )
             return cast(UOp, self.uop.const_like(1.0))
         g = self._operand(gradient)
         if g.shape != self.shape:
             raise RuntimeError(
-                f"gradient shape {tuple(g.shape)} doesn't match output shape {tuple(self.shape)}"
+                f"backward: gradient shape {tuple(g.shape)} doesn't match output shape "
+                f"{tuple(self.shape)}"
             )
         return cast(UOp, g.cast(self.dtype).uop)
 
     def gradient(
-        self: Any, *targets: Any, gradient: Any = None, materialize_grads: bool = False
+        self: Any, *targets: Any, gradient: Any = None, materialize_grads: bool = True
     ) -> list[Any]:
-        """d self / d target for each target (as new tensors)."""
+        """d self / d target for each target (as new tensors). A target the output does not
+        depend on gets zeros, as in tinygrad (``materialize_grads=False``: RuntimeError)."""
         if not dtypes.is_float(self.dtype):
             raise RuntimeError(
                 f"only floating point tensors can require gradients, got {self.dtype!r}"
@@ -227,24 +263,24 @@ class AutogradMixin:
         return out
 
     def backward(self: Any, gradient: Any = None) -> Any:
-        """Accumulate d self / d leaf into ``.grad`` of every leaf that requires grad."""
-        if not self.requires_grad:
+        """Accumulate d self / d t into ``t.grad`` for every floating-point tensor ``t`` of
+        the graph that has a device, unless it was marked ``requires_grad=False`` (tinygrad's
+        rule; ``requires_grad=True`` is not needed). A non-scalar output needs ``gradient=``
+        of its shape."""
+        if self.requires_grad is False or not dtypes.is_float(self.dtype):
             raise RuntimeError(
-                "element 0 of tensors does not require grad and does not have a grad_fn"
+                "backward: element 0 of tensors does not require grad and does not have a "
+                f"grad_fn (requires_grad={self.requires_grad}, dtype {self.dtype!r})"
             )
         from fusegrad.tensor.core import ALL_TENSORS
 
         seed = self._seed_grad(gradient)
         reached = set(self.uop.toposort(lambda u: u.op is not Ops.DETACH))
-        leaves = [
-            t
-            for t in list(ALL_TENSORS.values())
-            if t.requires_grad and t._leaf and t.uop in reached
-        ]
-        if not leaves:
+        tensors = [t for t in list(ALL_TENSORS.values()) if _in_graph(t, reached)]
+        if not tensors:
             return self
-        grads = compute_gradient(self.uop, seed, {t.uop for t in leaves})
-        for t in leaves:
+        grads = compute_gradient(self.uop, seed, {t.uop for t in tensors})
+        for t in tensors:
             g = grads.get(t.uop)
             if g is None:
                 g = t.uop.const_like(0)  # in the graph but no gradient flows: zeros, like PyTorch

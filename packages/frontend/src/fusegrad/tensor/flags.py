@@ -15,4 +15,7 @@ DEV = ContextVar("DEV", "")
 CHECK_INDEX = ContextVar("CHECK_INDEX", 1)
 """1: out-of-range Tensor indices (advanced indexing, gather, scatter, one_hot) raise
 IndexError when the result is realized; 0: no check (an out-of-range index selects nothing:
-zeros, and scatter writes nowhere)."""
+zeros, and scatter writes nowhere). ``CHECK_OOB`` (tinygrad's name) is the same setting."""
+CHECK_INDEX.alias("CHECK_OOB")
+FUSE_OPTIM = ContextVar("FUSE_OPTIM", 0)
+"""1: optimizers default to ``fused=True`` (the whole update as one kernel, see ``nn.optim``)."""

@@ -11,6 +11,7 @@ from fusegrad.tensor.autograd import AutogradMixin
 from fusegrad.tensor.core import TensorCore
 from fusegrad.tensor.create import CreateMixin
 from fusegrad.tensor.elementwise import ElementwiseMixin
+from fusegrad.tensor.extra import ExtraMixin
 from fusegrad.tensor.indexing import IndexingMixin
 from fusegrad.tensor.linalg import LinalgMixin
 from fusegrad.tensor.linear import LinearMixin
@@ -38,6 +39,7 @@ class Tensor(
     LinalgMixin,
     NNMixin,
     ScheduleMixin,
+    ExtraMixin,
     TensorCore,
 ):
     """A lazy n-d array on a device. Operations build a UOp graph; ``realize()``, ``numpy()``

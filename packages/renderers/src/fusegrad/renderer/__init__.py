@@ -24,6 +24,7 @@ The conformance suite (``fusegrad.renderer.conformance``, corpus in
 ``fusegrad.renderer.corpus``) is importable by other packages to register their renderers.
 """
 
+from fusegrad.codegen import Renderer  # tinygrad's path: ``from tinygrad.renderer import Renderer``
 from fusegrad.renderer.c import CCompiler, CCompilerNotFoundError, CRenderer, find_c_compiler
 from fusegrad.renderer.elf import ElfLoadError, LoadedCode, load_elf
 from fusegrad.renderer.launch import CPUProgram
@@ -47,6 +48,7 @@ __all__ = [
     "NIRRenderer",
     "PTXCompiler",
     "PTXRenderer",
+    "Renderer",
     "X86Compiler",
     "X86Renderer",
     "find_c_compiler",

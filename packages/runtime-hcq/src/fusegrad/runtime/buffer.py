@@ -22,6 +22,8 @@ _NUMPY_STORAGE = {
     dtypes.bfloat16: "uint16",
     dtypes.fp8e4m3: "uint8",
     dtypes.fp8e5m2: "uint8",
+    dtypes.fp8e4m3fnuz: "uint8",
+    dtypes.fp8e5m2fnuz: "uint8",
     dtypes.bool: "bool",
 }
 

@@ -267,15 +267,21 @@ class _Fp8Format:
     mbits: int
     bias: int
     ieee_specials: bool  # e5m2: top exponent is inf/NaN; e4m3fn: only S.1111.111 is NaN
+    fnuz: bool = False  # AMD's "fnuz": no infinities, no -0; 0x80 (the -0 code) is NaN
 
     def decode(self, code: int) -> float:
+        if self.fnuz:
+            return math.nan if code & 0xFF == 0x80 else self._magnitude(code)
+        return self._magnitude(code)
+
+    def _magnitude(self, code: int) -> float:
         sign = -1.0 if code & 0x80 else 1.0
         exp = (code >> self.mbits) & ((1 << self.ebits) - 1)
         man = code & ((1 << self.mbits) - 1)
         top = (1 << self.ebits) - 1
         if self.ieee_specials and exp == top:
             return sign * math.inf if man == 0 else math.nan
-        if not self.ieee_specials and exp == top and man == (1 << self.mbits) - 1:
+        if not (self.ieee_specials or self.fnuz) and exp == top and man == (1 << self.mbits) - 1:
             return math.nan
         if exp == 0:
             return sign * man * 2.0 ** (1 - self.bias - self.mbits)
@@ -291,21 +297,24 @@ class _Fp8Format:
         """Round-to-nearest-even, saturating: finite overflow and +-inf give +-max (like
         ``cvt.rn.satfinite``); NaN gives the canonical NaN."""
         if math.isnan(x):
-            return 0x7F if not self.ieee_specials else 0x7E
+            return 0x80 if self.fnuz else 0x7F if not self.ieee_specials else 0x7E
         sign = 0x80 if math.copysign(1.0, x) < 0 else 0
         values, codes = self.finite_table
         mag = min(abs(x), values[-1])
         i = bisect_left(values, mag)
         if values[i] == mag:
-            return sign | codes[i]
-        lo, hi = i - 1, i
-        dlo, dhi = mag - values[lo], values[hi] - mag
-        pick = lo if dlo < dhi or (dlo == dhi and codes[lo] % 2 == 0) else hi
-        return sign | codes[pick]
+            code = codes[i]
+        else:
+            lo, hi = i - 1, i
+            dlo, dhi = mag - values[lo], values[hi] - mag
+            code = codes[lo if dlo < dhi or (dlo == dhi and codes[lo] % 2 == 0) else hi]
+        return code if self.fnuz and code == 0 else sign | code
 
 
 _FP8E4M3 = _Fp8Format(4, 3, 7, ieee_specials=False)
 _FP8E5M2 = _Fp8Format(5, 2, 15, ieee_specials=True)
+_FP8E4M3FNUZ = _Fp8Format(4, 3, 8, ieee_specials=False, fnuz=True)
+_FP8E5M2FNUZ = _Fp8Format(5, 2, 16, ieee_specials=False, fnuz=True)
 
 
 def _wrap_int(bits: int, signed: bool) -> Callable[[Any], int]:
@@ -399,6 +408,9 @@ class dtypes(metaclass=_DTypesMeta):  # the public name is tinygrad's
     uint64: Final = DType.new(8, 64, "uint64", "Q")
     fp8e4m3: Final = DType.new(9, 8, "fp8e4m3", None)
     fp8e5m2: Final = DType.new(10, 8, "fp8e5m2", None)
+    # AMD's fp8 variants (no inf, no -0, 0x80 is NaN), emulated like the OCP ones
+    fp8e4m3fnuz: Final = DType.new(9, 8, "fp8e4m3fnuz", None)
+    fp8e5m2fnuz: Final = DType.new(10, 8, "fp8e5m2fnuz", None)
     float16: Final = DType.new(11, 16, "float16", "e")
     bfloat16: Final = DType.new(12, 16, "bfloat16", None)
     float32: Final = DType.new(13, 32, "float32", "f")
@@ -425,29 +437,37 @@ class dtypes(metaclass=_DTypesMeta):  # the public name is tinygrad's
     uints: Final = (uint8, uint16, uint32, uint64)
     sints: Final = (int8, int16, int32, int64, weakint)
     ints: Final = uints + sints
-    fp8s: Final = (fp8e4m3, fp8e5m2)
+    fp8_ocp: Final = (fp8e4m3, fp8e5m2)
+    fp8_fnuz: Final = (fp8e4m3fnuz, fp8e5m2fnuz)
+    fp8s: Final = fp8_ocp + fp8_fnuz
     floats: Final = (*fp8s, float16, bfloat16, float32, float64, weakfloat)
     all: Final = (bool, *ints, *floats)
+    weaks: Final = (weakint, weakfloat)
+    # the integer types of each width (signed and unsigned), as tinygrad groups them
+    int8s: Final = (int8, uint8)
+    int16s: Final = (int16, uint16)
+    int32s: Final = (int32, uint32)
+    int64s: Final = (int64, uint64)
 
     @staticmethod
-    def is_float(dt: DType) -> builtins.bool:
+    def is_float(x: DType) -> builtins.bool:
         """True for floating-point scalars and vectors (incl. weakfloat)."""
-        return dt.scalar() in dtypes.floats
+        return x.scalar() in dtypes.floats
 
     @staticmethod
-    def is_int(dt: DType) -> builtins.bool:
+    def is_int(x: DType) -> builtins.bool:
         """True for signed/unsigned integer scalars and vectors (incl. weakint)."""
-        return dt.scalar() in dtypes.ints
+        return x.scalar() in dtypes.ints
 
     @staticmethod
-    def is_unsigned(dt: DType) -> builtins.bool:
+    def is_unsigned(x: DType) -> builtins.bool:
         """True for unsigned integers."""
-        return dt.scalar() in dtypes.uints
+        return x.scalar() in dtypes.uints
 
     @staticmethod
-    def is_bool(dt: DType) -> builtins.bool:
+    def is_bool(x: DType) -> builtins.bool:
         """True for bool scalars and vectors."""
-        return dt.scalar() is dtypes.bool
+        return x.scalar() is dtypes.bool
 
     @staticmethod
     def from_py(x: Any) -> DType:
@@ -505,8 +525,13 @@ class dtypes(metaclass=_DTypesMeta):  # the public name is tinygrad's
         raise TypeError(f"max: {dt!r} has no values")
 
     @staticmethod
-    def finfo(dt: DType) -> tuple[builtins.int, builtins.int]:
-        """(exponent bits, mantissa bits) of a float dtype."""
+    def finfo(dtype: DType) -> tuple[builtins.int, builtins.int]:
+        """(exponent bits, mantissa bits) of a float dtype.
+
+        >>> dtypes.finfo(dtypes.bfloat16)
+        (8, 7)
+        """
+        dt = dtype
         table = {
             dtypes.float16: (5, 10),
             dtypes.bfloat16: (8, 7),
@@ -514,6 +539,8 @@ class dtypes(metaclass=_DTypesMeta):  # the public name is tinygrad's
             dtypes.float64: (11, 52),
             dtypes.fp8e4m3: (4, 3),
             dtypes.fp8e5m2: (5, 2),
+            dtypes.fp8e4m3fnuz: (4, 3),
+            dtypes.fp8e5m2fnuz: (5, 2),
             dtypes.weakfloat: (11, 52),
         }
         if dt.scalar() not in table:
@@ -536,13 +563,13 @@ class dtypes(metaclass=_DTypesMeta):  # the public name is tinygrad's
         return {k: v for k, v in vars(dtypes).items() if isinstance(v, DType)}
 
 
-def to_dtype(x: DType | str) -> DType:
+def to_dtype(dtype: DType | str) -> DType:
     """A dtype given as a DType or by name (``"float32"``, ``"half"``...)."""
-    if isinstance(x, DType):
-        return x
-    dt = dtypes.fields().get(x)
+    if isinstance(dtype, DType):
+        return dtype
+    dt = dtypes.fields().get(dtype)
     if dt is None:
-        raise ValueError(f"unknown dtype name {x!r}")
+        raise ValueError(f"unknown dtype name {dtype!r}")
     return dt
 
 
@@ -554,6 +581,8 @@ _FLOAT_CONVERT: dict[DType, Callable[[Any], float]] = {
     dtypes.bfloat16: lambda x: _bf16(float(x)),
     dtypes.fp8e4m3: lambda x: _FP8E4M3.decode(_FP8E4M3.encode(float(x))),
     dtypes.fp8e5m2: lambda x: _FP8E5M2.decode(_FP8E5M2.encode(float(x))),
+    dtypes.fp8e4m3fnuz: lambda x: _FP8E4M3FNUZ.decode(_FP8E4M3FNUZ.encode(float(x))),
+    dtypes.fp8e5m2fnuz: lambda x: _FP8E5M2FNUZ.decode(_FP8E5M2FNUZ.encode(float(x))),
 }
 
 
@@ -578,6 +607,14 @@ def truncate(dt: DType) -> Callable[[Any], Any]:
     raise TypeError(f"truncate: no values of {dt!r}")
 
 
+FP8_FORMATS: dict[DType, _Fp8Format] = {
+    dtypes.fp8e4m3: _FP8E4M3,
+    dtypes.fp8e5m2: _FP8E5M2,
+    dtypes.fp8e4m3fnuz: _FP8E4M3FNUZ,
+    dtypes.fp8e5m2fnuz: _FP8E5M2FNUZ,
+}
+"""The Python reference encode/decode of each fp8 dtype (``fp8_to_float`` / ``float_to_fp8``)."""
+
 # --- bit-level views ---------------------------------------------------------------------------
 
 
@@ -585,10 +622,8 @@ def _to_bits(x: Any, dt: DType) -> int:
     s = dt.scalar()
     if s is dtypes.bfloat16:
         return _bf16_bits(float(x))
-    if s is dtypes.fp8e4m3:
-        return _FP8E4M3.encode(float(x))
-    if s is dtypes.fp8e5m2:
-        return _FP8E5M2.encode(float(x))
+    if (fp8 := FP8_FORMATS.get(s)) is not None:
+        return fp8.encode(float(x))
     if s.fmt is None:
         raise TypeError(f"bitcast: {dt!r} has no bit representation")
     raw = struct.pack(f"<{s.fmt}", truncate(s)(x))
@@ -599,25 +634,23 @@ def _from_bits(bits: int, dt: DType) -> Any:
     s = dt.scalar()
     if s is dtypes.bfloat16:
         return _bf16_value(bits)
-    if s is dtypes.fp8e4m3:
-        return _FP8E4M3.decode(bits & 0xFF)
-    if s is dtypes.fp8e5m2:
-        return _FP8E5M2.decode(bits & 0xFF)
+    if (fp8 := FP8_FORMATS.get(s)) is not None:
+        return fp8.decode(bits & 0xFF)
     if s.fmt is None:
         raise TypeError(f"bitcast: {dt!r} has no bit representation")
     raw = bits.to_bytes(s.itemsize, "little")
     return struct.unpack(f"<{s.fmt}", raw)[0]
 
 
-def bitcast(x: Any, from_dt: DType, to_dt: DType) -> Any:
+def bitcast(x: Any, in_dtype: DType, out_dtype: DType) -> Any:
     """Reinterpret the bits of Python value ``x`` (of ``from_dt``) as ``to_dt``.
 
     >>> bitcast(1.0, dtypes.float32, dtypes.uint32) == 0x3F800000
     True
     """
-    if from_dt.scalar().itemsize != to_dt.scalar().itemsize:
-        raise ValueError(f"bitcast: sizes differ, {from_dt!r} -> {to_dt!r}")
-    return _from_bits(_to_bits(x, from_dt), to_dt)
+    if in_dtype.scalar().itemsize != out_dtype.scalar().itemsize:
+        raise ValueError(f"bitcast: sizes differ, {in_dtype!r} -> {out_dtype!r}")
+    return _from_bits(_to_bits(x, in_dtype), out_dtype)
 
 
 def float_to_bits(x: float, dt: DType) -> int:
@@ -646,9 +679,11 @@ _PROMOTES_TO: dict[DType, tuple[DType, ...]] = {
     dtypes.uint16: (dtypes.int32, dtypes.uint32),
     dtypes.uint32: (dtypes.int64, dtypes.uint64),
     dtypes.uint64: (dtypes.weakfloat,),
-    dtypes.weakfloat: (dtypes.fp8e4m3, dtypes.fp8e5m2),
+    dtypes.weakfloat: dtypes.fp8s,
     dtypes.fp8e4m3: (dtypes.float16, dtypes.bfloat16),
     dtypes.fp8e5m2: (dtypes.float16, dtypes.bfloat16),
+    dtypes.fp8e4m3fnuz: (dtypes.float16, dtypes.bfloat16),
+    dtypes.fp8e5m2fnuz: (dtypes.float16, dtypes.bfloat16),
     dtypes.float16: (dtypes.float32,),
     dtypes.bfloat16: (dtypes.float32,),
     dtypes.float32: (dtypes.float64,),

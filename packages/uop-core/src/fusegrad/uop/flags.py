@@ -42,14 +42,31 @@ class ContextVar:
     key: str
     value: Any
 
-    def __new__(cls, key: str, default: Any) -> ContextVar:
+    def __new__(cls, key: str, default_value: Any) -> ContextVar:
         if (existing := cls._registry.get(key)) is not None:
             return existing
         instance = super().__new__(cls)
         instance.key = key
-        instance.value = getenv(key, default)
+        instance.value = getenv(key, default_value)
         cls._registry[key] = instance
         return instance
+
+    def alias(self, key: str) -> ContextVar:
+        """Make ``key`` another name of this setting: ``Context(key=...)`` and the
+        environment variable ``key`` (when set) change this one. Returns ``self``.
+
+        >>> v = ContextVar("FG_DOCTEST_KNOB", 1).alias("FG_DOCTEST_OTHER")
+        >>> with Context(FG_DOCTEST_OTHER=5):
+        ...     v.value
+        5
+        """
+        existing = ContextVar._registry.get(key)
+        if existing is not None and existing is not self:
+            raise ValueError(f"ContextVar.alias: {key!r} already names {existing!r}")
+        ContextVar._registry[key] = self
+        if key in os.environ:
+            self.value = getenv(key, self.value)
+        return self
 
     def __bool__(self) -> bool:
         return bool(self.value)
@@ -81,7 +98,8 @@ class Context(contextlib.ContextDecorator):
     2
     """
 
-    def __init__(self, **overrides: Any) -> None:
+    def __init__(self, **kwargs: Any) -> None:
+        overrides = kwargs
         unknown = [k for k in overrides if k not in ContextVar._registry]
         if unknown:
             raise KeyError(
@@ -113,3 +131,9 @@ DEFAULT_FLOAT = ContextVar("DEFAULT_FLOAT", "float32")
 """The dtype Python floats become (name of a float dtype)."""
 DEFAULT_INT = ContextVar("DEFAULT_INT", "int32")
 """The dtype Python ints become (name of an int dtype)."""
+TRAINING = ContextVar("TRAINING", 0)
+"""1: training mode (dropout active, BatchNorm batch statistics, optimizers allowed); the same
+state as ``Tensor.training``."""
+IMAGE = ContextVar("IMAGE", 0)
+"""tinygrad's image-dtype switch: accepted for compatibility; fusegrad has no image dtypes, so
+any value computes with ordinary buffers."""

@@ -11,27 +11,27 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 
-def prod(xs: Iterable[T], start: Any = 1) -> Any:
+def prod(x: Iterable[T], start: Any = 1) -> Any:
     """Product of the items, ``start`` for an empty iterable (works on UOps too).
 
     >>> prod([2, 3, 4])
     24
     """
-    return functools.reduce(operator.mul, xs, start)
+    return functools.reduce(operator.mul, x, start)
 
 
-def dedup(xs: Iterable[T]) -> list[T]:
+def dedup(x: Iterable[T]) -> list[T]:
     """The items without repeats, in first-seen order.
 
     >>> dedup([3, 1, 3, 2, 1])
     [3, 1, 2]
     """
-    return list(dict.fromkeys(xs))
+    return list(dict.fromkeys(x))
 
 
-def all_same(xs: Sequence[Any]) -> bool:
+def all_same(items: Sequence[Any]) -> bool:
     """True if every item equals the first (and for an empty sequence)."""
-    return all(x == xs[0] for x in xs[1:])
+    return all(x == items[0] for x in items[1:])
 
 
 def all_int(xs: Iterable[Any]) -> bool:
@@ -39,32 +39,32 @@ def all_int(xs: Iterable[Any]) -> bool:
     return all(isinstance(x, int) and not isinstance(x, bool) for x in xs)
 
 
-def flatten(xss: Iterable[Iterable[T]]) -> list[T]:
+def flatten(l: Iterable[Iterable[T]]) -> list[T]:  # noqa: E741 - tinygrad's parameter name
     """One level of nesting removed.
 
     >>> flatten([[1, 2], [], [3]])
     [1, 2, 3]
     """
-    return [x for xs in xss for x in xs]
+    return [x for xs in l for x in xs]
 
 
-def argsort(xs: Sequence[Any]) -> list[int]:
+def argsort(x: Sequence[Any]) -> list[int]:
     """Indices that sort ``xs`` (stable).
 
     >>> argsort([30, 10, 20])
     [1, 2, 0]
     """
-    return sorted(range(len(xs)), key=xs.__getitem__)
+    return sorted(range(len(x)), key=x.__getitem__)
 
 
-def argfix(*xs: Any) -> tuple[Any, ...]:
+def argfix(*x: Any) -> tuple[Any, ...]:
     """Accept both ``f(1, 2)`` and ``f((1, 2))`` call styles (shapes, axes)."""
-    if len(xs) == 1 and isinstance(xs[0], (tuple, list)):
-        return tuple(xs[0])
-    return tuple(xs)
+    if len(x) == 1 and isinstance(x[0], (tuple, list)):
+        return tuple(x[0])
+    return tuple(x)
 
 
-def partition(xs: Iterable[T], pred: Callable[[T], bool]) -> tuple[list[T], list[T]]:
+def partition(itr: Iterable[T], fxn: Callable[[T], bool]) -> tuple[list[T], list[T]]:
     """Split into (items where pred holds, the rest), each in order.
 
     >>> partition([1, 2, 3, 4], lambda x: x % 2 == 0)
@@ -72,8 +72,8 @@ def partition(xs: Iterable[T], pred: Callable[[T], bool]) -> tuple[list[T], list
     """
     yes: list[T] = []
     no: list[T] = []
-    for x in xs:
-        (yes if pred(x) else no).append(x)
+    for x in itr:
+        (yes if fxn(x) else no).append(x)
     return yes, no
 
 

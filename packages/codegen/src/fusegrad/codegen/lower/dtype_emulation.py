@@ -13,7 +13,13 @@ Rounding is round-to-nearest-even as ``fusegrad.uop.truncate`` defines it:
 * bfloat16: through float32 (a float64 rounds to float32 first, as hardware converts);
 * fp8e4m3 (the "FN" variant: no infinities, only S.1111.111 is NaN, max 448) and fp8e5m2
   (IEEE-style inf/NaN, max 57344): subnormals, *saturating* — a finite overflow and +-inf
-  give +-max — and NaN encodes as the canonical positive code (0x7F / 0x7E).
+  give +-max — and NaN encodes as the canonical positive code (0x7F / 0x7E);
+* fp8e4m3fnuz / fp8e5m2fnuz (AMD's: bias 8 / 16, every code finite except 0x80, which is
+  NaN; no -0, so a value rounding to zero encodes as 0x00): saturating to +-max (240 / 57344)
+  like the other fp8s, NaN encodes as 0x80.
+
+``EMULATED_DTYPES`` (a comma-separated list of dtype names, e.g. ``bfloat16,half``) sends
+those dtypes through this stage even where the target has them natively.
 
 A float64 value is converted to float16/fp8 with a single rounding: it is first narrowed to
 float32 rounding to odd (exact for the final rounding, which keeps far fewer bits), then
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fusegrad.codegen.flags import EMULATED_DTYPES
 from fusegrad.codegen.lower.build import lt, ne, where
 from fusegrad.codegen.lower.context import LowerContext
 from fusegrad.codegen.lower.walk import toposort
@@ -35,6 +42,8 @@ _STORAGE = {
     dtypes.bfloat16: dtypes.uint16,
     dtypes.fp8e4m3: dtypes.uint8,
     dtypes.fp8e5m2: dtypes.uint8,
+    dtypes.fp8e4m3fnuz: dtypes.uint8,
+    dtypes.fp8e5m2fnuz: dtypes.uint8,
 }
 # ALU ops whose result is one of their operands' values (no rounding needed); TRUNC of a
 # narrow float is an integer small enough to be one of the type's values
@@ -94,6 +103,7 @@ class Fp8Format:
     max_code: int  # the largest finite magnitude's code (saturation)
     nan_code: int  # what NaN encodes to (no sign)
     ieee: bool  # e5m2: the top exponent is inf/NaN; e4m3fn: only 0x7F/0xFF is NaN
+    fnuz: bool = False  # AMD's variants: every code finite but 0x80 (NaN), no -0
 
     @property
     def quantum(self) -> float:
@@ -108,6 +118,8 @@ class Fp8Format:
         tiny = ((h & ((1 << self.mbits) - 1)).cast(F32) * self.quantum).bitcast(U32) | sign
         out = where(lt(mag, _u32(1 << self.mbits)), tiny, normal)
         nan = _u32(0x7FC00000)
+        if self.fnuz:
+            return where(ne(h, _u32(0x80)), out, nan).bitcast(F32)
         if not self.ieee:
             return where(ne(mag, _u32(0x7F)), out, nan).bitcast(F32)
         inf = where(ne(mag, _u32(0x7C)), nan, sign | 0x7F800000)
@@ -124,25 +136,33 @@ class Fp8Format:
         magic = UOp.const(self.quantum * 2.0**23, F32)
         sub = (a.bitcast(F32) + magic).bitcast(U32) - magic.bitcast(U32)
         out = where(lt(a, _u32((128 - self.bias) << 23)), sub, normal)
-        out = where(lt(_u32(self.max_code), out), _u32(self.max_code), out) | sign
+        out = where(lt(_u32(self.max_code), out), _u32(self.max_code), out)
+        # fnuz has no -0: a magnitude rounded to zero keeps no sign
+        out = out | (where(ne(out, _u32(0)), sign, _u32(0)) if self.fnuz else sign)
         out = where(lt(_u32(0x7F800000), a), _u32(self.nan_code), out)
         return out.cast(dtypes.uint8)
 
 
 FP8E4M3 = Fp8Format(mbits=3, bias=7, max_code=0x7E, nan_code=0x7F, ieee=False)
 FP8E5M2 = Fp8Format(mbits=2, bias=15, max_code=0x7B, nan_code=0x7E, ieee=True)
+FP8E4M3FNUZ = Fp8Format(mbits=3, bias=8, max_code=0x7F, nan_code=0x80, ieee=False, fnuz=True)
+FP8E5M2FNUZ = Fp8Format(mbits=2, bias=16, max_code=0x7F, nan_code=0x80, ieee=False, fnuz=True)
 
 _DECODE = {
     dtypes.float16: f16_to_f32,
     dtypes.bfloat16: bf16_to_f32,
     dtypes.fp8e4m3: FP8E4M3.decode,
     dtypes.fp8e5m2: FP8E5M2.decode,
+    dtypes.fp8e4m3fnuz: FP8E4M3FNUZ.decode,
+    dtypes.fp8e5m2fnuz: FP8E5M2FNUZ.decode,
 }
 _ENCODE = {
     dtypes.float16: f32_to_f16,
     dtypes.bfloat16: f32_to_bf16,
     dtypes.fp8e4m3: FP8E4M3.encode,
     dtypes.fp8e5m2: FP8E5M2.encode,
+    dtypes.fp8e4m3fnuz: FP8E4M3FNUZ.encode,
+    dtypes.fp8e5m2fnuz: FP8E5M2FNUZ.encode,
 }
 
 
@@ -179,12 +199,30 @@ def encode_const(dt: DType, value: float) -> UOp:
     return UOp.const(bitcast(value, dt, _STORAGE[dt]), _STORAGE[dt])
 
 
+def emulated_dtypes() -> frozenset[DType]:
+    """The dtypes ``EMULATED_DTYPES`` names (ValueError naming a bad one)."""
+    names = [n.strip() for n in str(EMULATED_DTYPES.value or "").split(",") if n.strip()]
+    out = set()
+    for name in names:
+        dt = dtypes.fields().get(name)
+        if dt is None or dt not in _STORAGE:
+            raise ValueError(
+                f"EMULATED_DTYPES: {name!r} is not an emulable dtype; "
+                f"expected some of {sorted(d.name for d in _STORAGE)} (or half)"
+            )
+        out.add(dt)
+    return frozenset(out)
+
+
 # -- the stage -----------------------------------------------------------------------------------
 
 
 class _Emulator:
     def __init__(self, ctx: LowerContext) -> None:
-        self.lacking = {dt for dt in _STORAGE if dt not in ctx.renderer.supported_dtypes}
+        forced = emulated_dtypes()
+        self.lacking = {
+            dt for dt in _STORAGE if dt not in ctx.renderer.supported_dtypes or dt in forced
+        }
         self.bits: dict[tuple[DType, UOp], UOp] = {}  # (dtype, rounded float32) -> its bits
 
     def narrow(self, dt: DType) -> bool:

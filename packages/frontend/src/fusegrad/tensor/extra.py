@@ -1,0 +1,155 @@
+# mypy: disable-error-code="misc"
+# (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
+"""Tensor methods tinygrad has beyond the op groups: ``keccak`` (SHA-3 on the device),
+``newton_schulz``, and the symbolic-shape bounds ``max_shape`` / ``max_numel``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fusegrad.uop import UOp, dtypes, prod
+
+if TYPE_CHECKING:
+    from fusegrad.tensor.tensor import Tensor
+
+# Keccak-f[1600]: round constants, and for each lane (x + 5 y) its rotation and the lane the
+# rho-pi step moves it to
+_RC = (
+    0x0000000000000001, 0x0000000000008082, 0x800000000000808A, 0x8000000080008000,
+    0x000000000000808B, 0x0000000080000001, 0x8000000080008081, 0x8000000000008009,
+    0x000000000000008A, 0x0000000000000088, 0x0000000080008009, 0x000000008000000A,
+    0x000000008000808B, 0x800000000000008B, 0x8000000000008089, 0x8000000000008003,
+    0x8000000000008002, 0x8000000000000080, 0x000000000000800A, 0x800000008000000A,
+    0x8000000080008081, 0x8000000000008080, 0x0000000080000001, 0x8000000080008008,
+)  # fmt: skip
+_ROT = (
+    0, 1, 62, 28, 27,
+    36, 44, 6, 55, 20,
+    3, 10, 43, 25, 39,
+    41, 45, 15, 21, 8,
+    18, 2, 61, 56, 14,
+)  # fmt: skip
+
+
+def _rho_pi_sources() -> list[int]:
+    """For each destination lane, the lane rho-pi takes it from: B[y, 2x + 3y] = A[x, y]."""
+    src = [0] * 25
+    for x in range(5):
+        for y in range(5):
+            src[y + 5 * ((2 * x + 3 * y) % 5)] = x + 5 * y
+    return src
+
+
+_PI_SRC = _rho_pi_sources()
+# name -> (domain-separation suffix byte, rate in bytes, output bytes)
+_KECCAK_CONFIGS = {
+    "sha3_224": (0x06, 144, 28),
+    "sha3_256": (0x06, 136, 32),
+    "sha3_384": (0x06, 104, 48),
+    "sha3_512": (0x06, 72, 64),
+    "keccak_256": (0x01, 136, 32),
+    "keccak_512": (0x01, 72, 64),
+}
+
+
+def _keccak_config(cfg: str | tuple[int, int]) -> tuple[int, int, int]:
+    if isinstance(cfg, str):
+        if cfg not in _KECCAK_CONFIGS:
+            raise ValueError(f"keccak: unknown cfg {cfg!r}; known: {sorted(_KECCAK_CONFIGS)}")
+        return _KECCAK_CONFIGS[cfg]
+    suffix, rate = cfg
+    if not (0 < rate < 200 and rate % 8 == 0) or not 0 < suffix < 256:
+        raise ValueError(f"keccak: cfg (suffix, rate) needs 0 < rate < 200, rate % 8 == 0: {cfg}")
+    return suffix, rate, (200 - rate) // 2
+
+
+def _rotl(a: Tensor, r: Tensor, r_inv: Tensor) -> Tensor:
+    """Rotate each uint64 lane left by ``r`` (``r_inv`` = (64 - r) % 64; a 0 rotation stays
+    a | a)."""
+    return (a << r) | (a >> r_inv)
+
+
+def _roll5(t: Tensor, k: int) -> Tensor:
+    """``t[..., (i - k) % 5]`` along the last axis of size 5."""
+    k %= 5
+    return t if k == 0 else t[..., 5 - k :].cat(t[..., : 5 - k], dim=-1)
+
+
+def _keccak_round(state: Tensor, rc: Tensor, consts: tuple[Tensor, ...]) -> Tensor:
+    """One Keccak-f[1600] round over ``state`` (batch, 25) uint64."""
+    rot, rot_inv, one, sixty_three = consts
+    a = state.reshape(-1, 5, 5)  # [y][x]
+    c = a[:, 0] ^ a[:, 1] ^ a[:, 2] ^ a[:, 3] ^ a[:, 4]
+    d = _roll5(c, 1) ^ _rotl(_roll5(c, -1), one, sixty_three)
+    a = (a ^ d.unsqueeze(1)).reshape(-1, 25)
+    b = _rotl(a, rot, rot_inv)[:, _PI_SRC].reshape(-1, 5, 5)
+    a = b ^ (~_roll5(b, -1) & _roll5(b, -2))
+    return a.reshape(-1, 25) ^ rc
+
+
+class ExtraMixin:
+    """keccak, newton_schulz, max_shape/max_numel (mixed into Tensor)."""
+
+    def keccak(self: Tensor, cfg: str | tuple[int, int] = "sha3_256") -> Tensor:
+        """The Keccak/SHA-3 hash of the bytes of each row, computed on the tensor's device:
+        a uint8 tensor of shape (rows..., digest bytes). ``cfg`` is ``"sha3_256"`` (default),
+        ``"sha3_224"``, ``"sha3_384"``, ``"sha3_512"``, ``"keccak_256"``, ``"keccak_512"``, or
+        ``(suffix, rate)``: the domain-separation byte and the rate in bytes.
+        """
+        suffix, rate, out_bytes = _keccak_config(cfg)
+        data = self if self.dtype is dtypes.uint8 else self.contiguous().bitcast(dtypes.uint8)
+        if data.ndim == 0:
+            data = data.reshape(1)
+        batch = tuple(int(s) for s in data.shape[:-1])
+        n = int(data.shape[-1])
+        rows = int(prod(batch))
+        data = data.reshape(rows, n)
+        blocks = n // rate + 1
+        pad = np.zeros(blocks * rate - n, np.uint8)
+        pad[0] ^= suffix
+        pad[-1] ^= 0x80
+        tail = type(self)(pad, device=self.device).reshape(1, -1).expand(rows, -1)
+        words = data.cat(tail, dim=1).contiguous().bitcast(dtypes.uint64).realize()
+        consts = self._keccak_consts()
+        u64 = {"dtype": dtypes.uint64, "device": self.device}
+        zeros = type(self).zeros(rows, 25 - rate // 8, **u64)
+        state = type(self).zeros(rows, 25, **u64)
+        for blk in range(blocks):
+            lanes = words[:, blk * rate // 8 : (blk + 1) * rate // 8].cat(zeros, dim=1)
+            state = (state ^ lanes).contiguous()
+            for rc in _RC:
+                rc_lanes = np.zeros(25, np.uint64)
+                rc_lanes[0] = rc
+                rc_t = type(self)(rc_lanes, device=self.device)
+                state = _keccak_round(state, rc_t, consts).contiguous().realize()
+        digest = state.bitcast(dtypes.uint8)[:, :out_bytes]
+        return digest.reshape(*batch, out_bytes)
+
+    def _keccak_consts(self: Tensor) -> tuple[Tensor, ...]:
+        rot = np.array(_ROT, np.uint64)
+        rot_inv = (64 - rot) % 64
+        one, sixty_three = np.full(5, 1, np.uint64), np.full(5, 63, np.uint64)
+        make = type(self)
+        return tuple(make(v, device=self.device) for v in (rot, rot_inv, one, sixty_three))
+
+    def newton_schulz(
+        self: Tensor, steps: int, params: tuple[float, ...], eps: float = 1e-7
+    ) -> Tensor:
+        """Approximately orthogonalize this matrix (Muon's step): X = G / (||G||_F + eps),
+        then ``steps`` times X = sum_i params[i] (X X^T)^i X (transposed for a tall matrix).
+        """
+        from fusegrad.nn.optim import newton_schulz
+
+        return newton_schulz(self, steps, tuple(params), eps)
+
+    @property
+    def max_shape(self: Tensor) -> tuple[int, ...]:
+        """The shape with every symbolic dimension at its largest value."""
+        return tuple(int(s.vmax) if isinstance(s, UOp) else int(s) for s in self.shape)
+
+    def max_numel(self: Tensor) -> int:
+        """The number of elements at ``max_shape``."""
+        return int(prod(self.max_shape))
