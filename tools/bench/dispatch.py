@@ -6,11 +6,13 @@ CPU device's cores.
    step depending on the one before: graph build + schedule-cache hit + kernel launch, with a
    single wait at the end (``x.item()``). Also timed apart: the same loop with a wait after
    every step, graph build alone (``x + 1``), ``get_kernel_graph`` alone (a schedule-cache
-   hit) and ``run_graph`` alone (encoding and submitting the cached kernel graph), and what
-   ``realize`` does on a cache hit: ``lookup_schedule`` + ``run_template`` (the launches
-   encoded straight from the cached template, new output buffers included). Target:
-   <= 300 us per step. Run in child processes once per ring kind: the compiled ring
-   (``HCQ_COMPILED=1``, the default) and the Python ring (``HCQ_COMPILED=0``, the reference).
+   hit), ``lookup_schedule`` alone, ``run_plan`` alone (encoding and submitting the kernel
+   graph's launch plan), and what ``realize`` does on a cache hit: ``lookup_schedule`` + the
+   template's launch plan run over new output buffers. PyTorch eager's ``x = x + 1`` on a
+   1-element tensor is timed in the same run for scale. Target (issue 20): <= 50 us per
+   dependent step, <= 5 us per kernel for cache hits and JIT replay. Run in child processes
+   once per ring kind: the compiled ring (``HCQ_COMPILED=1``, the default) and the Python
+   ring (``HCQ_COMPILED=0``, the reference).
 2. **TinyJit replay**: captures of 8 and 64 dependent 1-element kernels replayed; the slope is
    the cost per kernel (host: until the call returns; wall: waiting after every replay, minus
    the kernels' device time), the intercept the fixed cost per call. Target: a few us per
@@ -76,7 +78,9 @@ def dispatch_overhead(repeats: int) -> dict[str, Timing]:
     from fusegrad import Tensor
     from fusegrad.codegen import get_kernel_graph
     from fusegrad.codegen.schedule import lookup_schedule
-    from fusegrad.engine.launch import run_graph, run_template, synchronize
+    from fusegrad.engine.kernels import schedule as realize_schedule
+    from fusegrad.engine.launch import synchronize
+    from fusegrad.engine.plan import bound_values, calls_plan, run_plan
     from fusegrad.uop import UOp
 
     x = Tensor([0.0]).realize()
@@ -102,18 +106,41 @@ def dispatch_overhead(repeats: int) -> dict[str, Timing]:
 
     sink = UOp.sink((x + 1).uop)
     graph = get_kernel_graph(sink)
+    plan, uops = calls_plan(graph.calls, graph.buffers)
+    values = bound_values(graph.calls)
     schedule = _repeat(lambda: get_kernel_graph(sink))
-    launch = _repeat(lambda: run_graph(graph), synchronize)  # no allocations: same output
-    hit = _repeat(lambda: run_template(lookup_schedule(sink)), synchronize)
+    launch = _repeat(lambda: run_plan(plan, uops, values), synchronize)  # the same buffers
+    hit = _repeat(lambda: realize_schedule(list(sink.src)), synchronize)
+    lookup = _repeat(lambda: lookup_schedule(sink))
 
     return {
         "chain (realize, one wait at the end)": _timed(chain, repeats, STEPS),
         "chain (wait after every step)": _timed(chain_waiting, repeats, STEPS),
         "graph build only (x + 1)": _timed(build, repeats, STEPS),
         "get_kernel_graph only (cache hit)": _timed(schedule, repeats, STEPS),
-        "run_graph only (encode + submit)": _timed(launch, repeats, STEPS),
-        "cache hit: lookup + run_template": _timed(hit, repeats, STEPS),
+        "lookup_schedule only (cache hit)": _timed(lookup, repeats, STEPS),
+        "run_plan only (encode + submit)": _timed(launch, repeats, STEPS),
+        "cache hit: lookup + template plan launch": _timed(hit, repeats, STEPS),
     }
+
+
+def torch_eager(repeats: int) -> dict[str, Timing]:
+    """PyTorch eager on the same 1-element dependent chain (its per-op cost), for scale."""
+    try:
+        import torch
+    except ImportError:
+        return {}
+    torch.set_num_threads(1)
+    x = torch.zeros(1)
+
+    def chain() -> None:
+        nonlocal x
+        for _ in range(STEPS):
+            x = x + 1
+        x.item()
+
+    chain()
+    return {"torch eager x = x + 1 (per op)": _timed(chain, repeats, STEPS)}
 
 
 JIT_KERNELS = (8, 64)
@@ -225,6 +252,10 @@ def _print_overhead(repeats: int) -> None:
         print(f"  [{ring}, HCQ_COMPILED={flag}]")
         result = _child(f"dispatch_overhead({repeats})", HCQ_COMPILED=flag)
         assert isinstance(result, dict)
+        if flag == "1":
+            torch = _child(f"torch_eager({repeats})")
+            assert isinstance(torch, dict)
+            result.update(torch)
         for label, t in result.items():
             cells = [f"{t[k]:8.1f} ({t[k + '_best']:5.1f})" for k in ("wall", "thread", "process")]
             print(f"  {label:<40s} {' '.join(cells)}")
