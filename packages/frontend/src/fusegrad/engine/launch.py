@@ -238,15 +238,15 @@ def launch_plan(plan: LaunchPlan, runtime: list[Any], values: dict[str, int]) ->
 def _launch_single(
     plan: LaunchPlan, prep: _Prepared, runtime: list[Any], values: dict[str, int]
 ) -> None:
-    """One device, no copies: one queue, every launch between two timestamps. A plan with
-    fixed buffers (a TinyJit capture: launched again and again) goes through the device's
-    graph where it has one."""
+    """One device, no copies: one queue, every launch between two timestamps. A plan
+    launched again and again (a schedule-cache template's, a TinyJit capture's) goes
+    through the device's graph where it has one."""
     assert prep.single is not None
     batch = _open(prep.single)
     start, end = timestamp_pair()
     batch.keep.append(runtime)  # the flight keeps the list, and so its buffers, alive
     batch.timings.append((start, end))
-    graph = _graph(plan, batch.device) if plan.fixed else None
+    graph = _graph(plan, batch.device) if plan.reused else None
     if graph is not None and _update_graph(graph, plan, prep, runtime, values):
         _submit_graph(batch, graph, start, end)
         return

@@ -79,6 +79,8 @@ class LaunchPlan:
     host_ok: frozenset[int] = frozenset()
     #: every output of a template plan is a whole buffer of its source's shape
     whole: bool = False
+    #: launched again and again (a template's or a capture's plan): worth a device graph
+    reused: bool = False
     #: launch state worked out on the first launch (``launch.launch_plan``)
     cache: dict[str, Any] = field(default_factory=dict)
     #: device name -> (the device, its renderer) the kernels were loaded for
@@ -231,7 +233,9 @@ def _template_plan(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> LaunchPlan 
         steps.append(_step(ast, bufs, tuple(s for s in slots if s is not None)))
     whole = all(_whole_output(o, src) for o, src in zip(tpl.outputs, sources, strict=True))
     made = frozenset(range(len(tpl.inputs), len(given)))
-    plan = LaunchPlan(tuple(steps), len(slot_of), given, views, fresh=made, whole=whole)
+    plan = LaunchPlan(
+        tuple(steps), len(slot_of), given, views, fresh=made, whole=whole, reused=True
+    )
     plan.host_ok = _copy_sources(plan.steps, given)
     return plan
 
@@ -384,4 +388,5 @@ class PlanJoiner:
                 views[i] = v
             else:
                 fixed[i] = s.runtime
-        return LaunchPlan(tuple(self.steps), len(self.slots), tuple(given), views, fixed)
+        steps, n = tuple(self.steps), len(self.slots)
+        return LaunchPlan(steps, n, tuple(given), views, fixed, reused=True)
