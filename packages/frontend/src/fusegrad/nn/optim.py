@@ -8,7 +8,8 @@ like PyTorch.
 
 ``fused=True`` (default: the ``FUSE_OPTIM`` setting) puts every parameter into one flat buffer
 (each parameter becomes a view of it) and runs the whole update — parameters and optimizer
-state — as one flat elementwise computation: one kernel per step instead of one per parameter.
+state — as one flat elementwise computation: one kernel per flat buffer written (SGD: one,
+Adam: parameters, m, v and the two bias-correction scalars), however many parameters.
 It needs parameters of one dtype on one device and an elementwise update (SGD, Adam, AdamW;
 not LAMB's or LARS's layer-wise trust ratio, nor Muon's per-matrix orthogonalization), and a
 parameter without a gradient is stepped with a zero gradient instead of skipped.
