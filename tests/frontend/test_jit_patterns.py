@@ -285,3 +285,22 @@ def test_module_paths() -> None:
     run_linear(linear, var_vals)
     with pytest.raises(TypeError, match="LINEAR"):
         run_linear(a.uop)
+
+
+def test_tinyjit_arguments_as_tinygrad() -> None:
+    import inspect
+
+    jit = TinyJit(lambda x, scale=2: (x * scale).realize())
+    assert str(inspect.signature(TinyJit)) == "(fxn=None, **kwargs)"
+    assert list(inspect.signature(jit).parameters) == ["x", "scale"]
+    assert TinyJit(None, prune=True, optimize=True).prune
+    with pytest.raises(TypeError, match=r"TinyJit: .*'bogus'"):
+        TinyJit(lambda x: x, bogus=1)
+
+    @TinyJit
+    def double(x: Tensor) -> Tensor:
+        return (x * 2).realize()
+
+    assert [double(Tensor([float(i)])).item() for i in range(STEPS)] == [
+        2.0 * i for i in range(STEPS)
+    ]

@@ -41,6 +41,7 @@ the same time share memory (``memory_plan`` reports the bytes before and after).
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -481,6 +482,34 @@ def _written(joiner: PlanJoiner, given: set[int]) -> weakref.WeakSet[UOp]:
     return out
 
 
+def _options(
+    fxn: Callable[..., Any] | None = None,
+    captured: CapturedJit | None = None,
+    prune: bool = False,
+    optimize: bool = False,
+) -> tuple[Callable[..., Any] | None, CapturedJit | None, bool, bool]:
+    """TinyJit's arguments (tinygrad's: ``TinyJit(fxn=None, **kwargs)``)."""
+    if captured is not None:
+        raise JitError("TinyJit: captured= (a CapturedJit from another TinyJit) is not supported")
+    return fxn, captured, prune, optimize
+
+
+class _ClassSignature:
+    """TinyJit's signature as tinygrad spells it (``fxn=None, **kwargs``) on the class; on
+    an instance, the wrapped function's (so tools see the decorated function's parameters)."""
+
+    def __get__(self, obj: Any, objtype: Any = None) -> inspect.Signature | None:
+        if obj is None:
+            return inspect.Signature(
+                [
+                    inspect.Parameter("fxn", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
+                    inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
+                ]
+            )
+        fxn = obj.__dict__.get("fxn")
+        return None if fxn is None else inspect.signature(fxn)
+
+
 # -- TinyJit --------------------------------------------------------------------------------------
 
 
@@ -495,13 +524,17 @@ class TinyJit(Generic[ReturnType]):
     [0.0, 2.0, 4.0, 6.0]
     """
 
-    def __init__(
-        self, fxn: Callable[..., ReturnType] | None, prune: bool = False, optimize: bool = False
-    ) -> None:
-        self.fxn = fxn
+    __signature__ = _ClassSignature()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            fxn, captured, prune, optimize = _options(*args, **kwargs)
+        except TypeError as e:  # a wrong argument: say whose
+            raise TypeError(f"TinyJit: {e} (takes fxn=None, prune=False, optimize=False)") from None
+        self.fxn: Callable[..., ReturnType] | None = fxn
         self.prune, self.optimize = prune, optimize
         self.cnt = 0
-        self.captured_plan: CapturedJit | None = None
+        self.captured_plan: CapturedJit | None = captured
         self.signature: _Signature | None = None
         self.ret: Any = None
         self.memory_plan: tuple[int, int] = (0, 0)
