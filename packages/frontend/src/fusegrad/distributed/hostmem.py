@@ -10,6 +10,7 @@ the collective, copied back in (``HostView.commit``).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,9 +64,22 @@ def _own_buffer(t: Tensor) -> UOp:
     return buf
 
 
+_ZERO_COPY: weakref.WeakKeyDictionary[UOp, HostView] = weakref.WeakKeyDictionary()
+"""BUFFER -> its zero-copy view (the memory of a runtime Buffer stays where it is while the
+BUFFER lives): a collective on the same tensor again skips the look-ups."""
+
+
 def host_view(t: Tensor) -> HostView:
     """``t``'s elements in host memory (see the module docstring); realizes ``t``."""
-    buf = _own_buffer(t)
+    buf = buffer_of(t.uop)
+    if buf is None:
+        buf = _own_buffer(t)
+    known = _ZERO_COPY.get(buf)
+    if known is not None:
+        synchronize([known.buffer.device])  # kernels still writing it finish first
+        return known
+    if any(not isinstance(s, int) for s in t.shape):
+        raise ValueError(f"fusegrad.distributed: symbolic shape {t.shape} is not supported")
     memory = runtime_buffer(buf)
     synchronize([memory.device])
     try:
@@ -76,7 +90,10 @@ def host_view(t: Tensor) -> HostView:
     if not flat.flags.writeable:
         flat = flat.copy()
         zero_copy = False
-    return HostView(flat, memory, zero_copy)
+    view = HostView(flat, memory, zero_copy)
+    if zero_copy:
+        _ZERO_COPY[buf] = view
+    return view
 
 
 def empty_like_host(shape: tuple[int, ...], t: Tensor) -> tuple[Tensor, HostView]:
