@@ -8,7 +8,15 @@ import itertools
 from collections.abc import Iterator
 
 import pytest
-from fusegrad.renderer.x86.encode import ENCODERS, VEX_MR, VEX_RM, VEX_RVM, VEX_RVMI, encode
+from fusegrad.renderer.x86.encode import (
+    ENCODERS,
+    VEX_MR,
+    VEX_RM,
+    VEX_RMI,
+    VEX_RVM,
+    VEX_RVMI,
+    encode,
+)
 from fusegrad.renderer.x86.isa import (
     CONDITIONS,
     XMM,
@@ -129,7 +137,12 @@ def _gpr_forms() -> Iterator[Inst]:
         yield from (Inst(op, (GPRS[i % 16], m), w) for i, m in enumerate(MEMS))
     yield from (Inst(f"set{c}", (a,), 1) for c in CONDITIONS for a in GPRS)
     yield from (Inst(op, (a,)) for op in ("push", "pop") for a in GPRS)
-    yield from (Inst(op) for op in ("ret", "cqo", "cdq"))
+    yield from (Inst(op) for op in ("ret", "cqo", "cdq", "vzeroupper"))
+    for w, v in itertools.product((4, 8), (3, -7, 127, -128, 128, 0x12345)):
+        yield from (
+            Inst("imul3", (a, b, Imm(v)), w) for a, b in zip(GPRS, GPRS[3:] + GPRS[:3], strict=True)
+        )
+        yield from (Inst("imul3", (GPRS[i % 16], m, Imm(v)), w) for i, m in enumerate(MEMS[::5]))
     yield from (Inst(f"j{c}", (Label("t"),)) for c in [*CONDITIONS, "mp"])
 
 
@@ -159,6 +172,26 @@ def _vector_forms() -> Iterator[Inst]:
         yield from (Inst(op, (m, XMM[i % 16]), vlen=v) for i, m in enumerate(MEMS) for v in lens)
 
 
+def _packed_forms() -> Iterator[Inst]:
+    """Packed-only forms, at both vector lengths."""
+    for op, vlen in itertools.product(VEX_RMI, (16, 32)):
+        yield from (
+            Inst(op, (a, b, Imm(k)), vlen=vlen)
+            for a, b, k in zip(XMM, XMM[::-1], (1, 3, 11) * 6, strict=False)
+        )
+        yield from (Inst(op, (XMM[i % 16], m, Imm(11)), vlen=vlen) for i, m in enumerate(MEMS))
+    for op, vlen in itertools.product(("vmovmskps", "vmovmskpd"), (16, 32)):
+        yield from (Inst(op, (g, x), vlen=vlen) for g, x in zip(GPRS, XMM, strict=True))
+    for op in ("vbroadcastss", "vbroadcastsd"):
+        yield from (Inst(op, (a, b), vlen=32) for a, b in zip(XMM, XMM[::-1], strict=True))
+        yield from (Inst(op, (XMM[i % 16], m), vlen=32) for i, m in enumerate(MEMS))
+    for op, vlen in itertools.product(("vcmpps", "vcmppd"), (16, 32)):
+        yield from (
+            Inst(op, (a, b, c, Imm(k)), vlen=vlen)
+            for a, b, c, k in zip(XMM, XMM[3:], XMM[7:], (0, 1, 3) * 6, strict=False)
+        )
+
+
 def _conversion_forms() -> Iterator[Inst]:
     triples = list(zip(XMM, XMM[5:] + XMM[:5], XMM[11:] + XMM[:11], strict=True))
     for op, w in itertools.product(("vcvtsi2ss", "vcvtsi2sd"), (4, 8)):
@@ -180,7 +213,7 @@ def _conversion_forms() -> Iterator[Inst]:
             )
 
 
-FORMS = [*_gpr_forms(), *_vector_forms(), *_conversion_forms()]
+FORMS = [*_gpr_forms(), *_vector_forms(), *_packed_forms(), *_conversion_forms()]
 
 
 def test_every_encoder_is_exercised() -> None:
@@ -189,7 +222,11 @@ def test_every_encoder_is_exercised() -> None:
 
 @pytest.mark.parametrize("kind", ["gpr", "vector"])
 def test_capstone_decodes_what_the_listing_says(kind: str) -> None:
-    forms = list(_gpr_forms() if kind == "gpr" else [*_vector_forms(), *_conversion_forms()])
+    forms = list(
+        _gpr_forms()
+        if kind == "gpr"
+        else [*_vector_forms(), *_packed_forms(), *_conversion_forms()]
+    )
     failures = []
     for inst in forms:
         try:

@@ -6,170 +6,171 @@ alu_uint8:
      4: 4155                           push r13
      6: 4156                           push r14
      8: 4157                           push r15
-     a: 4883ec48                       sub rsp, 0x48
-     e: 48893c24                       mov qword ptr [rsp], rdi
-    12: 4889742408                     mov qword ptr [rsp + 8], rsi
-    17: 4889542410                     mov qword ptr [rsp + 0x10], rdx
-    1c: 48894c2418                     mov qword ptr [rsp + 0x18], rcx
-    21: 4c89442420                     mov qword ptr [rsp + 0x20], r8
-    26: 4c894c2428                     mov qword ptr [rsp + 0x28], r9
-    2b: 488b3424                       mov rsi, qword ptr [rsp]
-    2f: 488b7c2408                     mov rdi, qword ptr [rsp + 8]
-    34: 4c8b442410                     mov r8, qword ptr [rsp + 0x10]
-    39: 4c8b542418                     mov r10, qword ptr [rsp + 0x18]
-    3e: 4c89542438                     mov qword ptr [rsp + 0x38], r10
-    43: 41ba00000000                   mov r10d, 0
-    49: 4c89542430                     mov qword ptr [rsp + 0x30], r10
+     a: 4881ec18010000                 sub rsp, 0x118
+    11: 48893c24                       mov qword ptr [rsp], rdi
+    15: 4889742408                     mov qword ptr [rsp + 8], rsi
+    1a: 4889542410                     mov qword ptr [rsp + 0x10], rdx
+    1f: 48894c2418                     mov qword ptr [rsp + 0x18], rcx
+    24: 4c89442420                     mov qword ptr [rsp + 0x20], r8
+    29: 4c894c2428                     mov qword ptr [rsp + 0x28], r9
+    2e: 488b3424                       mov rsi, qword ptr [rsp]
+    32: 488b7c2408                     mov rdi, qword ptr [rsp + 8]
+    37: 4c8b442410                     mov r8, qword ptr [rsp + 0x10]
+    3c: 4c8b542418                     mov r10, qword ptr [rsp + 0x18]
+    41: 4c89542450                     mov qword ptr [rsp + 0x50], r10
+    46: 41ba00000000                   mov r10d, 0
+    4c: 4c89542430                     mov qword ptr [rsp + 0x30], r10
 .Lloop1:
-    4e: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    53: 4981fa21010000                 cmp r10, 0x121
-    5a: 0f8d5c020000                   jge .Lexit2
-    60: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    65: 420fb62c16                     movzx ebp, byte ptr [rsi + r10]
-    6a: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    6f: 460fb62417                     movzx r12d, byte ptr [rdi + r10]
-    74: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    79: 470fb62c10                     movzx r13d, byte ptr [r8 + r10]
-    7e: 4c8b542438                     mov r10, qword ptr [rsp + 0x38]
-    83: 4c8b5c2430                     mov r11, qword ptr [rsp + 0x30]
-    88: 470fb6341a                     movzx r14d, byte ptr [r10 + r11]
-    8d: 4c8b7c2420                     mov r15, qword ptr [rsp + 0x20]
-    92: 4889eb                         mov rbx, rbp
-    95: 4401e3                         add ebx, r12d
-    98: 0fb6db                         movzx ebx, bl
-    9b: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    a0: 43881c17                       mov byte ptr [r15 + r10], bl
-    a4: 488b5c2428                     mov rbx, qword ptr [rsp + 0x28]
-    a9: 4989ef                         mov r15, rbp
-    ac: 4529e7                         sub r15d, r12d
-    af: 450fb6ff                       movzx r15d, r15b
-    b3: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    b8: 46883c13                       mov byte ptr [rbx + r10], r15b
-    bc: 488b9c2480000000               mov rbx, qword ptr [rsp + 0x80]
-    c4: 4989ef                         mov r15, rbp
-    c7: 450faffc                       imul r15d, r12d
-    cb: 450fb6ff                       movzx r15d, r15b
-    cf: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    d4: 46883c13                       mov byte ptr [rbx + r10], r15b
-    d8: 488b9c2488000000               mov rbx, qword ptr [rsp + 0x88]
-    e0: 4585e4                         test r12d, r12d
-    e3: 0f8410000000                   je .Ldivzero3
-    e9: 4889e8                         mov rax, rbp
-    ec: 31d2                           xor edx, edx
-    ee: 41f7f4                         div r12d
-    f1: 4989c7                         mov r15, rax
-    f4: e906000000                     jmp .Ldivdone4
+    51: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+    56: 4981fa21010000                 cmp r10, 0x121
+    5d: 0f8d5c020000                   jge .Lexit2
+    63: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+    68: 420fb62c16                     movzx ebp, byte ptr [rsi + r10]
+    6d: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+    72: 460fb62417                     movzx r12d, byte ptr [rdi + r10]
+    77: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+    7c: 470fb62c10                     movzx r13d, byte ptr [r8 + r10]
+    81: 4c8b542450                     mov r10, qword ptr [rsp + 0x50]
+    86: 4c8b5c2430                     mov r11, qword ptr [rsp + 0x30]
+    8b: 470fb6341a                     movzx r14d, byte ptr [r10 + r11]
+    90: 4c8b7c2420                     mov r15, qword ptr [rsp + 0x20]
+    95: 4889eb                         mov rbx, rbp
+    98: 4401e3                         add ebx, r12d
+    9b: 0fb6db                         movzx ebx, bl
+    9e: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+    a3: 43881c17                       mov byte ptr [r15 + r10], bl
+    a7: 488b5c2428                     mov rbx, qword ptr [rsp + 0x28]
+    ac: 4989ef                         mov r15, rbp
+    af: 4529e7                         sub r15d, r12d
+    b2: 450fb6ff                       movzx r15d, r15b
+    b6: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+    bb: 46883c13                       mov byte ptr [rbx + r10], r15b
+    bf: 488b9c2450010000               mov rbx, qword ptr [rsp + 0x150]
+    c7: 4989ef                         mov r15, rbp
+    ca: 450faffc                       imul r15d, r12d
+    ce: 450fb6ff                       movzx r15d, r15b
+    d2: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+    d7: 46883c13                       mov byte ptr [rbx + r10], r15b
+    db: 488b9c2458010000               mov rbx, qword ptr [rsp + 0x158]
+    e3: 4585e4                         test r12d, r12d
+    e6: 0f8410000000                   je .Ldivzero3
+    ec: 4889e8                         mov rax, rbp
+    ef: 31d2                           xor edx, edx
+    f1: 41f7f4                         div r12d
+    f4: 4989c7                         mov r15, rax
+    f7: e906000000                     jmp .Ldivdone4
 .Ldivzero3:
-    f9: 41bf00000000                   mov r15d, 0
+    fc: 41bf00000000                   mov r15d, 0
 .Ldivdone4:
-    ff: 450fb6ff                       movzx r15d, r15b
-   103: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   108: 46883c13                       mov byte ptr [rbx + r10], r15b
-   10c: 488b9c2490000000               mov rbx, qword ptr [rsp + 0x90]
-   114: 4585e4                         test r12d, r12d
-   117: 0f8410000000                   je .Ldivzero6
-   11d: 4889e8                         mov rax, rbp
-   120: 31d2                           xor edx, edx
-   122: 41f7f4                         div r12d
-   125: 4989d7                         mov r15, rdx
-   128: e906000000                     jmp .Ldivdone7
+   102: 450fb6ff                       movzx r15d, r15b
+   106: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   10b: 46883c13                       mov byte ptr [rbx + r10], r15b
+   10f: 488b9c2460010000               mov rbx, qword ptr [rsp + 0x160]
+   117: 4585e4                         test r12d, r12d
+   11a: 0f8410000000                   je .Ldivzero6
+   120: 4889e8                         mov rax, rbp
+   123: 31d2                           xor edx, edx
+   125: 41f7f4                         div r12d
+   128: 4989d7                         mov r15, rdx
+   12b: e906000000                     jmp .Ldivdone7
 .Ldivzero6:
-   12d: 41bf00000000                   mov r15d, 0
+   130: 41bf00000000                   mov r15d, 0
 .Ldivdone7:
-   133: 450fb6ff                       movzx r15d, r15b
-   137: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   13c: 46883c13                       mov byte ptr [rbx + r10], r15b
-   140: 488b9c2498000000               mov rbx, qword ptr [rsp + 0x98]
-   148: 4989ef                         mov r15, rbp
-   14b: 4d39e7                         cmp r15, r12
-   14e: 4d0f42fc                       cmovb r15, r12
-   152: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   157: 46883c13                       mov byte ptr [rbx + r10], r15b
-   15b: 488b9c24a0000000               mov rbx, qword ptr [rsp + 0xa0]
-   163: 4989ef                         mov r15, rbp
-   166: 4c89e1                         mov rcx, r12
-   169: 49d3e7                         shl r15, cl
-   16c: 41b900000000                   mov r9d, 0
-   172: 4883f908                       cmp rcx, 8
-   176: 4d0f43f9                       cmovae r15, r9
-   17a: 450fb6ff                       movzx r15d, r15b
-   17e: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   183: 46883c13                       mov byte ptr [rbx + r10], r15b
-   187: 4c8b8c24a8000000               mov r9, qword ptr [rsp + 0xa8]
-   18f: 4889eb                         mov rbx, rbp
-   192: 4c89e1                         mov rcx, r12
-   195: 48d3eb                         shr rbx, cl
-   198: 41bf00000000                   mov r15d, 0
-   19e: 4883f908                       cmp rcx, 8
-   1a2: 490f43df                       cmovae rbx, r15
-   1a6: 0fb6db                         movzx ebx, bl
-   1a9: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   1ae: 43881c11                       mov byte ptr [r9 + r10], bl
-   1b2: 4c8b8c24b0000000               mov r9, qword ptr [rsp + 0xb0]
-   1ba: 4889eb                         mov rbx, rbp
-   1bd: 4c21e3                         and rbx, r12
-   1c0: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   1c5: 43881c11                       mov byte ptr [r9 + r10], bl
-   1c9: 4c8b8c24b8000000               mov r9, qword ptr [rsp + 0xb8]
-   1d1: 4889eb                         mov rbx, rbp
-   1d4: 4c09e3                         or rbx, r12
-   1d7: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   1dc: 43881c11                       mov byte ptr [r9 + r10], bl
-   1e0: 4c8b8c24c0000000               mov r9, qword ptr [rsp + 0xc0]
-   1e8: 4889eb                         mov rbx, rbp
-   1eb: 4c31e3                         xor rbx, r12
-   1ee: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   1f3: 43881c11                       mov byte ptr [r9 + r10], bl
-   1f7: 4c8b8c24c8000000               mov r9, qword ptr [rsp + 0xc8]
-   1ff: 4c39e5                         cmp rbp, r12
-   202: 0f92c3                         setb bl
-   205: 0fb6db                         movzx ebx, bl
-   208: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   20d: 43881c11                       mov byte ptr [r9 + r10], bl
-   211: 4c8b8c24d0000000               mov r9, qword ptr [rsp + 0xd0]
-   219: 4c39e5                         cmp rbp, r12
-   21c: 0f95c3                         setne bl
-   21f: 0fb6db                         movzx ebx, bl
-   222: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   227: 43881c11                       mov byte ptr [r9 + r10], bl
-   22b: 4c8b8c24d8000000               mov r9, qword ptr [rsp + 0xd8]
-   233: 4c39e5                         cmp rbp, r12
-   236: 0f94c3                         sete bl
-   239: 0fb6db                         movzx ebx, bl
-   23c: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   241: 43881c11                       mov byte ptr [r9 + r10], bl
-   245: 4c8b8c24e0000000               mov r9, qword ptr [rsp + 0xe0]
-   24d: 4889eb                         mov rbx, rbp
-   250: 48f7db                         neg rbx
-   253: 0fb6db                         movzx ebx, bl
-   256: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   25b: 43881c11                       mov byte ptr [r9 + r10], bl
-   25f: 4c8b8c24e8000000               mov r9, qword ptr [rsp + 0xe8]
-   267: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   26c: 43882c11                       mov byte ptr [r9 + r10], bpl
-   270: 4c8b8c24f0000000               mov r9, qword ptr [rsp + 0xf0]
-   278: 4c89e3                         mov rbx, r12
-   27b: 4585f6                         test r14d, r14d
-   27e: 480f45dd                       cmovne rbx, rbp
-   282: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   287: 43881c11                       mov byte ptr [r9 + r10], bl
-   28b: 4c8b8c24f8000000               mov r9, qword ptr [rsp + 0xf8]
-   293: 4889eb                         mov rbx, rbp
-   296: 410fafdc                       imul ebx, r12d
-   29a: 4401eb                         add ebx, r13d
-   29d: 0fb6db                         movzx ebx, bl
-   2a0: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   2a5: 43881c11                       mov byte ptr [r9 + r10], bl
-   2a9: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   2ae: 4983c201                       add r10, 1
-   2b2: 4c89542430                     mov qword ptr [rsp + 0x30], r10
-   2b7: e992fdffff                     jmp .Lloop1
+   136: 450fb6ff                       movzx r15d, r15b
+   13a: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   13f: 46883c13                       mov byte ptr [rbx + r10], r15b
+   143: 488b9c2468010000               mov rbx, qword ptr [rsp + 0x168]
+   14b: 4989ef                         mov r15, rbp
+   14e: 4d39e7                         cmp r15, r12
+   151: 4d0f42fc                       cmovb r15, r12
+   155: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   15a: 46883c13                       mov byte ptr [rbx + r10], r15b
+   15e: 488b9c2470010000               mov rbx, qword ptr [rsp + 0x170]
+   166: 4989ef                         mov r15, rbp
+   169: 4c89e1                         mov rcx, r12
+   16c: 49d3e7                         shl r15, cl
+   16f: 41b900000000                   mov r9d, 0
+   175: 4883f908                       cmp rcx, 8
+   179: 4d0f43f9                       cmovae r15, r9
+   17d: 450fb6ff                       movzx r15d, r15b
+   181: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   186: 46883c13                       mov byte ptr [rbx + r10], r15b
+   18a: 4c8b8c2478010000               mov r9, qword ptr [rsp + 0x178]
+   192: 4889eb                         mov rbx, rbp
+   195: 4c89e1                         mov rcx, r12
+   198: 48d3eb                         shr rbx, cl
+   19b: 41bf00000000                   mov r15d, 0
+   1a1: 4883f908                       cmp rcx, 8
+   1a5: 490f43df                       cmovae rbx, r15
+   1a9: 0fb6db                         movzx ebx, bl
+   1ac: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   1b1: 43881c11                       mov byte ptr [r9 + r10], bl
+   1b5: 4c8b8c2480010000               mov r9, qword ptr [rsp + 0x180]
+   1bd: 4889eb                         mov rbx, rbp
+   1c0: 4c21e3                         and rbx, r12
+   1c3: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   1c8: 43881c11                       mov byte ptr [r9 + r10], bl
+   1cc: 4c8b8c2488010000               mov r9, qword ptr [rsp + 0x188]
+   1d4: 4889eb                         mov rbx, rbp
+   1d7: 4c09e3                         or rbx, r12
+   1da: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   1df: 43881c11                       mov byte ptr [r9 + r10], bl
+   1e3: 4c8b8c2490010000               mov r9, qword ptr [rsp + 0x190]
+   1eb: 4889eb                         mov rbx, rbp
+   1ee: 4c31e3                         xor rbx, r12
+   1f1: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   1f6: 43881c11                       mov byte ptr [r9 + r10], bl
+   1fa: 4c8b8c2498010000               mov r9, qword ptr [rsp + 0x198]
+   202: 4c39e5                         cmp rbp, r12
+   205: 0f92c3                         setb bl
+   208: 0fb6db                         movzx ebx, bl
+   20b: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   210: 43881c11                       mov byte ptr [r9 + r10], bl
+   214: 4c8b8c24a0010000               mov r9, qword ptr [rsp + 0x1a0]
+   21c: 4c39e5                         cmp rbp, r12
+   21f: 0f95c3                         setne bl
+   222: 0fb6db                         movzx ebx, bl
+   225: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   22a: 43881c11                       mov byte ptr [r9 + r10], bl
+   22e: 4c8b8c24a8010000               mov r9, qword ptr [rsp + 0x1a8]
+   236: 4c39e5                         cmp rbp, r12
+   239: 0f94c3                         sete bl
+   23c: 0fb6db                         movzx ebx, bl
+   23f: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   244: 43881c11                       mov byte ptr [r9 + r10], bl
+   248: 4c8b8c24b0010000               mov r9, qword ptr [rsp + 0x1b0]
+   250: 4889eb                         mov rbx, rbp
+   253: 48f7db                         neg rbx
+   256: 0fb6db                         movzx ebx, bl
+   259: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   25e: 43881c11                       mov byte ptr [r9 + r10], bl
+   262: 4c8b8c24b8010000               mov r9, qword ptr [rsp + 0x1b8]
+   26a: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   26f: 43882c11                       mov byte ptr [r9 + r10], bpl
+   273: 4c8b8c24c0010000               mov r9, qword ptr [rsp + 0x1c0]
+   27b: 4c89e3                         mov rbx, r12
+   27e: 4585f6                         test r14d, r14d
+   281: 480f45dd                       cmovne rbx, rbp
+   285: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   28a: 43881c11                       mov byte ptr [r9 + r10], bl
+   28e: 4c8b8c24c8010000               mov r9, qword ptr [rsp + 0x1c8]
+   296: 4889eb                         mov rbx, rbp
+   299: 410fafdc                       imul ebx, r12d
+   29d: 4401eb                         add ebx, r13d
+   2a0: 0fb6db                         movzx ebx, bl
+   2a3: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   2a8: 43881c11                       mov byte ptr [r9 + r10], bl
+   2ac: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+   2b1: 4983c201                       add r10, 1
+   2b5: 4c89542430                     mov qword ptr [rsp + 0x30], r10
+   2ba: e992fdffff                     jmp .Lloop1
 .Lexit2:
-   2bc: 4883c448                       add rsp, 0x48
-   2c0: 415f                           pop r15
-   2c2: 415e                           pop r14
-   2c4: 415d                           pop r13
-   2c6: 415c                           pop r12
-   2c8: 5d                             pop rbp
-   2c9: 5b                             pop rbx
-   2ca: c3                             ret
+   2bf: c5f877                         vzeroupper
+   2c2: 4881c418010000                 add rsp, 0x118
+   2c9: 415f                           pop r15
+   2cb: 415e                           pop r14
+   2cd: 415d                           pop r13
+   2cf: 415c                           pop r12
+   2d1: 5d                             pop rbp
+   2d2: 5b                             pop rbx
+   2d3: c3                             ret

@@ -14,11 +14,14 @@ from fusegrad.renderer.x86.context import (
     Selection,
     float_bits,
     load_immediate,
+    mov_for,
     normalize,
     op_width,
     suffix,
+    vlen,
 )
 from fusegrad.renderer.x86.isa import RAX, RCX, RDX, Imm, Label, Mem, VReg
+from fusegrad.renderer.x86.memory import destination
 from fusegrad.uop import DType, Ops, UOp, dtypes
 
 _BITWISE = {Ops.AND: "and", Ops.OR: "or", Ops.XOR: "xor"}
@@ -30,6 +33,10 @@ _BOOL_ARITH = {Ops.ADD: "or", Ops.SUB: "xor", Ops.MUL: "and", Ops.MAX: "or"}
 def _binary(ctx: Selection, op: str, a: UOp, b: UOp, dt: DType) -> VReg:
     """``a op b``; and/or/xor run on all 64 bits (canonical operands give a canonical
     result, where a 32-bit op would zero the upper half of a negative int32)."""
+    if op == "imul" and isinstance(imm := ctx.operand(b), Imm):  # imul d, a, imm
+        d = ctx.new(GPR)
+        ctx.emit("imul3", d, ctx.gpr(a), imm, width=op_width(dt))
+        return d
     d = ctx.copy(a)
     src = ctx.gpr(b) if op == "imul" else ctx.operand(b)
     ctx.emit(op, d, src, width=8 if op in ("and", "or", "xor") else op_width(dt))
@@ -239,8 +246,9 @@ _FLOAT_BINARY = {Ops.ADD: "vadd", Ops.SUB: "vsub", Ops.MUL: "vmul", Ops.FDIV: "v
 
 def float_binary(ctx: Selection, x: UOp) -> UOp:
     a, b = x.src
-    d = ctx.new(VEC)
-    ctx.emit(_FLOAT_BINARY[x.op] + suffix(x.dtype), d, ctx.vec(a), ctx.fsource(b))
+    d = destination(ctx, x)
+    op = _FLOAT_BINARY[x.op] + suffix(x.dtype)
+    ctx.emit(op, d, ctx.vec(a), ctx.fsource(b), vlen=vlen(x.dtype))
     ctx.values[x] = d
     return SELECTED
 
@@ -249,14 +257,15 @@ def float_unary(ctx: Selection, x: UOp) -> UOp:
     """SQRT, TRUNC (round toward zero, no precision exception), NEG (flip the sign bit)."""
     a = ctx.vec(x.src[0])
     d = ctx.new(VEC)
-    s = suffix(x.dtype)
+    s, n = suffix(x.dtype), vlen(x.dtype)
+    packed = x.dtype.count > 1
     if x.op is Ops.SQRT:
-        ctx.emit("vsqrt" + s, d, a, a)
+        ctx.emit("vsqrt" + s, d, *((a,) if packed else (a, a)), vlen=n)
     elif x.op is Ops.TRUNC:
-        ctx.emit("vround" + s, d, a, a, Imm(11))
+        ctx.emit("vround" + s, d, *((a,) if packed else (a, a)), Imm(11), vlen=n)
     else:
         sign = float_bits(x.dtype, -0.0)
-        ctx.emit("vxorps", d, a, ctx.constant(sign))
+        ctx.emit("vxorps", d, a, ctx.constant(sign), vlen=n)
     ctx.values[x] = d
     return SELECTED
 
@@ -264,8 +273,14 @@ def float_unary(ctx: Selection, x: UOp) -> UOp:
 def float_mulacc(ctx: Selection, x: UOp) -> UOp:
     """a * b + c with one rounding (vfmadd231: d = a * b + d)."""
     a, b, c = x.src
-    d = ctx.copy(c)
-    ctx.emit("vfmadd231" + suffix(x.dtype), d, ctx.vec(a), ctx.fsource(b))
+    d = destination(ctx, x, avoid=(a, b))
+    if ctx.values.get(c) is not d:
+        src = ctx.fsource(c)
+        ctx.emit(
+            "vmovaps" if isinstance(src, VReg) else mov_for(c.dtype), d, src, vlen=vlen(x.dtype)
+        )
+    op = "vfmadd231" + suffix(x.dtype)
+    ctx.emit(op, d, ctx.vec(a), ctx.fsource(b), vlen=vlen(x.dtype))
     ctx.values[x] = d
     return SELECTED
 
@@ -273,17 +288,17 @@ def float_mulacc(ctx: Selection, x: UOp) -> UOp:
 def float_max(ctx: Selection, x: UOp) -> UOp:
     """exec_alu's MAX: NaN wins (a's first), and max(-0.0, 0.0) is 0.0."""
     a, b = (ctx.vec(s) for s in x.src)
-    s = suffix(x.dtype)
-    blend = "vblendvps" if s == "ss" else "vblendvpd"
+    s, n = suffix(x.dtype), vlen(x.dtype)
+    blend = "vblendvps" if s in ("ss", "ps") else "vblendvpd"
     d, mask, both = ctx.new(VEC), ctx.new(VEC), ctx.new(VEC)
-    ctx.emit("vmax" + s, d, b, a)  # a if either is NaN or both are zero, else the larger
-    ctx.emit("vcmp" + s, mask, b, b, Imm(3))  # b unordered
-    ctx.emit(blend, d, d, b, mask)
-    ctx.emit("vandps", both, a, b)  # equal values: -0.0 only when both are
-    ctx.emit("vcmp" + s, mask, a, b, Imm(0))  # a == b (ordered)
-    ctx.emit(blend, d, d, both, mask)
-    ctx.emit("vcmp" + s, mask, a, a, Imm(3))  # a unordered: a
-    ctx.emit(blend, d, d, a, mask)
+    ctx.emit("vmax" + s, d, b, a, vlen=n)  # a if either is NaN or both are zero, else the larger
+    ctx.emit("vcmp" + s, mask, b, b, Imm(3), vlen=n)  # b unordered
+    ctx.emit(blend, d, d, b, mask, vlen=n)
+    ctx.emit("vandps", both, a, b, vlen=n)  # equal values: -0.0 only when both are
+    ctx.emit("vcmp" + s, mask, a, b, Imm(0), vlen=n)  # a == b (ordered)
+    ctx.emit(blend, d, d, both, mask, vlen=n)
+    ctx.emit("vcmp" + s, mask, a, a, Imm(3), vlen=n)  # a unordered: a
+    ctx.emit(blend, d, d, a, mask, vlen=n)
     ctx.values[x] = d
     return SELECTED
 

@@ -23,26 +23,38 @@ from fusegrad.renderer.x86.listing import format_inst
 from fusegrad.renderer.x86.regalloc import linear_scan, rewrite
 
 _POOL_ALIGN = 32
+#: registers one instruction can borrow for spilled operands (``regalloc.rewrite``)
+_BORROW_SLOTS = 4
 
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """Where the frame slots are, once the saved registers and spills are known."""
+    """Where the frame slots are, once the saved registers and spills are known: the
+    register arguments (8 bytes each), the spill slots (32 bytes: a whole ymm), and a
+    32-byte slot for moving vector lanes (``vtemp``)."""
 
     nargs: int
     spills: int
     saved: int
 
     @property
+    def _args(self) -> int:
+        return 8 * min(self.nargs, len(ARG_REGS))
+
+    @property
     def size(self) -> int:
-        raw = 8 * min(self.nargs, len(ARG_REGS)) + 8 * self.spills
+        raw = self._args + 32 * self.spills + 32 + 32 * _BORROW_SLOTS
         return raw + (8 if (raw + 8 * self.saved + 8) % 16 else 0)  # keep rsp 16-aligned
 
     def place(self, m: Mem) -> Mem:
         assert m.frame is not None
         kind, n = m.frame
         if kind == "spill":
-            return Mem(base=RSP, disp=8 * min(self.nargs, len(ARG_REGS)) + 8 * n)
+            return Mem(base=RSP, disp=self._args + 32 * n)
+        if kind == "vtemp":
+            return Mem(base=RSP, disp=self._args + 32 * self.spills + n)
+        if kind == "borrow":
+            return Mem(base=RSP, disp=self._args + 32 * self.spills + 32 + 32 * n)
         if n < len(ARG_REGS):
             return Mem(base=RSP, disp=8 * n)
         return Mem(base=RSP, disp=self.size + 8 * self.saved + 8 + 8 * (n - len(ARG_REGS)))
@@ -52,6 +64,12 @@ def _placed(op: Operand, frame: Frame) -> Operand:
     return frame.place(op) if isinstance(op, Mem) and op.frame is not None else op
 
 
+def _self_move(i: Inst) -> bool:
+    """A copy the allocator made pointless (both sides got one register; a 32-bit ``mov``
+    still zero-extends, so it stays)."""
+    return i.op in ("mov", "vmovaps") and i.args[0] == i.args[1] and i.width == 8
+
+
 def function(sel: Selection, nargs: int) -> list[Inst]:
     """The whole function: prologue, the allocated body, epilogue."""
     alloc = linear_scan(sel.code)
@@ -59,15 +77,19 @@ def function(sel: Selection, nargs: int) -> list[Inst]:
     saved = sorted(alloc.used & CALLEE_SAVED, key=lambda r: r.num)
     frame = Frame(nargs, len(alloc.spills), len(saved))
     head = [Inst("push", (r,)) for r in saved]
-    tail = [Inst("pop", (r,)) for r in reversed(saved)] + [Inst("ret")]
+    tail = [Inst("vzeroupper")] + [Inst("pop", (r,)) for r in reversed(saved)] + [Inst("ret")]
     if frame.size:
         head.append(Inst("sub", (RSP, Imm(frame.size))))
-        tail.insert(0, Inst("add", (RSP, Imm(frame.size))))
+        tail.insert(1, Inst("add", (RSP, Imm(frame.size))))
     head += [
         Inst("store", (Mem(base=RSP, disp=8 * k), ARG_REGS[k]))
         for k in range(min(nargs, len(ARG_REGS)))
     ]
-    body = [Inst(i.op, tuple(_placed(a, frame) for a in i.args), i.width, i.vlen) for i in body]
+    body = [
+        Inst(i.op, tuple(_placed(a, frame) for a in i.args), i.width, i.vlen)
+        for i in body
+        if not _self_move(i)
+    ]
     return head + body + tail
 
 

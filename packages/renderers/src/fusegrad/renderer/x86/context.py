@@ -32,10 +32,22 @@ class Selection:
     """The machine code of one function being selected: instructions, the virtual register
     of every value, the constant pool, and the kernel's parameters."""
 
-    def __init__(self, sig: KernelSignature) -> None:
+    def __init__(self, sig: KernelSignature, uops: list[UOp] | None = None) -> None:
         self.code: list[Inst] = []
+        self.position: dict[UOp, int] = {}
+        self.users: dict[UOp, list[UOp]] = {}
+        for i, u in enumerate(uops or []):
+            self.position[u] = i
+            for s in u.src:
+                self.users.setdefault(s, []).append(u)
+        #: per accumulator slot: positions of its loads and stores, and the last position an
+        #: aliased load's value is read at (see ``memory.load``)
+        self.slot_loads: dict[tuple[UOp, int], list[int]] = {}
+        self.slot_stores: dict[tuple[UOp, int], list[int]] = {}
+        self.alias_reads: dict[tuple[UOp, int], int] = {}
         self.values: dict[UOp, VReg] = {}
-        self.accumulators: dict[UOp, list[VReg]] = {}
+        self.lanes: dict[UOp, list[VReg]] = {}
+        self.accumulators: dict[tuple[UOp, int], VReg] = {}
         self.loops: dict[UOp, tuple[str, str]] = {}
         self.pool: dict[bytes, str] = {}
         self.vregs = 0
@@ -59,7 +71,8 @@ class Selection:
         self.emit("label", Label(name))
 
     def constant(self, raw: bytes) -> Mem:
-        """A rip-relative pool entry holding ``raw`` repeated over 32 bytes."""
+        """A rip-relative pool entry holding ``raw`` repeated over 32 bytes (a scalar
+        constant is broadcast, so vector ops can read it too)."""
         entry = raw * (32 // len(raw))
         if entry not in self.pool:
             self.pool[entry] = f".LC{len(self.pool)}"
@@ -76,12 +89,32 @@ class Selection:
         return self.values[u]
 
     def vec(self, u: UOp) -> VReg:
-        """The vector register holding float ``u``."""
-        if u.op is Ops.CONST:
+        """The vector register holding float (or mask) ``u``, scalar or vector (a vector
+        held in lanes is put together through the stack slot)."""
+        if u in self.lanes:
+            return self.assemble_lanes(u)
+        if u.op in (Ops.CONST, Ops.VCONST):
             v = self.new(VEC)
-            self.emit(mov_for(u.dtype), v, self.constant(float_bits(u.dtype, u.arg)))
+            self.emit(mov_for(u.dtype), v, self.constant(const_bytes(u)), vlen=vlen(u.dtype))
             return v
         return self.values[u]
+
+    def assemble_lanes(self, u: UOp) -> VReg:
+        """One register holding the lanes of ``u`` (floats as they are, bools as a mask)."""
+        dt = u.dtype
+        mask = dt.scalar() is dtypes.bool
+        size = mask_lane(dt) if mask else dt.scalar().itemsize
+        for i, lane in enumerate(self.lanes[u]):
+            slot = Mem(frame=("vtemp", i * size))
+            if mask:
+                t = self.copy_reg(lane)
+                self.emit("neg", t)
+                self.emit("store", slot, t, width=size)
+            else:
+                self.emit(mov_for(dt.scalar()) + "_st", slot, lane)
+        d = self.new(VEC)
+        self.emit("vmovups", d, Mem(frame=("vtemp", 0)), vlen=vlen(dt))
+        return d
 
     def operand(self, u: UOp) -> VReg | Imm:
         """An integer operand: an immediate when it fits a sign-extended imm32."""
@@ -91,22 +124,28 @@ class Selection:
 
     def fsource(self, u: UOp) -> VReg | Mem:
         """A float second source: a pool constant is read from memory directly."""
-        if u.op is Ops.CONST:
-            return self.constant(float_bits(u.dtype, u.arg))
+        if u.op in (Ops.CONST, Ops.VCONST):
+            return self.constant(const_bytes(u))
+        if u in self.lanes:
+            return self.assemble_lanes(u)
         return self.values[u]
 
-    def copy_reg(self, src: VReg) -> VReg:
-        """A fresh register holding a copy of register ``src``."""
+    def copy_reg(self, src: VReg, width: int = 16) -> VReg:
+        """A fresh register holding a copy of register ``src`` (``width``: vector bytes)."""
         v = self.new(src.cls)
-        self.emit("vmovaps" if src.cls is VEC else "mov", v, src)
+        if src.cls is VEC:
+            self.emit("vmovaps", v, src, vlen=width)
+        else:
+            self.emit("mov", v, src)
         return v
 
     def copy(self, u: UOp) -> VReg:
         """A fresh register holding a copy of ``u`` (the destination of a two-address op)."""
-        if dtypes.is_float(u.dtype):
+        if dtypes.is_float(u.dtype) or u.dtype.count > 1:
             v = self.new(VEC)
             src = self.fsource(u)
-            self.emit(mov_for(u.dtype) if isinstance(src, Mem) else "vmovaps", v, src)
+            move = mov_for(u.dtype) if isinstance(src, Mem) else "vmovaps"
+            self.emit(move, v, src, vlen=vlen(u.dtype))
             return v
         v = self.new(GPR)
         value = self.operand(u)
@@ -117,15 +156,43 @@ class Selection:
         return v
 
 
+def vlen(dt: DType) -> int:
+    """Bytes of the vector register a value of ``dt`` takes (16: xmm, 32: ymm); a bool
+    vector is a mask with lanes of ``mask_lane`` bytes."""
+    lane = mask_lane(dt) if dt.scalar() is dtypes.bool else dt.scalar().itemsize
+    return 32 if dt.count * lane > 16 else 16
+
+
+def mask_lane(dt: DType) -> int:
+    """Bytes per lane of a bool vector held as a compare mask: 8 lanes are float32
+    compares (4 bytes), 4 lanes float64 ones (8 bytes)."""
+    return 4 if dt.count == 8 else 8
+
+
+def const_bytes(u: UOp) -> bytes:
+    """The raw bytes of a (vector) float constant, or of a bool vector as a mask."""
+    dt = u.dtype
+    values = u.arg if isinstance(u.arg, tuple) else (u.arg,) * dt.count
+    if dt.scalar() is dtypes.bool:
+        size = mask_lane(dt)
+        return b"".join((-1 if v else 0).to_bytes(size, "little", signed=True) for v in values)
+    return b"".join(float_bits(dt, v) for v in values)
+
+
 def float_bits(dt: DType, x: float) -> bytes:
     return struct.pack("<f" if dt.scalar() is F32 else "<d", float(x))
 
 
 def mov_for(dt: DType) -> str:
+    if dt.count > 1:
+        return "vmovups"
     return "vmovss" if dt.scalar() is F32 else "vmovsd"
 
 
 def suffix(dt: DType) -> str:
+    """The instruction suffix of a float dtype: scalar ss/sd, packed ps/pd."""
+    if dt.count > 1:
+        return "ps" if dt.scalar() is F32 else "pd"
     return "ss" if dt.scalar() is F32 else "sd"
 
 

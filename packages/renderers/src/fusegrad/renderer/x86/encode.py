@@ -297,6 +297,13 @@ VEX_RVMI: dict[str, tuple[str, int, int, int]] = {
     "vroundsd": ("66", 3, 0x0B, 0),
     "vcmpss": ("F3", 1, 0xC2, 0),
     "vcmpsd": ("F2", 1, 0xC2, 0),
+    "vcmpps": ("", 1, 0xC2, 0),
+    "vcmppd": ("66", 1, 0xC2, 0),
+}
+#: two operands and an imm8
+VEX_RMI: dict[str, tuple[str, int, int, int]] = {
+    "vroundps": ("66", 3, 0x08, 0),
+    "vroundpd": ("66", 3, 0x09, 0),
 }
 #: two operands, reg <- r/m
 VEX_RM: dict[str, tuple[str, int, int]] = {
@@ -329,6 +336,39 @@ def _vec_rvmi(i: Inst) -> Encoded:
     assert isinstance(imm, Imm)
     rm = _reg_or_mem(b)
     return _vex((_PP[pp], mm, w, opcode), i.vlen, _regnum(dst), _regnum(a), rm, bytes([imm.value]))
+
+
+def _vec_rmi(i: Inst) -> Encoded:
+    pp, mm, opcode, w = VEX_RMI[i.op]
+    dst, src, imm = i.args
+    assert isinstance(imm, Imm)
+    rm = _reg_or_mem(src)
+    return _vex((_PP[pp], mm, w, opcode), i.vlen, _regnum(dst), 0, rm, bytes([imm.value]))
+
+
+def _broadcast(i: Inst) -> Encoded:
+    """vbroadcastss ymm, xmm|m32 / vbroadcastsd ymm, xmm|m64 (AVX2 for a register source)."""
+    dst, src = i.args
+    opcode = 0x18 if i.op == "vbroadcastss" else 0x19
+    return _vex((1, 2, 0, opcode), i.vlen, _regnum(dst), 0, _reg_or_mem(src))
+
+
+def _imul3(i: Inst) -> Encoded:
+    """imul r, r/m, imm (imm8 or imm32, sign-extended)."""
+    dst, src, imm = i.args
+    assert isinstance(imm, Imm)
+    if -128 <= imm.value < 128:
+        return _legacy(
+            b"\x6b", _regnum(dst), _reg_or_mem(src), i.width, struct.pack("<b", imm.value)
+        )
+    return _legacy(b"\x69", _regnum(dst), _reg_or_mem(src), i.width, struct.pack("<i", imm.value))
+
+
+def _movmsk(i: Inst) -> Encoded:
+    """vmovmskps/pd r32, xmm|ymm: the lanes' sign bits."""
+    dst, src = i.args
+    pp = 0 if i.op == "vmovmskps" else 1
+    return _vex((pp, 1, 0, 0x50), i.vlen, _regnum(dst), 0, _reg_or_mem(src))
 
 
 def _vec_rm(i: Inst) -> Encoded:
@@ -398,6 +438,11 @@ ENCODERS: dict[str, Callable[[Inst], Encoded]] = {
     **dict.fromkeys(VEX_RVM, _vec_rvm),
     **dict.fromkeys(VEX_RVMI, _vec_rvmi),
     **dict.fromkeys(VEX_RM, _vec_rm),
+    **dict.fromkeys(VEX_RMI, _vec_rmi),
+    **dict.fromkeys(("vmovmskps", "vmovmskpd"), _movmsk),
+    **dict.fromkeys(("vbroadcastss", "vbroadcastsd"), _broadcast),
+    "imul3": _imul3,
+    "vzeroupper": _fixed(b"\xc5\xf8\x77"),
     **dict.fromkeys(VEX_MR, _vec_mr),
     **dict.fromkeys(("vcvtsi2ss", "vcvtsi2sd"), _cvtsi2f),
     **dict.fromkeys(("vcvttss2si", "vcvttsd2si"), _cvtf2si),

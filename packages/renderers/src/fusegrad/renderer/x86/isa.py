@@ -106,12 +106,13 @@ ARG_REGS = (RDI, RSI, RDX, RCX, R8, R9)
 #: registers a function must restore before returning
 CALLEE_SAVED = frozenset({RBX, RBP, R12, R13, R14, R15})
 #: rax/rdx (division), rcx (shift counts) are used by fixed-register instructions; r10/r11
-#: and the two last vector registers load and store spilled values
+#: and the last two vector registers load and store spilled values (an instruction with more
+#: spilled operands borrows registers it doesn't use, see ``regalloc.rewrite``)
 ALLOCATABLE = {
     RegClass.GPR: (RSI, RDI, R8, R9, RBX, RBP, R12, R13, R14, R15),
     RegClass.VEC: XMM[:14],
 }
-SCRATCH = {RegClass.GPR: (R10, R11), RegClass.VEC: (XMM[14], XMM[15])}
+SCRATCH = {RegClass.GPR: (R10, R11), RegClass.VEC: XMM[14:]}
 
 # -- forms: which operands an instruction reads (R), writes (W) or both (X) -------------------
 
@@ -170,7 +171,13 @@ FORMS: dict[str, tuple[str, ...]] = {
         ),
         (_W, _R, _R),
     ),
-    **dict.fromkeys(("vroundss", "vroundsd", "vcmpss", "vcmpsd"), (_W, _R, _R, _R)),
+    **dict.fromkeys(
+        ("vroundss", "vroundsd", "vcmpss", "vcmpsd", "vcmpps", "vcmppd"), (_W, _R, _R, _R)
+    ),
+    **dict.fromkeys(("vroundps", "vroundpd"), (_W, _R, _R)),
+    **dict.fromkeys(("vmovmskps", "vmovmskpd", "vbroadcastss", "vbroadcastsd"), (_W, _R)),
+    "imul3": (_W, _R, _R),
+    "vzeroupper": (),
     **dict.fromkeys(("vfmadd231ss", "vfmadd231sd", "vfmadd231ps", "vfmadd231pd"), (_X, _R, _R)),
     **dict.fromkeys(("vucomiss", "vucomisd"), (_R, _R)),
     **dict.fromkeys(("vcvttss2si", "vcvttsd2si"), (_W, _R)),

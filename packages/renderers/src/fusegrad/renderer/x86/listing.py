@@ -7,16 +7,22 @@ from fusegrad.renderer.x86.isa import Imm, Inst, Label, Mem, Operand, Reg, RegCl
 
 _SIZE_NAMES = {1: "byte", 2: "word", 4: "dword", 8: "qword", 16: "xmmword", 32: "ymmword"}
 #: printed mnemonic where it differs from the machine IR's
-_PRINTED = {"store": "mov", "vmovss_st": "vmovss", "vmovsd_st": "vmovsd", "vmovups_st": "vmovups"}
+_PRINTED = {
+    "store": "mov",
+    "imul3": "imul",
+    "vmovss_st": "vmovss",
+    "vmovsd_st": "vmovsd",
+    "vmovups_st": "vmovups",
+}
 _SCALAR_MEM = {"ss": 4, "sd": 8}
 
 
 def memory_size(inst: Inst) -> int:
     """Bytes the memory operand of ``inst`` accesses."""
     op = inst.op
-    if op in ("movsxd", "vmovd", "vcvttss2si", "vucomiss", "vcvtss2sd"):
+    if op in ("movsxd", "vmovd", "vcvttss2si", "vucomiss", "vcvtss2sd", "vbroadcastss"):
         return 4
-    if op in ("vmovq", "vcvttsd2si", "vucomisd", "vcvtsd2ss"):
+    if op in ("vmovq", "vcvttsd2si", "vucomisd", "vcvtsd2ss", "vbroadcastsd"):
         return 8
     if op in ("vcvtsi2ss", "vcvtsi2sd") or not op.startswith("v"):
         return inst.width
@@ -70,6 +76,8 @@ def _operand_width(inst: Inst, i: int, op: Operand) -> int:
         return inst.width if inst.op != "vmovd" else 4
     if inst.op in ("lea", "vmovq"):
         return 8
+    if inst.op in ("vmovmskps", "vmovmskpd"):
+        return 4
     return inst.width
 
 
@@ -91,8 +99,8 @@ def format_operand(inst: Inst, i: int, op: Operand, rip: int | None = None) -> s
         return op.name
     if isinstance(op, Mem):
         return format_memory(op, None if inst.op == "lea" else memory_size(inst), rip)
-    if op.cls is RegClass.VEC:
-        return _reg(op, 8, inst.vlen)
+    if op.cls is RegClass.VEC:  # a broadcast's source is the low lane of an xmm
+        return _reg(op, 8, 16 if inst.op.startswith("vbroadcast") and i == 1 else inst.vlen)
     return _reg(op, _operand_width(inst, i, op), inst.vlen)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 
 from fusegrad.renderer.x86.context import (
@@ -12,6 +13,7 @@ from fusegrad.renderer.x86.context import (
     Selection,
     load_immediate,
     mov_for,
+    vlen,
 )
 from fusegrad.renderer.x86.isa import Imm, Label, Mem, VReg
 from fusegrad.uop import DType, Ops, PtrDType, UOp, dtypes
@@ -78,7 +80,7 @@ def after(ctx: Selection, x: UOp) -> UOp:
 # -- memory ------------------------------------------------------------------------------------
 
 
-def _register_array(x: UOp) -> UOp | None:
+def register_array(x: UOp) -> UOp | None:
     """The DEFINE_REG an INDEX addresses (through AFTERs), if it is one."""
     buf = x.src[0]
     while buf.op is Ops.AFTER:
@@ -86,23 +88,64 @@ def _register_array(x: UOp) -> UOp | None:
     return buf if buf.op is Ops.DEFINE_REG else None
 
 
-def _element(ctx: Selection, idx: UOp) -> VReg:
+def slot_key(idx: UOp) -> tuple[UOp, int] | None:
+    """(DEFINE_REG, element) an INDEX addresses, if it is an accumulator slot."""
+    reg = register_array(idx)
+    if reg is None or idx.src[1].op is not Ops.CONST:
+        return None
+    return (reg, int(idx.src[1].arg))
+
+
+def index_slots(ctx: Selection, uops: list[UOp]) -> None:
+    """Where each accumulator slot is loaded and stored (for in-place accumulation)."""
+    for i, u in enumerate(uops):
+        if u.op in (Ops.LOAD, Ops.STORE) and (key := slot_key(u.src[0])) is not None:
+            table = ctx.slot_loads if u.op is Ops.LOAD else ctx.slot_stores
+            table.setdefault(key, []).append(i)
+
+
+def _after(positions: list[int], at: int, default: int) -> int:
+    k = bisect.bisect_right(positions, at)
+    return positions[k] if k < len(positions) else default
+
+
+def destination(ctx: Selection, x: UOp, avoid: tuple[UOp, ...] = ()) -> VReg:
+    """Where float/mask op ``x`` writes: straight into an accumulator slot when its only
+    use is storing it there and nothing reads the slot's old value after ``x`` (so
+    ``acc = acc + v`` is one instruction, no copies); else a fresh register. ``avoid``:
+    operands the instruction reads after writing its destination."""
+    users = ctx.users.get(x, [])
+    fresh = ctx.new(VEC)
+    if len(users) != 1 or users[0].op is not Ops.STORE or users[0].src[1] is not x:
+        return fresh
+    key = slot_key(users[0].src[0])
+    if key is None or key not in ctx.accumulators:
+        return fresh
+    at, store = ctx.position[x], ctx.position[users[0]]
+    slot = ctx.accumulators[key]
+    if ctx.alias_reads.get(key, -1) > at or _after(ctx.slot_loads.get(key, []), at, store) < store:
+        return fresh
+    if any(ctx.values.get(a) is slot for a in avoid):
+        return fresh
+    return slot
+
+
+def _element(ctx: Selection, idx: UOp, value: DType) -> VReg:
     """The register holding element ``idx.src[1]`` of an accumulator array (DEFINE_REG
-    arrays live in registers, one per element: loop-carried accumulators never touch
-    memory unless the allocator spills them)."""
-    reg = _register_array(idx)
+    arrays live in registers, one per element or per vector accessed at an element:
+    loop-carried accumulators never touch memory unless the allocator spills them)."""
+    reg = register_array(idx)
     assert reg is not None
     if idx.src[1].op is not Ops.CONST:
         raise NotImplementedError("x86 renderer: a register array indexed by a variable")
-    ptr = reg.dtype
-    assert isinstance(ptr, PtrDType)
-    if reg not in ctx.accumulators:
-        cls = VEC if dtypes.is_float(ptr.base) else GPR
-        ctx.accumulators[reg] = [ctx.new(cls) for _ in range(max(ptr.size, 1))]
-    return ctx.accumulators[reg][int(idx.src[1].arg)]
+    key = (reg, int(idx.src[1].arg))
+    if key not in ctx.accumulators:
+        cls = VEC if dtypes.is_float(value) or value.count > 1 else GPR
+        ctx.accumulators[key] = ctx.new(cls)
+    return ctx.accumulators[key]
 
 
-def _address(ctx: Selection, idx: UOp) -> Mem:
+def address(ctx: Selection, idx: UOp) -> Mem:
     """``[base + index*itemsize]`` of a global INDEX."""
     ptr = idx.src[0].dtype
     assert isinstance(ptr, PtrDType)
@@ -127,9 +170,9 @@ _LOADS: dict[DType, tuple[str, int]] = {
 }
 
 
-def _load_into(ctx: Selection, v: VReg, dt: DType, mem: Mem) -> None:
-    if dt in FLOATS:
-        ctx.emit(mov_for(dt), v, mem)
+def load_into(ctx: Selection, v: VReg, dt: DType, mem: Mem) -> None:
+    if dt.scalar() in FLOATS:
+        ctx.emit(mov_for(dt), v, mem, vlen=vlen(dt))
         return
     how, width = _LOADS[dt]
     ctx.emit(how, v, mem, width=width)
@@ -148,41 +191,56 @@ def _gated(ctx: Selection, gate: UOp, body: Callable[[], None]) -> None:
 
 def load(ctx: Selection, x: UOp) -> UOp:
     idx = x.src[0]
-    if _register_array(idx) is not None:
-        ctx.values[x] = ctx.copy_reg(_element(ctx, idx))
+    if register_array(idx) is not None:
+        slot = _element(ctx, idx, x.dtype)
+        key = slot_key(idx)
+        at = ctx.position.get(x, -1)
+        last_read = max((ctx.position[u] for u in ctx.users.get(x, [])), default=at)
+        if (
+            key is not None
+            and at >= 0
+            and last_read <= _after(ctx.slot_stores.get(key, []), at, last_read)
+        ):
+            ctx.values[x] = slot  # read in place: every use comes before the slot changes
+            ctx.alias_reads[key] = max(ctx.alias_reads.get(key, -1), last_read)
+        else:
+            ctx.values[x] = ctx.copy_reg(slot, vlen(x.dtype))
         return SELECTED
-    dt = x.dtype.scalar()
-    mem = _address(ctx, idx)
+    dt = x.dtype
+    mem = address(ctx, idx)
     if len(idx.src) < 3:
-        v = ctx.values[x] = ctx.new(VEC if dt in FLOATS else GPR)
-        _load_into(ctx, v, dt, mem)
+        v = ctx.values[x] = ctx.new(VEC if dt.scalar() in FLOATS else GPR)
+        load_into(ctx, v, dt, mem)
         return SELECTED
     v = ctx.values[x] = ctx.copy(x.src[1])
-    _gated(ctx, idx.src[2], lambda: _load_into(ctx, v, dt, mem))
+    _gated(ctx, idx.src[2], lambda: load_into(ctx, v, dt, mem))
     return SELECTED
 
 
 def _store_value(ctx: Selection, mem: Mem, val: UOp) -> None:
-    dt = val.dtype.scalar()
-    if dt in FLOATS:
-        ctx.emit(mov_for(dt) + "_st", mem, ctx.vec(val))
+    dt = val.dtype
+    if dt.scalar() in FLOATS:
+        ctx.emit(mov_for(dt) + "_st", mem, ctx.vec(val), vlen=vlen(dt))
         return
     ctx.emit("store", mem, ctx.gpr(val), width=dt.itemsize)
 
 
 def store(ctx: Selection, x: UOp) -> UOp:
     idx, val = x.src[0], x.src[1]
-    if _register_array(idx) is not None:
-        slot = _element(ctx, idx)
-        if dtypes.is_float(val.dtype):
+    if register_array(idx) is not None:
+        slot = _element(ctx, idx, val.dtype)
+        if ctx.values.get(val) is slot:
+            return SELECTED  # computed in place (``destination``)
+        if slot.cls is VEC:
             src = ctx.fsource(val)
-            ctx.emit(mov_for(val.dtype) if isinstance(src, Mem) else "vmovaps", slot, src)
+            move = mov_for(val.dtype) if isinstance(src, Mem) else "vmovaps"
+            ctx.emit(move, slot, src, vlen=vlen(val.dtype))
         elif isinstance(src_i := ctx.operand(val), Imm):
             load_immediate(ctx, slot, src_i.value)
         else:
             ctx.emit("mov", slot, src_i)
         return SELECTED
-    mem = _address(ctx, idx)
+    mem = address(ctx, idx)
     if len(idx.src) < 3:
         _store_value(ctx, mem, val)
     else:

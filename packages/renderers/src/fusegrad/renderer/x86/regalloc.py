@@ -141,20 +141,37 @@ def _substitute(op: Operand, regs: dict[VReg, Reg]) -> Operand:
 
 
 def _reload(reg: Reg, slot: Mem) -> Inst:
-    return Inst("mov", (reg, slot)) if reg.cls is RegClass.GPR else Inst("vmovsd", (reg, slot))
+    if reg.cls is RegClass.GPR:
+        return Inst("mov", (reg, slot))
+    return Inst("vmovups", (reg, slot), vlen=32)  # a whole ymm: scalars and vectors alike
 
 
 def _spill(reg: Reg, slot: Mem) -> Inst:
     if reg.cls is RegClass.GPR:
         return Inst("store", (slot, reg))
-    return Inst("vmovsd_st", (slot, reg))
+    return Inst("vmovups_st", (slot, reg), vlen=32)
+
+
+def _borrow(inst: Inst, alloc: Allocation, cls: RegClass, taken: set[Reg]) -> Reg:
+    """A register of ``cls`` that ``inst`` doesn't use, to stand in as one more scratch
+    (saved around the instruction)."""
+    used = {alloc.registers[v] for op in inst.args for v in _mentions(op) if v in alloc.registers}
+    used |= {op for op in inst.args if isinstance(op, Reg)}
+    return next(r for r in ALLOCATABLE[cls] if r not in used and r not in taken)
+
+
+def _move(reg: Reg, slot: Mem, load: bool) -> Inst:
+    return _reload(reg, slot) if load else _spill(reg, slot)
 
 
 def rewrite(code: list[Inst], alloc: Allocation) -> list[Inst]:
-    """``code`` with physical registers; spilled values go through scratch registers."""
+    """``code`` with physical registers; spilled values go through scratch registers (and,
+    when an instruction has more spilled operands than there are scratch registers, through
+    registers it doesn't use, saved and restored around it)."""
     out: list[Inst] = []
     for inst in code:
         spilled: dict[VReg, Reg] = {}
+        borrowed: list[Reg] = []
         reads: list[VReg] = []
         writes: list[VReg] = []
         for role, op in zip(roles(inst), inst.args, strict=True):
@@ -163,14 +180,21 @@ def rewrite(code: list[Inst], alloc: Allocation) -> list[Inst]:
                     continue
                 if v not in spilled:
                     taken = sum(1 for s in spilled if s.cls is v.cls)
-                    spilled[v] = SCRATCH[v.cls][taken]
+                    if taken < len(SCRATCH[v.cls]):
+                        spilled[v] = SCRATCH[v.cls][taken]
+                    else:
+                        spilled[v] = _borrow(inst, alloc, v.cls, set(spilled.values()))
+                        borrowed.append(spilled[v])
                 if isinstance(op, Mem) or role in ("R", "X"):
                     reads.append(v)
                 if isinstance(op, VReg) and role in ("W", "X"):
                     writes.append(v)
         regs = {**alloc.registers, **spilled}
+        saves = [Mem(frame=("borrow", k)) for k in range(len(borrowed))]
+        out += [_move(r, m, load=False) for r, m in zip(borrowed, saves, strict=True)]
         out += [_reload(spilled[v], _spill_slot(alloc.spills[v])) for v in dict.fromkeys(reads)]
         args = tuple(_substitute(op, regs) for op in inst.args)
         out.append(Inst(inst.op, args, inst.width, inst.vlen))
         out += [_spill(spilled[v], _spill_slot(alloc.spills[v])) for v in dict.fromkeys(writes)]
+        out += [_move(r, m, load=True) for r, m in zip(borrowed, saves, strict=True)]
     return out

@@ -56,7 +56,11 @@ class X86Renderer(Renderer):
     global_max = None
     local_max = None
     max_threads = host_cores()
-    vector_widths: ClassVar[dict[DType, tuple[int, ...]]] = {}
+    vector_widths: ClassVar[dict[DType, tuple[int, ...]]] = {
+        dtypes.float32: (8,),
+        dtypes.float64: (4,),
+        dtypes.bool: (8, 4),
+    }
     supported_dtypes = frozenset({dtypes.bool, *INTS, *FLOATS})
     code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = dict.fromkeys(SELECTED_OPS, _not_printed)
 

@@ -10,12 +10,25 @@ conversions in ``alu.py``.
 from __future__ import annotations
 
 from fusegrad.renderer.signature import KernelSignature
-from fusegrad.renderer.x86 import alu, memory
-from fusegrad.renderer.x86.context import FLOATS, INTS, Selection
-from fusegrad.uop import Ops, PatternMatcher, UOp, UPat, dtypes
+from fusegrad.renderer.x86 import alu, lanes, memory, vector
+from fusegrad.renderer.x86.context import FLOATS, INTS, SELECTED, Selection
+from fusegrad.uop import GroupOp, Ops, PatternMatcher, UOp, UPat, dtypes
 
 _INTS_BOOL = (*INTS, dtypes.bool)
 _COMPARE = (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ)
+_MASK_LOGIC = (Ops.AND, Ops.OR, Ops.XOR, Ops.ADD, Ops.MUL, Ops.SUB, Ops.MAX)
+
+
+def _vector_compare(ctx: Selection, x: UOp) -> UOp | None:
+    return vector.compare(ctx, x) if x.dtype.count > 1 else None
+
+
+def _vector_where(ctx: Selection, x: UOp) -> UOp | None:
+    return vector.where(ctx, x) if x.dtype.count > 1 else None
+
+
+def _mask_logic(ctx: Selection, x: UOp) -> UOp | None:
+    return vector.mask_logic(ctx, x) if x.dtype.count > 1 else None
 
 
 pm_select = PatternMatcher(
@@ -29,7 +42,14 @@ pm_select = PatternMatcher(
         (UPat(Ops.LOAD, name="x"), memory.load),
         (UPat(Ops.STORE, name="x"), memory.store),
         (UPat(Ops.AFTER, name="x"), memory.after),
-        (UPat((Ops.CONST, Ops.INDEX, Ops.DEFINE_REG, Ops.SINK, Ops.BARRIER), name="x"), memory.nothing),
+        (UPat((Ops.CONST, Ops.VCONST, Ops.INDEX, Ops.DEFINE_REG, Ops.SINK, Ops.BARRIER), name="x"), memory.nothing),
+        (UPat(Ops.GROUP), lambda: SELECTED),
+        # vectors
+        (UPat(_COMPARE, name="x"), _vector_compare),
+        (UPat(Ops.WHERE, name="x"), _vector_where),
+        (UPat(_MASK_LOGIC, dtypes.bool, name="x"), _mask_logic),
+        (UPat(Ops.VECTORIZE, name="x"), vector.vectorize),
+        (UPat(Ops.GEP, name="x"), vector.gep),
         # floats
         (UPat((Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV), FLOATS, name="x"), alu.float_binary),
         (UPat((Ops.SQRT, Ops.TRUNC, Ops.NEG), FLOATS, name="x"), alu.float_unary),
@@ -60,14 +80,40 @@ SELECTED_OPS = frozenset(
 )
 
 
+_LANE_OPS = GroupOp.ALU | {Ops.CAST, Ops.BITCAST, Ops.LOAD, Ops.VECTORIZE, Ops.CONST, Ops.VCONST}
+
+
+def _select_one(ctx: Selection, u: UOp) -> None:
+    if pm_select.rewrite(u, ctx) is None:
+        raise NotImplementedError(
+            f"x86 renderer: no instruction selection for {u.op!r} {u.dtype!r}"
+        )
+
+
+def _in_lanes(u: UOp) -> bool:
+    """A vector the renderer holds as scalar lanes (see ``lanes``)."""
+    if u.op is Ops.GEP:
+        return len(u.arg) > 1
+    return u.dtype.count > 1 and u.op in _LANE_OPS and not lanes.native_node(u)
+
+
+def _stored_in_lanes(ctx: Selection, u: UOp) -> bool:
+    if u.op is not Ops.STORE or u.src[1].dtype.count == 1:
+        return False
+    if memory.register_array(u.src[0]) is not None:
+        return False
+    return u.src[1] in ctx.lanes or not lanes.float_vector(u.src[1].dtype)
+
+
 def select(uops: list[UOp], sig: KernelSignature) -> Selection:
     """The machine IR of a linear program (virtual registers, frame slots unplaced)."""
-    ctx = Selection(sig)
+    ctx = Selection(sig, uops)
+    memory.index_slots(ctx, uops)
     for u in uops:
-        if u.dtype.count > 1:
-            raise NotImplementedError(f"x86 renderer: vector value {u.op!r} {u.dtype!r}")
-        if pm_select.rewrite(u, ctx) is None:
-            raise NotImplementedError(
-                f"x86 renderer: no instruction selection for {u.op!r} {u.dtype!r}"
-            )
+        if _in_lanes(u):
+            lanes.split(ctx, u, lambda node: _select_one(ctx, node))
+        elif _stored_in_lanes(ctx, u):
+            lanes.store_lanes(ctx, u)
+        else:
+            _select_one(ctx, u)
     return ctx

@@ -1,0 +1,168 @@
+"""Which vector values the x86 renderer computes natively, and the selection of every
+other vector value as one scalar register per lane.
+
+Native vectors: float32 x8/x4 and float64 x4/x2 in xmm/ymm registers (loads, stores, register
+accumulators, arithmetic, fused multiply-add, max, sqrt, trunc, neg, compares, where), and
+bool vectors as compare *masks* (all-ones lanes) with ``mask_lane`` bytes per lane, combined
+with and/or/xor. Lanes are built (VECTORIZE) and read (single-lane GEP) through a stack
+slot. Everything else that is a vector — integer vectors, casts, bool vectors in memory —
+is held as a list of scalar registers, one per lane (``Selection.lanes``), and each op on it
+is selected once per lane, on that lane's operands. The lowering keeps any vector of a width
+``vector_widths`` lists, and hand-built linear programs (the conformance corpus) skip the
+lowering altogether, so the split happens here, at selection.
+"""
+
+from __future__ import annotations
+
+from fusegrad.renderer.x86.context import FLOATS, GPR, SELECTED, VEC, Selection, mask_lane, mov_for
+from fusegrad.renderer.x86.isa import Label, Mem, VReg
+from fusegrad.uop import DType, GroupOp, Ops, PtrDType, UOp, dtypes
+
+F32, F64 = dtypes.float32, dtypes.float64
+_FLOAT_VECTORS = {(F32, 8), (F32, 4), (F64, 4), (F64, 2)}
+_FLOAT_NATIVE = frozenset(
+    {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.MAX, Ops.SQRT, Ops.NEG, Ops.TRUNC, Ops.MULACC}
+)
+_MASK_NATIVE = frozenset({Ops.AND, Ops.OR, Ops.XOR, Ops.ADD, Ops.MUL, Ops.SUB, Ops.MAX})
+_COMPARES = frozenset({Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ})
+
+
+def float_vector(dt: DType) -> bool:
+    """A float vector held whole in one xmm/ymm register."""
+    return (dt.scalar(), dt.count) in _FLOAT_VECTORS
+
+
+def mask_for(mask: DType, floats: DType) -> bool:
+    """Whether a bool vector's mask lanes match float vector ``floats``'s lanes."""
+    return mask.count == floats.count and mask_lane(mask) == floats.scalar().itemsize
+
+
+def native(x: UOp) -> bool:
+    """Whether the renderer selects vector ALU op ``x`` as vector instructions."""
+    dt = x.dtype
+    if x.op in _COMPARES and float_vector(x.src[0].dtype):
+        return mask_for(dt, x.src[0].dtype)
+    if x.op is Ops.WHERE and float_vector(dt):
+        return x.src[0].dtype.scalar() is dtypes.bool and mask_for(x.src[0].dtype, dt)
+    if float_vector(dt):
+        return x.op in _FLOAT_NATIVE
+    if dt.scalar() is dtypes.bool and dt.count in (8, 4):
+        return x.op in _MASK_NATIVE and all(s.dtype.count == dt.count for s in x.src)
+    return False
+
+
+def native_node(x: UOp) -> bool:
+    """Whether vector node ``x`` is held in one register (else in lanes)."""
+    dt = x.dtype
+    mask = dt.scalar() is dtypes.bool and dt.count in (8, 4)
+    if x.op in GroupOp.ALU:
+        return native(x)
+    if x.op in (Ops.LOAD, Ops.CAST, Ops.BITCAST):
+        return x.op is Ops.LOAD and float_vector(dt)
+    if x.op in (Ops.VECTORIZE, Ops.CONST, Ops.VCONST):
+        return float_vector(dt) or mask
+    return False  # multi-lane GEP
+
+
+def lane_source(ctx: Selection, s: UOp, i: int) -> UOp:
+    """Lane ``i`` of operand ``s`` as a scalar node whose value is ready in ``ctx``."""
+    if s.dtype.count == 1:
+        return s
+    if s.op in (Ops.CONST, Ops.VCONST):
+        value = s.arg[i] if isinstance(s.arg, tuple) else s.arg
+        return UOp.const(value, s.dtype.scalar())
+    node = UOp(Ops.GEP, s.dtype.scalar(), (s,), (i,))
+    if s in ctx.lanes:
+        ctx.values[node] = ctx.lanes[s][i]
+    else:
+        from fusegrad.renderer.x86.vector import gep
+
+        gep(ctx, node)
+    return node
+
+
+def _value(ctx: Selection, u: UOp) -> VReg:
+    if u.op is Ops.CONST:
+        return ctx.copy(u)
+    return ctx.values[u]
+
+
+def split(ctx: Selection, x: UOp, select_one: object) -> UOp:
+    """Select vector node ``x`` lane by lane (``select_one(node)`` selects a scalar node)."""
+    n = x.dtype.count
+    if x.op is Ops.LOAD:
+        ctx.lanes[x] = _load_lanes(ctx, x)
+    elif x.op is Ops.VECTORIZE:
+        ctx.lanes[x] = [_value(ctx, s) for s in x.src]
+    elif x.op in (Ops.CONST, Ops.VCONST):
+        pass  # each lane is an immediate where it is used (``lane_source``)
+    elif x.op is Ops.GEP:
+        src = x.src[0]
+        ctx.lanes[x] = [_value(ctx, lane_source(ctx, src, i)) for i in x.arg]
+    else:
+        lanes = []
+        for i in range(n):
+            srcs = tuple(lane_source(ctx, s, i) for s in x.src)
+            node = UOp(x.op, x.dtype.scalar(), srcs, x.arg)
+            select_one(node)  # type: ignore[operator]
+            lanes.append(ctx.values[node])
+        ctx.lanes[x] = lanes
+    return SELECTED
+
+
+def _element_memory(ctx: Selection, idx: UOp) -> tuple[Mem, int]:
+    from fusegrad.renderer.x86.memory import address
+
+    ptr = idx.src[0].dtype
+    assert isinstance(ptr, PtrDType)
+    return address(ctx, idx), ptr.base.scalar().itemsize
+
+
+def _at(m: Mem, offset: int) -> Mem:
+    return Mem(m.base, m.index, m.scale, m.disp + offset, m.label, m.frame)
+
+
+def _load_lanes(ctx: Selection, x: UOp) -> list[VReg]:
+    from fusegrad.renderer.x86.memory import load_into, register_array
+
+    idx = x.src[0]
+    if register_array(idx) is not None:
+        raise NotImplementedError(f"x86 renderer: a register array of {x.dtype!r}")
+    mem, size = _element_memory(ctx, idx)
+    dt = x.dtype.scalar()
+    n = x.dtype.count
+    if len(idx.src) < 3:
+        out = [ctx.new(VEC if dt in FLOATS else GPR) for _ in range(n)]
+        for i, v in enumerate(out):
+            load_into(ctx, v, dt, _at(mem, i * size))
+        return out
+    out = [ctx.copy(lane_source(ctx, x.src[1], i)) for i in range(n)]
+    skip = ctx.label("masked")
+    gate = ctx.gpr(idx.src[2])
+    ctx.emit("test", gate, gate, width=4)
+    ctx.emit("je", Label(skip))
+    for i, v in enumerate(out):
+        load_into(ctx, v, dt, _at(mem, i * size))
+    ctx.place(skip)
+    return out
+
+
+def store_lanes(ctx: Selection, x: UOp) -> UOp:
+    """A vector held in lanes stored element by element."""
+    idx, val = x.src[0], x.src[1]
+    mem, size = _element_memory(ctx, idx)
+    dt = val.dtype.scalar()
+    skip = ctx.label("masked") if len(idx.src) > 2 else None
+    if skip is not None:
+        gate = ctx.gpr(idx.src[2])
+        ctx.emit("test", gate, gate, width=4)
+        ctx.emit("je", Label(skip))
+    for i in range(val.dtype.count):
+        lane = lane_source(ctx, val, i)
+        if dt in FLOATS:
+            ctx.emit(mov_for(dt) + "_st", _at(mem, i * size), ctx.vec(lane))
+        else:
+            ctx.emit("store", _at(mem, i * size), ctx.gpr(lane), width=dt.itemsize)
+    if skip is not None:
+        ctx.place(skip)
+    return SELECTED
