@@ -17,6 +17,7 @@ from fusegrad.uop import dtypes
 needs_mesa = pytest.mark.skipif(mesa_unavailable() is not None, reason=str(mesa_unavailable()))
 
 TENSOR_SCRIPT = """
+import numpy as np
 from fusegrad import Device, Tensor
 assert type(Device["CPU"].renderer).__name__ == "NIRRenderer", Device["CPU"].renderer
 a = np.arange(-6, 18, dtype=np.float32).reshape(4, 6) / 4

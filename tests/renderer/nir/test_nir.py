@@ -118,3 +118,33 @@ def test_nir_print_of_a_shader_is_a_string(renderer: NIRRenderer) -> None:
     finally:
         renderer.mesa.lib.ralloc_free(shader)
     assert ctypes.sizeof(ctypes.c_void_p) == 8
+
+
+def test_float_zero_constants_follow_ieee(renderer: NIRRenderer, compiler: LVPCompiler) -> None:
+    # gallivm folds x / 0.0, 0.0 / x, x * 0.0 and 0.0 + x by identity with its zero constant
+    # (undef, 0, 0, x): the renderer hides +0.0 from it
+    from fusegrad.renderer.conformance import compare, fresh_buffers
+    from fusegrad.runtime import run_linear
+
+    p = Builder()
+    src = p.buffer(dtypes.float32, [1.0, -2.0, 0.0, -0.0, float("inf"), float("nan")])
+    x = None
+    i = p.add(rng(6))
+    x = p.add(load(index(src, i)))
+    zero = x.const_like(0.0)
+    for name, op, a, b in (
+        ("x/0", Ops.FDIV, x, zero),
+        ("0/x", Ops.FDIV, zero, x),
+        ("x*0", Ops.MUL, x, zero),
+        ("0+x", Ops.ADD, zero, x),
+    ):
+        out = p.output(dtypes.float32, 6, name)
+        p.add(store(index(out, i), UOp(op, dtypes.float32, (a, b))))
+    p.add(end(i))
+    case = p.case("zero-constants")
+    want, got = fresh_buffers(case), fresh_buffers(case)
+    run_linear(case.uops, want, {})
+    CPUProgram(
+        compiler.compile(renderer.render(list(case.uops))), kernel_signature(list(case.uops))
+    )(got, {})
+    assert compare(case, want, got) == []

@@ -36,12 +36,31 @@ _GLSL_BASE = {  # (kind, bits) -> glsl_base_type of a variable holding such a va
     ("f", 64): nb.glsl_base_type.GLSL_TYPE_DOUBLE,
 }
 
-_options = nb.nir_shader_compiler_options()  # Mesa keeps a pointer: one for every shader
+# ops NIR's algebraic passes would form that gallivm has no translation for (or whose
+# lowering keeps results exact): NIR lowers them back to plain ALU ops
+_LOWERED = (
+    "lower_extract_byte", "lower_extract_word", "lower_insert_byte", "lower_insert_word",
+    "lower_bitfield_extract8", "lower_bitfield_extract16", "lower_bitfield_extract",
+    "lower_bitfield_insert", "lower_scmp", "lower_fdph", "lower_flrp16", "lower_flrp32",
+    "lower_flrp64", "lower_fsat", "lower_fmod", "lower_hadd", "lower_hadd64", "lower_uadd_sat",
+    "lower_usub_sat", "lower_iadd_sat", "lower_ldexp", "lower_uadd_carry", "lower_usub_borrow",
+    "lower_fisnormal", "lower_fquantize2f16", "lower_device_index_to_zero",
+)  # fmt: skip
+
+
+def _make_options() -> Any:
+    options = nb.nir_shader_compiler_options()
+    for name in _LOWERED:
+        setattr(options, name, True)
+    return options
+
+
+_options = _make_options()  # Mesa keeps a pointer to it: one for every shader
 
 
 def compiler_options() -> Any:
-    """The NIR options our shaders are built and optimized with: llvmpipe's capabilities
-    (64-bit integers and floats native, no lowering of what gallivm does itself)."""
+    """The NIR options our shaders are built and optimized with: what gallivm translates
+    (64-bit integers and floats native)."""
     return _options
 
 

@@ -55,6 +55,7 @@ _LLVM_C = {  # LLVM 20 C API functions the wrapper uses: name -> (restype, argty
     "LLVMPrintModuleToString": (POINTER(ctypes.c_char), [P]),
     "LLVMDisposeMessage": (None, [POINTER(ctypes.c_char)]),
 }
+_VERSION = 2  # of the wrapper: part of the cache key
 LANES = 4  # llvmpipe's SIMD width here (gallivm needs at least 2 lanes)
 _HEADER_RE = re.compile(
     rf"^{re.escape(HEADER)} (\w+) buffers=(\d+) variables=(\d+) core=([01])$", re.MULTILINE
@@ -96,17 +97,18 @@ class _Wrapper:
 
     def argument_block(self, fn: Any, buffers: int, variables: int) -> Any:
         """Uniform block 0 (an lp_jit_buffer: data pointer, size in dwords) holding the
-        arguments in 8-byte slots."""
+        arguments in 8-byte slots, then a zero (the renderer's float zero constants)."""
         llvm, b = self.llvm, self.builder
-        slots = max(buffers + variables, 1)
+        slots = buffers + variables + 1
         block = llvm.LLVMBuildAlloca(b, llvm.LLVMArrayType2(self.i64, slots), b"args")
-        for i in range(buffers + variables):
-            arg = llvm.LLVMGetParam(fn, i)
-            value = (
-                llvm.LLVMBuildPtrToInt(b, arg, self.i64, b"")
-                if i < buffers
-                else llvm.LLVMBuildSExt(b, arg, self.i64, b"")
-            )
+        for i in range(slots):
+            arg = llvm.LLVMGetParam(fn, i) if i < slots - 1 else None
+            if arg is None:
+                value = llvm.LLVMConstInt(self.i64, 0, 0)
+            elif i < buffers:
+                value = llvm.LLVMBuildPtrToInt(b, arg, self.i64, b"")
+            else:
+                value = llvm.LLVMBuildSExt(b, arg, self.i64, b"")
             index = (P * 2)(llvm.LLVMConstInt(self.i64, 0, 0), llvm.LLVMConstInt(self.i64, i, 0))
             slot = llvm.LLVMBuildGEP2(b, llvm.LLVMArrayType2(self.i64, slots), block, index, 2, b"")
             llvm.LLVMBuildStore(b, value, slot)
@@ -200,7 +202,7 @@ class LVPCompiler(Compiler):
 
         self.mesa = load_mesa()
         self.llvm = LLVMCompiler(**llvm_options)
-        super().__init__(cache_key=f"lvp:{nb.TINYMESA_VERSION}:{self.llvm.cache_key}")
+        super().__init__(cache_key=f"lvp{_VERSION}:{nb.TINYMESA_VERSION}:{self.llvm.cache_key}")
 
     def ir(self, src: str) -> str:
         """llvmpipe's LLVM IR of a rendered shader."""

@@ -24,6 +24,7 @@ followed by the serialized shader, base64, on lines starting with ``;``.
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -305,9 +306,11 @@ class _Program:
         first = 8 * len(self.sig.buffers)
         self.slots.update({v: first + 8 * i for i, v in enumerate(self.sig.variables)})
 
+        self.zero_slot = first + 8 * len(self.sig.variables)
+
     @property
     def uniform_bytes(self) -> int:
-        return 8 * (len(self.sig.buffers) + len(self.sig.variables))
+        return self.zero_slot + 8
 
     def uniform(self, offset: int, size: int) -> Def:
         zero = self.nir.imm(32, 0)
@@ -352,7 +355,21 @@ def _param(p: _Program, u: UOp) -> None:
 
 def _const(p: _Program, u: UOp) -> None:
     values = u.arg if isinstance(u.arg, tuple) else (u.arg,) * u.dtype.count
-    p.vals[u] = [p.nir.imm(*_const_bits(u.dtype.scalar(), v)) for v in values]
+    dt = u.dtype.scalar()
+    p.vals[u] = [
+        p.uniform(p.zero_slot, bits(dt))
+        if _positive_zero(dt, v)
+        else p.nir.imm(*_const_bits(dt, v))
+        for v in values
+    ]
+
+
+def _positive_zero(dt: DType, value: Any) -> bool:
+    """gallivm folds x * 0.0, 0.0 / x, x / 0.0 and 0.0 + x by the operand's identity with
+    its zero constant (to 0, 0, undef and x: wrong for NaN, inf, -0.0), so float +0.0 is read
+    from the argument block's zero slot instead: a value only LLVM sees is zero, and LLVM
+    folds it by IEEE rules."""
+    return kind(dt) == "f" and float(value) == 0.0 and math.copysign(1.0, float(value)) > 0
 
 
 def _special(p: _Program, u: UOp) -> None:
