@@ -41,6 +41,7 @@ COLUMNS: dict[str, Column] = {
     "LLVM": Column("CPU", "LLVM"),
     "C": Column("CPU", "C"),
     "X86": Column("CPU", "X86"),
+    "LVP": Column("CPU", "LVP"),  # Mesa NIR run by llvmpipe (fusegrad-renderers[nir])
 }
 
 
