@@ -123,8 +123,9 @@ def test_deep_expression_renders_without_recursion() -> None:
 
 def test_repr_nests_small_graphs_and_lists_big_ones() -> None:
     small = repr(x + 1)
-    assert small.startswith("UOp(Ops.ADD, dtypes.weakint, src=(")
-    assert "UOp(Ops.CONST, dtypes.weakint, arg=1)" in small
+    assert small.startswith("UOp(Ops.ADD, dtypes.weakint, arg=None, src=(")
+    assert "UOp(Ops.CONST, dtypes.weakint, arg=1, src=())" in small
+    assert repr(UOp.const(5, dtypes.int32)) == "UOp(Ops.CONST, dtypes.int32, arg=5, src=())"
     u = x
     for _ in range(100):
         u = u + 1

@@ -9,7 +9,7 @@ from fusegrad.uop import Ops, UOp, broadcast_shapes, dtypes
 
 def buffer(*shape: int) -> UOp:
     size = int(np.prod(shape))
-    buf = UOp.new_buffer("CPU", size, dtypes.float32, number=1000 + size)
+    buf = UOp.new_buffer("CPU", size, dtypes.float32, num=1000 + size)
     return buf.reshape(shape)
 
 

@@ -222,7 +222,7 @@ def test_unique_numbers_are_distinct_across_threads() -> None:
 
 def sample_graph() -> UOp:
     x = UOp.variable("x", 0, 10)
-    buf = UOp.new_buffer("CPU", 16, dtypes.float32, number=77)
+    buf = UOp.new_buffer("CPU", 16, dtypes.float32, num=77)
     reshaped = buf.reshape(4, 4)
     values = [
         (x * 4 + 2) // 3,
@@ -273,7 +273,7 @@ def test_pickled_graph_rebuilds_in_a_fresh_process() -> None:
 
 def test_a_symbolic_arg_pickles_too() -> None:
     x = UOp.variable("x", 1, 10)
-    buf = UOp.new_buffer("CPU", 40, dtypes.int8, number=5).reshape(40)
+    buf = UOp.new_buffer("CPU", 40, dtypes.int8, num=5).reshape(40)
     node = UOp(Ops.RESHAPE, dtypes.int8, (buf,), (x, 4))
     assert pickle.loads(pickle.dumps(node)) is node
 
@@ -362,8 +362,8 @@ def test_buffers_have_fresh_identities() -> None:
     a = UOp.new_buffer("CPU", 4, dtypes.int32)
     b = UOp.new_buffer("CPU", 4, dtypes.int32)
     assert a is not b
-    assert UOp.new_buffer("CPU", 4, dtypes.int32, number=9) is UOp.new_buffer(
-        "CPU", 4, dtypes.int32, number=9
+    assert UOp.new_buffer("CPU", 4, dtypes.int32, num=9) is UOp.new_buffer(
+        "CPU", 4, dtypes.int32, num=9
     )
     assert a.shape == (4,) and a.device == "CPU"
     with pytest.raises(ValueError, match="size must be an int >= 0"):
@@ -462,7 +462,7 @@ def test_graph_properties_of_a_deep_chain_need_no_recursion() -> None:
         u = UOp(Ops.ADD, dtypes.weakint, (u, one))
     assert (u.vmin, u.vmax) == (20_000, 20_009)
     assert list(u.ranges) == [r]
-    t = UOp.new_buffer("CPU", 6, dtypes.float32, number=3)
+    t = UOp.new_buffer("CPU", 6, dtypes.float32, num=3)
     for _ in range(20_000):
         t = UOp(Ops.CONTIGUOUS, dtypes.float32, (t,))
     assert t.shape == (6,) and t.device == "CPU"
@@ -472,15 +472,36 @@ def test_bool_int_and_resolve() -> None:
     x = UOp.variable("x", 0, 10)
     assert bool(UOp.const(True, dtypes.bool)) is True
     assert bool(x < 11) is True  # decided by range analysis
+    assert bool(x < 0) is False
     assert resolve(x < 11) is True and resolve(x < 5) is True and resolve(x < 5, False) is False
     assert resolve(True) is True
     assert int(UOp.const(7, dtypes.int32)) == 7
-    with pytest.raises(TypeError, match="truth value of symbolic x<5 is unknown"):
+    with pytest.raises(
+        ValueError, match=r"bool: x<5 is not a single value, its range is \[False, True\]"
+    ):
         bool(x < 5)
-    with pytest.raises(TypeError, match="int: symbolic x has no single value"):
+    with pytest.raises(ValueError, match=r"int: x is not a single value, its range is \[0, 10\]"):
         int(x)
-    with pytest.raises(TypeError, match="resolve: needs a bool"):
+    with pytest.raises(ValueError, match="resolve: needs a bool"):
         resolve(x)
+
+
+def test_resolve_falls_back_to_the_simplified_form() -> None:
+    x = UOp.variable("x", 0, 10)
+    # x - x has the range [-10, 10] until the simplifier sees it is 0
+    assert (x - x < 1)._min_max == (False, True)
+    assert resolve(x - x < 1, False) is True
+    assert bool(x - x < 1) is True and int(x - x) == 0
+
+
+def test_float_and_int_of_constants() -> None:
+    assert float(UOp.const(2.5, dtypes.float32)) == 2.5
+    assert float(UOp.const(3)) == 3.0
+    assert int(UOp.const(3)) == 3 and int(UOp.variable("x", 4, 4)) == 4
+    with pytest.raises(TypeError, match="use float"):
+        int(UOp.const(2.5))
+    with pytest.raises(ValueError, match="range is"):
+        float(UOp.variable("y", 0.0, 1.0, dtypes.float32))
 
 
 def test_nodes_are_immutable_by_convention_but_slots_only() -> None:

@@ -114,7 +114,7 @@ def _same_dtype_alu(a: UOp) -> bool:
 def _param_ok(p: UOp) -> bool:
     if isinstance(p.dtype, PtrDType):
         return isinstance(p.arg, int) and p.dtype.addrspace is AddrSpace.GLOBAL
-    return isinstance(p.arg, tuple) and len(p.arg) == 3 and _int_dtype(p.dtype)
+    return isinstance(p.arg, tuple) and len(p.arg) in (3, 4) and _int_dtype(p.dtype)
 
 
 def _load_ok(ld: UOp) -> bool:

@@ -178,7 +178,7 @@ def _param(st: _Warp, pc: int) -> int:
         if not 0 <= u.arg < len(st.bufs):
             raise IndexError(f"PYTHON emulator: buffer slot {u.arg} not given ({len(st.bufs)})")
         return _uniform(st, pc, st.bufs[u.arg])
-    name, lo, hi = u.arg
+    name, lo, hi = u.arg[:3]  # a 4th item is multiple_of
     if name not in st.var_vals:
         raise ValueError(f"PYTHON emulator: no value for variable {name!r}")
     val = st.var_vals[name]

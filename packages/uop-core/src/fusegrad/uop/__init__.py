@@ -56,7 +56,7 @@ from fusegrad.uop.helpers import (
     round_down,
     round_up,
 )
-from fusegrad.uop.ops import AxisType, GroupOp, Ops
+from fusegrad.uop.opcodes import AxisType, GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
 from fusegrad.uop.prove import Proof, prove_equal, prove_simplify, uops_to_z3, validate_index
 from fusegrad.uop.rewrite import (

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fusegrad.uop.dtype import DType, bitcast, dtypes, truncate
-from fusegrad.uop.ops import Ops
+from fusegrad.uop.opcodes import Ops
 
 AluFn = Callable[..., Any]
 

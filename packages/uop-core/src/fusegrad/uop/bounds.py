@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fusegrad.uop.dtype import Invalid, dtypes, truncate
-from fusegrad.uop.ops import Ops
+from fusegrad.uop.opcodes import Ops
 
 if TYPE_CHECKING:
     from fusegrad.uop.uop import UOp
@@ -382,6 +382,9 @@ def _leaf_bounds(u: UOp) -> Bound | None:
         vals = [v for v in u.arg if v is not Invalid]
         return (min(vals), max(vals)) if vals else _full(u)
     if u.op is Ops.DEFINE_VAR or (u.op is Ops.PARAM and isinstance(u.arg, tuple)):
+        if len(u.arg) > 3:  # multiple_of m: the nearest multiples inside the range
+            m = u.arg[3]
+            return -(-u.arg[1] // m) * m, u.arg[2] // m * m
         return u.arg[1], u.arg[2]
     return None
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from fusegrad.uop.dtype import DType, dtypes
-from fusegrad.uop.ops import Ops
+from fusegrad.uop.opcodes import Ops
 from fusegrad.uop.terms import build_chain, build_sum, collect_terms, flatten, may_be_invalid
 from fusegrad.uop.uop import UOp
 

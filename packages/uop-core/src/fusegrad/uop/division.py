@@ -16,7 +16,7 @@ import math
 
 from fusegrad.uop.alu import exec_alu
 from fusegrad.uop.dtype import DType, dtypes
-from fusegrad.uop.ops import Ops
+from fusegrad.uop.opcodes import Ops
 from fusegrad.uop.terms import build_sum, collect_terms, may_be_invalid
 from fusegrad.uop.uop import UOp
 

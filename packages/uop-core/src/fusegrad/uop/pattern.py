@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from fusegrad.uop.dtype import ConstType, DType
-from fusegrad.uop.ops import GroupOp, Ops
+from fusegrad.uop.opcodes import GroupOp, Ops
 from fusegrad.uop.uop import UOp
 
 Store = dict[str, UOp]
@@ -38,6 +38,11 @@ class UPat:
     * ``name``: capture the matched UOp under this name; a name used twice must bind the same
       node in both places
     * ``allow_any_len``: a tuple ``src`` matches the first sources, more may follow
+    * ``custom_early_reject``: ops that must all appear among the node's sources (checked
+      first; default: the single ops of a tuple/list ``src``)
+    * ``location``: ``(file, line)`` of the rule, for debugging output
+    * ``is_any``: match when any pattern of ``src`` matches (what ``UPat.any`` builds)
+    * ``tag``: the node's tag must equal this (None: any tag)
     """
 
     __slots__ = (
@@ -46,14 +51,17 @@ class UPat:
         "_src_orders",
         "allow_any_len",
         "arg",
+        "custom_reject",
         "dtype",
         "early_reject",
+        "location",
         "name",
         "op",
         "src",
+        "tag",
     )
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 (tinygrad's signature)
         self,
         op: Ops | Iterable[Ops] | None = None,
         dtype: DType | Iterable[DType] | None = None,
@@ -61,7 +69,16 @@ class UPat:
         arg: Any = None,
         name: str | None = None,
         allow_any_len: bool = False,
+        custom_early_reject: Iterable[Ops] | None = None,
+        location: tuple[str, int] | None = None,
+        is_any: bool = False,
+        tag: Any = None,
     ) -> None:
+        if is_any:
+            if not isinstance(src, (tuple, list)) or op is not None:
+                raise ValueError("UPat(is_any=True) needs src= a tuple of UPats and no op")
+            alternatives = UPat.any(*src)
+            op, src = alternatives.op, None
         self.op: frozenset[Ops] | None = (
             None if op is None else frozenset((op,) if isinstance(op, Ops) else op)
         )
@@ -71,16 +88,23 @@ class UPat:
         self.arg = arg
         self.name = name
         self.allow_any_len = allow_any_len
+        self.location = location
+        self.tag = tag
         self.src: tuple[UPat, ...] | list[UPat] | UPat | None = src
-        self._alternatives: tuple[UPat, ...] | None = None
+        self._alternatives: tuple[UPat, ...] | None = alternatives._alternatives if is_any else None
         # compiled matchers of this pattern, by kind (see ``compiled``), built on first use
         self._compiled: dict[str, Callable[..., Any]] = {}
         # a commutative source list matches in every order: list them once, here
         self._src_orders = tuple(itertools.permutations(src)) if isinstance(src, list) else ()
         # ops that must appear among the sources: a set test rejects most nodes cheaply
         required = src if isinstance(src, (tuple, list)) else ()
-        self.early_reject: frozenset[Ops] = frozenset(
-            next(iter(p.op)) for p in required if p.op is not None and len(p.op) == 1
+        self.custom_reject = custom_early_reject is not None
+        self.early_reject: frozenset[Ops] = (
+            frozenset(custom_early_reject)
+            if custom_early_reject is not None
+            else frozenset(
+                next(iter(p.op)) for p in required if p.op is not None and len(p.op) == 1
+            )
         )
 
     # -- constructors -----------------------------------------------------------------------
@@ -91,11 +115,15 @@ class UPat:
 
     @staticmethod
     def cvar(
-        name: str | None = None, dtype: DType | Iterable[DType] | None = None, vec: bool = True
+        name: str | None = None,
+        dtype: DType | Iterable[DType] | None = None,
+        arg: Any = None,
+        vec: bool = True,
     ) -> UPat:
-        """A constant (scalar, or vector too when ``vec``), captured as ``name``."""
+        """A constant (scalar, or vector too when ``vec``) of value ``arg`` (None: any),
+        captured as ``name``."""
         ops = (Ops.CONST, Ops.VCONST) if vec else (Ops.CONST,)
-        return UPat(ops, dtype, src=(), name=name)
+        return UPat(ops, dtype, src=(), arg=arg, name=name)
 
     @staticmethod
     def const(b: ConstType, dtype: DType | Iterable[DType] | None = None) -> UPat:
@@ -103,8 +131,9 @@ class UPat:
         return UPat(Ops.CONST, dtype, src=(), arg=b)
 
     @staticmethod
-    def any(*pats: UPat) -> UPat:
-        """Matches when any of ``pats`` matches (first match wins, all are tried)."""
+    def any(*src: UPat) -> UPat:
+        """Matches when any of ``src`` matches (first match wins, all are tried)."""
+        pats = src
         p = UPat()
         p._alternatives = pats
         ops: set[Ops] = set()
@@ -122,18 +151,19 @@ class UPat:
         return p
 
     def _copy(self) -> UPat:
-        p = UPat(self.op, self.dtype, self.src, self.arg, self.name, self.allow_any_len)
+        p = UPat(self.op, self.dtype, self.src, self.arg, self.name, self.allow_any_len,
+                 self.early_reject, self.location, tag=self.tag)  # fmt: skip
         p._alternatives = self._alternatives
         return p
 
     # -- math that reads like the IR ----------------------------------------------------------
-    def alu(self, op: Ops, *srcs: UPat | ConstType) -> UPat:
-        """The pattern ``op(self, *srcs)``; commutative ops match either operand order."""
-        pats = [self, *(_as_upat(s, self.dtype) for s in srcs)]
-        src: tuple[UPat, ...] | list[UPat] = (
+    def alu(self, op: Ops, *src: UPat | ConstType) -> UPat:
+        """The pattern ``op(self, *src)``; commutative ops match either operand order."""
+        pats = [self, *(_as_upat(s, self.dtype) for s in src)]
+        srcs: tuple[UPat, ...] | list[UPat] = (
             list(pats) if op in GroupOp.Commutative else tuple(pats)
         )
-        return UPat(op, src=src)
+        return UPat(op, src=srcs)
 
     def __add__(self, x: UPat | ConstType) -> UPat:
         return self.alu(Ops.ADD, x)
@@ -213,8 +243,9 @@ class UPat:
     def logical_not(self) -> UPat:
         return self.ne(True)
 
-    def cast(self, dtype: DType | Iterable[DType] | None = None, name: str | None = None) -> UPat:
-        return UPat(Ops.CAST, dtype, (self,), name=name)
+    def cast(self, dtype: DType | Iterable[DType] | None = None, **kwargs: Any) -> UPat:
+        """The pattern ``CAST(self)`` (``kwargs``: more UPat fields, e.g. ``name``)."""
+        return UPat(Ops.CAST, dtype, (self,), **kwargs)
 
     def bitcast(self, dtype: DType | Iterable[DType] | None = None) -> UPat:
         return UPat(Ops.BITCAST, dtype, (self,))
@@ -263,7 +294,9 @@ class UPat:
         if self._alternatives is None:
             if self.op is not None and uop.op not in self.op:
                 return []  # the common rejection, checked before any call
-            if (self.dtype is not None or self.arg is not None) and not self._node_matches(uop):
+            if (
+                self.dtype is not None or self.arg is not None or self.tag is not None
+            ) and not self._node_matches(uop):
                 return []
         if self.name is not None:
             prev = store.get(self.name)
@@ -295,6 +328,8 @@ class UPat:
             and uop.dtype not in self.dtype
             and uop.dtype.scalar() not in self.dtype
         ):
+            return False
+        if self.tag is not None and not _arg_equal(uop.tag, self.tag):
             return False
         return self.arg is None or _arg_equal(uop.arg, self.arg)
 
@@ -425,6 +460,8 @@ class _Codegen:
             conds.append(f"({var}.dtype in {k} or {var}.dtype.scalar() in {k})")
         if pat.arg is not None:
             conds.append(self.arg_cond(pat.arg, var))
+        if pat.tag is not None:
+            conds.append(f"_arg_equal({var}.tag, {self.constant(pat.tag)})")
         return conds
 
     def bind(self, name: str | None, var: str, bound: Bound, conds: list[str]) -> Bound:
@@ -599,25 +636,46 @@ MatchEntry = tuple[UPat, RewriteFn, frozenset[Ops], bool]
 CompiledRule = tuple[Callable[[UOp, Any, RewriteFn], UOp | None], RewriteFn]
 
 
+def _rejecting(match: Callable[..., Any], required: frozenset[Ops]) -> Callable[..., Any]:
+    """``match`` run only on nodes whose sources include every op of ``required``."""
+
+    def gated(uop: UOp, ctx: Any, fn: RewriteFn) -> UOp | None:
+        if not required <= {s.op for s in uop.src}:
+            return None
+        ret: UOp | None = match(uop, ctx, fn)
+        return ret
+
+    return gated
+
+
 class RuleTable(dict[Ops, tuple[CompiledRule, ...]]):
     """op -> the compiled rules for that op, in order (empty: no rule); an op's rules are
     compiled the first time a node of that op is looked up."""
 
-    def __init__(self, pdict: dict[Ops, list[MatchEntry]]) -> None:
+    def __init__(self, pdict: dict[Ops, list[MatchEntry]], compiled: bool = True) -> None:
         super().__init__()
         self.pdict = pdict
+        self.compiled = compiled
 
     def __missing__(self, op: Ops) -> tuple[CompiledRule, ...]:
         entries = self.pdict.get(op, ())
         rules = tuple(
-            (pat.compiled("call_ctx" if wants_ctx else "call"), fn)
+            (
+                pat.compiled(kind) if self.compiled else _interpreted(pat, kind),
+                fn,
+            )
             for pat, fn, _, wants_ctx in entries
+            for kind in ("call_ctx" if wants_ctx else "call",)
+        )
+        rules = tuple(
+            (_rejecting(match, pat.early_reject) if pat.custom_reject else match, fn)
+            for (match, fn), (pat, _, _, _) in zip(rules, entries, strict=True)
         )
         self[op] = rules
         return rules
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (RuleTable, (self.pdict,))  # compiled code does not pickle: compile again
+        return (RuleTable, (self.pdict, self.compiled))  # generated code does not pickle
 
 
 class PatternMatcher:
@@ -631,7 +689,8 @@ class PatternMatcher:
     them for an op (the rewrite engine reads it to skip nodes no rule is about).
     """
 
-    def __init__(self, patterns: Sequence[tuple[UPat, RewriteFn]]) -> None:
+    def __init__(self, patterns: Sequence[tuple[UPat, RewriteFn]], compiled: bool = True) -> None:
+        self.compiled = compiled
         self.patterns: list[tuple[UPat, RewriteFn]] = list(patterns)
         self.pdict: dict[Ops, list[MatchEntry]] = {}
         for pat, fn in self.patterns:
@@ -640,16 +699,17 @@ class PatternMatcher:
             entry = (pat, fn, pat.early_reject, _wants_ctx(fn))
             for op in pat.op if pat.op is not None else Ops:
                 self.pdict.setdefault(op, []).append(entry)
-        self.rules = RuleTable(self.pdict)
+        self.rules = RuleTable(self.pdict, compiled)
 
-    def __add__(self, other: PatternMatcher) -> PatternMatcher:
-        return PatternMatcher(self.patterns + other.patterns)
+    def __add__(self, more: PatternMatcher) -> PatternMatcher:
+        return PatternMatcher(self.patterns + more.patterns, self.compiled and more.compiled)
 
     def __len__(self) -> int:
         return len(self.patterns)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (_rebuild_matcher, ([(p, _picklable(f)) for p, f in self.patterns],))
+        patterns = [(p, _picklable(f)) for p, f in self.patterns]
+        return (_rebuild_matcher, (patterns, self.compiled))
 
     def rewrite(self, uop: UOp, ctx: Any = None) -> UOp | None:
         """The first rule's result for ``uop``, or None."""
@@ -687,8 +747,8 @@ class PatternMatcher:
         return None
 
 
-def _rebuild_matcher(patterns: list[tuple[UPat, Any]]) -> PatternMatcher:
-    return PatternMatcher(patterns)
+def _rebuild_matcher(patterns: list[tuple[UPat, Any]], compiled: bool = True) -> PatternMatcher:
+    return PatternMatcher(patterns, compiled)
 
 
 def rule_name(fn: Callable[..., Any]) -> str:

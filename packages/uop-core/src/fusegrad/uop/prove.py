@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fusegrad.uop.dtype import DType, Invalid, dtypes
-from fusegrad.uop.ops import Ops
+from fusegrad.uop.opcodes import Ops
 from fusegrad.uop.terms import may_be_invalid
 from fusegrad.uop.uop import UOp
 
@@ -169,7 +169,10 @@ class _Translator:
                 return z3.IntVal(u.arg)
             raise NotImplementedError(f"uops_to_z3: can't translate the constant {u.arg!r}")
         if u.op in (Ops.DEFINE_VAR, Ops.PARAM) and isinstance(u.arg, tuple):
-            return self.variable(u.arg[0], u.arg[1], u.arg[2])
+            v = self.variable(u.arg[0], u.arg[1], u.arg[2])
+            if u.multiple_of != 1:
+                self.solver.add(v % u.multiple_of == 0)
+            return v
         if u.op is Ops.RANGE:
             return self.variable(f"r{u.arg[0]}", 0, self.terms[u.src[0]] - 1)
         if u.op is Ops.SPECIAL:

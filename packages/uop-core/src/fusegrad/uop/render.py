@@ -14,7 +14,7 @@ from typing import Any
 
 from fusegrad.uop.alu import exec_alu
 from fusegrad.uop.dtype import Invalid, bitcast, dtypes
-from fusegrad.uop.ops import Ops
+from fusegrad.uop.opcodes import Ops
 from fusegrad.uop.uop import UOp
 
 # binary operators with their Python precedence (higher binds tighter)
@@ -118,17 +118,13 @@ def _render_one(u: UOp, text: dict[UOp, tuple[str, int]]) -> tuple[str, int]:
 
 
 def _node_head(u: UOp) -> str:
-    parts = [repr(u.op), repr(u.dtype)]
-    if u.arg is not None:
-        parts.append(f"arg={u.arg!r}")
-    if u.tag is not None:
-        parts.append(f"tag={u.tag!r}")
-    return ", ".join(parts)
+    return f"{u.op!r}, {u.dtype!r}, arg={u.argstr()}{u.tagstr()}"
 
 
 def pretty(root: UOp, max_nested: int = 64) -> str:
-    """``repr`` of a UOp: nested ``UOp(...)`` for small graphs, a numbered listing (``%3 =
-    ADD %1, %2``) for big or deep ones."""
+    """``repr`` of a UOp in tinygrad's form, ``UOp(Ops.CONST, dtypes.int32, arg=5, src=())``:
+    nested for small graphs, a numbered listing (``%3 = Ops.ADD, ..., src=(%1, %2)``) for big
+    or deep ones."""
     order = root.toposort()
     if len(order) > max_nested:
         index = {u: i for i, u in enumerate(order)}
@@ -140,7 +136,7 @@ def pretty(root: UOp, max_nested: int = 64) -> str:
     text: dict[UOp, str] = {}
     for u in order:
         if not u.src:
-            text[u] = f"UOp({_node_head(u)})"
+            text[u] = f"UOp({_node_head(u)}, src=())"
             continue
         inner = ",\n".join(text[s] for s in u.src).replace("\n", "\n  ")
         text[u] = f"UOp({_node_head(u)}, src=(\n  {inner},))"

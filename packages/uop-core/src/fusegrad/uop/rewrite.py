@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fusegrad.uop.flags import TRACK_MATCH_STATS, VIZ
+from fusegrad.uop.opcodes import Ops
 from fusegrad.uop.pattern import PatternMatcher, RewriteFn, UPat, rule_name
 from fusegrad.uop.uop import UOp
 
@@ -283,11 +284,16 @@ def graph_rewrite_map(
     return {u: rw.done[u] if u in rw.done else run(u) for u in sink.toposort()}
 
 
-def substitute(root: UOp, mapping: Mapping[UOp, UOp]) -> UOp:
-    """``root`` with each key of ``mapping`` replaced by its value (one pass, no rules)."""
+def substitute(root: UOp, mapping: Mapping[UOp, UOp], enter_calls: bool = True) -> UOp:
+    """``root`` with each key of ``mapping`` replaced by its value (one pass, no rules;
+    ``enter_calls=False`` leaves the callee of a CALL as it is)."""
     done: dict[UOp, UOp] = {}
     memo = done.__getitem__
-    for node in root.toposort(gate=lambda u: u not in mapping):
+    order = root.toposort(gate=lambda u: u not in mapping, enter_calls=enter_calls)
+    if not enter_calls:
+        for call in (u for u in order if u.op is Ops.CALL and u not in mapping):
+            done.setdefault(call.src[0], call.src[0])
+    for node in order:
         if node in mapping:
             done[node] = mapping[node]
             continue

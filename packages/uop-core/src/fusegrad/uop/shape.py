@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fusegrad.uop.helpers import prod
-from fusegrad.uop.ops import GroupOp, Ops
+from fusegrad.uop.opcodes import GroupOp, Ops
 
 if TYPE_CHECKING:
     from fusegrad.uop.uop import UOp, sint

@@ -49,8 +49,8 @@ from fusegrad.uop.division import (
     fold_shifted_floordiv,
     nonzero,
 )
-from fusegrad.uop.dtype import DType, Invalid, dtypes
-from fusegrad.uop.ops import GroupOp, Ops
+from fusegrad.uop.dtype import ConstType, DType, Invalid, dtypes, truncate
+from fusegrad.uop.opcodes import GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
 from fusegrad.uop.terms import (
     bounds,
@@ -62,7 +62,7 @@ from fusegrad.uop.terms import (
     scale_canonical_sum,
 )
 from fusegrad.uop.uop import UOp
-from fusegrad.uop.validity import pm_validity
+from fusegrad.uop.validity import pm_validity, simplify_valid, uop_given_valid
 
 INTS = dtypes.ints
 BOOL = dtypes.bool
@@ -359,6 +359,45 @@ def _multiple_mod(x: UOp, y: UOp) -> UOp | None:
     return x.const_like(0)
 
 
+def _known_factor(x: UOp) -> int:
+    """An int known to divide ``x``: ``const_factor`` for index math (weakint never wraps), a
+    Variable's ``multiple_of`` for fixed-width ints (wrap-around keeps only that)."""
+    return x.const_factor() if exact_ints(x.dtype) else x.multiple_of
+
+
+def _mod_of_multiple(x: UOp, d: UOp) -> UOp | None:
+    """``x % c -> 0`` when ``c`` divides ``x`` (``multiple_of`` Variables, ``x*4 % 2``)."""
+    c = d.arg
+    if type(c) is not int or c <= 0 or may_be_invalid(x) or _known_factor(x) % c:
+        return None
+    return x.const_like(0)
+
+
+def _mod_drop_multiple(x: UOp, y: UOp, d: UOp) -> UOp | None:
+    """``(x + y) % c -> y % c`` when ``c`` divides ``x`` (weakint)."""
+    c = d.arg
+    if type(c) is not int or c <= 0 or not exact_ints(x.dtype) or x.const_factor() % c:
+        return None
+    return None if may_be_invalid(x) else y % d
+
+
+def _div_split_multiple(x: UOp, y: UOp, d: UOp) -> UOp | None:
+    """``(x + y) // c -> x // c + y // c`` when ``c`` divides ``x`` (weakint; exact: x/c is
+    an integer)."""
+    c = d.arg
+    if type(c) is not int or c <= 1 or not exact_ints(x.dtype) or x.multiple_of % c:
+        return None
+    return None if may_be_invalid(x) or may_be_invalid(y) else x // d + y // d
+
+
+def _div_mul_multiple(x: UOp, d: UOp) -> UOp | None:
+    """``(x // c) * c -> x`` when ``c`` divides ``x``."""
+    c = d.arg
+    if type(c) is not int or c <= 0 or may_be_invalid(x) or _known_factor(x) % c:
+        return None
+    return x
+
+
 def _where_same_cond_then(c: UOp, a: UOp, b: UOp, d: UOp) -> UOp:
     return c.where(a, d)  # where(c, where(c, a, b), d) -> where(c, a, d)
 
@@ -380,18 +419,16 @@ _a, _b = _cint("a"), _cint("b")
 _D = UPat.var("d")
 _CAST_CHAIN = UPat(Ops.CAST, src=(UPat(Ops.CAST, src=(_X,), name="mid"),), name="a")
 
-pm_algebra = PatternMatcher(
+div_and_mod_symbolic = PatternMatcher(
     [
-        (UPat(GroupOp.ALU | {Ops.CAST}, name="a"), _fold_by_range),  # range is one value -> const
-        (_x - _Y, lambda x, y: x + y * -1),  # a - b -> a + b*(-1) (ints)
-        (-_x, lambda x: x * -1),  # -x -> x*(-1) (ints)
-        (UPat(Ops.ADD, INTS, name="s") * _c, _distribute),  # (a+b)*c -> a*c + b*c
-        (UPat(Ops.ADD, INTS, name="a"), _sum),  # x*2 + x*3 + 1 + 2 -> x*5 + 3
-        (UPat(Ops.MUL, INTS, name="a"), _product),  # (x*2)*(y*3) -> (x*y)*6
         ((_x // _a) // _b, fold_nested_floordiv),  # (x//a)//b -> x//(a*b)
         ((_x // _a + _cint("k")) // _b, fold_shifted_floordiv),  # (x//a + k)//b -> (x + k*a)//(a*b)
         ((_x % _a) // _b, fold_mod_then_div),  # (x%a)//b -> (x//b)%(a//b) when b | a
         ((_x % _a) % _b, fold_mod_of_mod),  # (x%a)%b -> x%b when b | a
+        (_x % _d, _mod_of_multiple),  # x % c -> 0 when c | x (multiple_of Variables)
+        ((_x + _y) % _d, _mod_drop_multiple),  # (x + y) % c -> y % c when c | x
+        ((_x + _y) // _d, _div_split_multiple),  # (x + y) // c -> x//c + y//c (x multiple_of c)
+        ((_x // _d) * _d, _div_mul_multiple),  # (x // c) * c -> x when c | x
         (_x // _d, fold_floordiv),  # (c*q + r)//c -> q + r//c, ranges, gcd
         (_x % _d, fold_floormod),  # (c*q + r)%c -> r%c, ranges, gcd
         (_x.cdiv(_d), fold_cdiv),  # cdiv by sign, ranges, exact quotients
@@ -402,6 +439,21 @@ pm_algebra = PatternMatcher(
         ((_x * _y).cdiv(_y), _cancel_factor),  # cdiv(x*y, y) -> x (y != 0)
         ((_x * _y) % _y, _multiple_mod),  # (x*y) % y -> 0
         ((_x * _y).cmod(_y), _multiple_mod),  # cmod(x*y, y) -> 0
+    ]
+)  # fmt: skip
+"""Integer division and remainder folding (by constants, ranges, gcds, ``multiple_of``)."""
+
+pm_algebra = PatternMatcher(
+    [
+        (UPat(GroupOp.ALU | {Ops.CAST}, name="a"), _fold_by_range),  # range is one value -> const
+        (_x - _Y, lambda x, y: x + y * -1),  # a - b -> a + b*(-1) (ints)
+        (-_x, lambda x: x * -1),  # -x -> x*(-1) (ints)
+        (UPat(Ops.ADD, INTS, name="s") * _c, _distribute),  # (a+b)*c -> a*c + b*c
+        (UPat(Ops.ADD, INTS, name="a"), _sum),  # x*2 + x*3 + 1 + 2 -> x*5 + 3
+        (UPat(Ops.MUL, INTS, name="a"), _product),  # (x*2)*(y*3) -> (x*y)*6
+    ]
+) + div_and_mod_symbolic + PatternMatcher(
+    [
         ((_x < _c).ne(True), _not_lt),  # !(x < c) -> c-1 < x
         ((_c < _x).ne(True), _not_gt),  # !(c < x) -> x < c+1
         ((_x // _d) < _c, fold_div_lt),  # x//d < c -> x < c*d
@@ -432,3 +484,64 @@ pm_algebra = PatternMatcher(
 
 symbolic = symbolic_simple + pm_algebra + commutative
 sym = pm_validity + symbolic
+
+# -- the other names tinygrad exports from tinygrad.uop.symbolic ----------------------------------
+
+pm_simplify_valid = pm_validity
+"""``where(cond, idx, Invalid)`` with ``idx`` simplified given ``cond`` (and ops pushed inside
+such a gate)."""
+
+invalid_pat = UPat(Ops.CONST, arg=Invalid, name="i")
+"""The ``Invalid`` constant, captured as ``i``."""
+invalid_gate = UPat.var("cond").where(UPat.var("x"), invalid_pat)
+"""``where(cond, x, Invalid)``: ``x`` where ``cond`` holds, no value elsewhere."""
+
+pm_remove_invalid = PatternMatcher(
+    [
+        (invalid_gate, lambda cond, x, i: x),  # where(cond, x, Invalid) -> x (the gate is gone)
+    ]
+)
+
+
+def _where_on_load(cond: UOp, ld: UOp, zero: UOp) -> UOp | None:
+    """``where(cond, load(buf[idx]), 0) -> load(buf[idx if cond else Invalid])``: a masked
+    load reads 0, so the gate moves into the address (the load is then skipped, not done and
+    discarded). Only when ``cond`` depends on nothing the load computes."""
+    index = ld.src[0]
+    if len(ld.src) != 1 or index.op is not Ops.INDEX or len(index.src) != 2:
+        return None
+    if zero.arg != 0 or ld in cond.toposort():
+        return None
+    buf, idx = index.src
+    return ld.replace(src=(index.replace(src=(buf, cond.where(idx, UOp.invalid(idx.dtype)))),))
+
+
+pm_move_where_on_load = PatternMatcher(
+    [
+        (UPat.var("cond").where(UPat(Ops.LOAD, name="ld"), UPat.cvar("zero", vec=False)),
+         _where_on_load),  # where(c, load(b[i]), 0) -> load(b[i if c else Invalid])
+    ]
+)  # fmt: skip
+
+PyConst = bool | int | float
+"""A Python constant a UOp can hold."""
+
+__all__ = [
+    "ConstType",
+    "Invalid",
+    "PyConst",
+    "commutative",
+    "div_and_mod_symbolic",
+    "dtypes",
+    "invalid_gate",
+    "invalid_pat",
+    "pm_move_where_on_load",
+    "pm_remove_invalid",
+    "pm_simplify_valid",
+    "simplify_valid",
+    "sym",
+    "symbolic",
+    "symbolic_simple",
+    "truncate",
+    "uop_given_valid",
+]

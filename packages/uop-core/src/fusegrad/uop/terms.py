@@ -14,7 +14,7 @@ from typing import Any
 
 from fusegrad.uop.alu import exec_alu
 from fusegrad.uop.dtype import DType, Invalid, dtypes, truncate
-from fusegrad.uop.ops import Ops
+from fusegrad.uop.opcodes import Ops
 from fusegrad.uop.uop import UOp
 
 OrderKey = tuple[Any, ...]

@@ -34,7 +34,10 @@ from fusegrad.uop.dtype import (
     promoted_dtype,
 )
 from fusegrad.uop.helpers import all_int, argfix, prod
-from fusegrad.uop.ops import AxisType, GroupOp, Ops
+from fusegrad.uop.opcodes import AxisType, GroupOp, Ops
+
+if TYPE_CHECKING:
+    from fusegrad.uop.pattern import PatternMatcher
 
 sint: TypeAlias = "int | UOp"  # a size: a Python int or a symbolic UOp
 
@@ -178,17 +181,16 @@ class UOp(metaclass=UOpMetaClass):
     arg: Any
     tag: Any
 
-    if TYPE_CHECKING:
-        # nodes are built by UOpMetaClass.__call__ (interning), never by __init__; this
-        # signature is for type checkers
-        def __init__(
-            self,
-            op: Ops,
-            dtype: DType = dtypes.void,
-            src: tuple[UOp, ...] = (),
-            arg: Any = None,
-            tag: Any = None,
-        ) -> None: ...
+    def __init__(
+        self,
+        op: Ops,
+        dtype: DType = dtypes.void,
+        src: tuple[UOp, ...] = (),
+        arg: Any = None,
+        tag: Any = None,
+    ) -> None:
+        """``UOp(op, dtype, src, arg, tag)``: the interned node (``UOpMetaClass.__call__``
+        builds it and fills the fields; this initializer is never run, it documents them)."""
 
     def __reduce__(self) -> tuple[Callable[..., UOp], tuple[Any, ...]]:
         # flat, so pickling a 100k-deep graph needs no recursion
@@ -218,20 +220,42 @@ class UOp(metaclass=UOpMetaClass):
 
         return pretty(self)
 
-    def render(self, simplify: bool = True) -> str:
-        """This expression as readable math, e.g. ``((x*4)+2)//4`` (deterministic)."""
-        from fusegrad.uop.render import render_uop
+    def render(self, simplify: bool = True, pm: PatternMatcher | None = None) -> str:
+        """This expression as readable math, e.g. ``((x*4)+2)//4`` (deterministic); ``pm``
+        rewrites it first (after ``simplify``).
 
-        return render_uop(self.simplify() if simplify else self)
+        >>> UOp.variable("x", 0, 9).__add__(0).render()
+        'x'
+        """
+        from fusegrad.uop.render import render_uop
+        from fusegrad.uop.rewrite import graph_rewrite
+
+        node = self.simplify() if simplify else self
+        if pm is not None:
+            node = graph_rewrite(node, pm, name="render")
+        return render_uop(node)
+
+    def argstr(self) -> str:
+        """The arg as ``repr`` shows it."""
+        return repr(self.arg)
+
+    def tagstr(self) -> str:
+        """``, tag=...`` when the node has a tag, else an empty string (as ``repr`` shows it)."""
+        return "" if self.tag is None else f", tag={self.tag!r}"
 
     # -- graph walks ------------------------------------------------------------------------
-    def toposort(self, gate: Callable[[UOp], bool] | None = None) -> list[UOp]:
+    def toposort(
+        self, gate: Callable[[UOp], bool] | None = None, enter_calls: bool = True
+    ) -> list[UOp]:
         """Every node reachable from this one, sources before users (iterative).
 
         ``gate(u)`` returning False stops the walk below ``u`` (``u`` itself is included).
+        ``enter_calls=False`` does not walk into the callee (first source) of a CALL.
         Without a gate the order is cached on the node (it is immutable); each call returns
         a new list.
         """
+        if not enter_calls:
+            return self._walk_outside_calls(gate)
         if gate is not None:
             return self._walk(gate)
         # cached without the node itself (always last): a node referring to itself through
@@ -264,6 +288,33 @@ class UOp(metaclass=UOpMetaClass):
                 else:
                     push((node, _EXPANDED))
         return order
+
+    def _walk_outside_calls(self, gate: Callable[[UOp], bool] | None) -> list[UOp]:
+        order: list[UOp] = []
+        seen: set[UOp] = set()
+        stack: list[tuple[UOp, bool]] = [(self, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.append((node, True))
+            if gate is None or gate(node):
+                src = node.src[1:] if node.op is Ops.CALL else node.src
+                stack.extend((s, False) for s in reversed(src))
+        return order
+
+    @property
+    def backward_slice_with_self(self) -> set[UOp]:
+        """This node and every node it depends on."""
+        return set(self.toposort())
+
+    def op_in_backward_slice_with_self(self, *ops: Ops) -> bool:
+        """True when this node or one it depends on has one of ``ops``."""
+        return any(u.op in ops for u in self.toposort())
 
     def backward_slice(self) -> set[UOp]:
         """Every node this one depends on (excluding itself)."""
@@ -302,21 +353,62 @@ class UOp(metaclass=UOpMetaClass):
         """The largest value this node can take."""
         return self._min_max[1]
 
-    def __bool__(self) -> bool:
-        lo, hi = self._min_max
-        if self.dtype.scalar() is dtypes.bool and lo == hi:
-            return bool(lo)
+    def _single_value(self, kind: str) -> Any:
+        """The one value this node can take (a constant, or a range of one value); ValueError
+        naming the range otherwise (as tinygrad)."""
         if self.op is Ops.CONST and self.arg is not Invalid:
-            return bool(self.arg)
-        raise TypeError(f"the truth value of symbolic {self.render(simplify=False)} is unknown")
+            return self.arg
+        lo, hi = self._min_max
+        if lo == hi:
+            return lo
+        lo, hi = self.simplify()._min_max  # bounds of a sum's parts can be loose: x - x
+        if lo == hi:
+            return lo
+        raise ValueError(
+            f"{kind}: {self.render(simplify=False)} is not a single value, its range is "
+            f"[{lo}, {hi}]"
+        )
+
+    def __bool__(self) -> bool:
+        """The truth value when the value range decides it (``i < 5`` with ``i`` in [0, 4]);
+        ValueError naming the range when it does not."""
+        return bool(self._single_value("bool"))
 
     def __int__(self) -> int:
-        if self.op is Ops.CONST and isinstance(self.arg, int):
-            return int(self.arg)
-        lo, hi = self._min_max
-        if lo == hi and isinstance(lo, int):
-            return lo
-        raise TypeError(f"int: symbolic {self.render(simplify=False)} has no single value")
+        value = self._single_value("int")
+        if isinstance(value, float):
+            raise TypeError(f"int: {self.dtype!r} value {value!r}: use float()")
+        return int(value)
+
+    def __float__(self) -> float:
+        return float(self._single_value("float"))
+
+    def item(self) -> ConstType:
+        """The value of a constant (or of a node whose range is one value)."""
+        value: ConstType = self._single_value("item")
+        return value
+
+    @property
+    def is_realized(self) -> bool:
+        """True when this node's value sits in a buffer: a BUFFER, or a view of one."""
+        return self.base.op is Ops.BUFFER
+
+    @property
+    def base(self) -> UOp:
+        """The node under this one's movement ops (and assigns)."""
+        u = self
+        while u.op in GroupOp.Movement or (u.op is Ops.AFTER and u.src):
+            u = u.src[0]
+        return u
+
+    @property
+    def is_invalid(self) -> bool:
+        """True for the ``Invalid`` constant."""
+        return self.op is Ops.CONST and self.arg is Invalid
+
+    def sym_infer(self, var_vals: Mapping[Any, int]) -> Any:
+        """The value with the Variables set to ``var_vals`` (by name or by Variable)."""
+        return sym_infer(self, var_vals)
 
     # -- constructors -----------------------------------------------------------------------
     @staticmethod
@@ -329,11 +421,21 @@ class UOp(metaclass=UOpMetaClass):
         """The constant ``b`` of ``dtype`` (value first, as tinygrad); with ``device``/``shape`` a
         tensor-level constant broadcast to ``shape``. ``b`` is converted exactly as the hardware
         would store it. Without ``dtype`` a Python value keeps its weak type: bool -> bool,
-        int -> weakint, float -> weakfloat.
+        int -> weakint, float -> weakfloat. A tuple gives a vector constant (VCONST) of its
+        values, one lane each.
 
         >>> UOp.const(5).dtype, UOp.const(2.5, dtypes.float32).arg
         (dtypes.weakint, 2.5)
+        >>> UOp.const((1, 2), dtypes.int32).dtype
+        dtypes.int32.vec(2)
         """
+        if isinstance(b, tuple) and (dtype is None or dtype.count == 1):
+            if not b:
+                raise ValueError("const: an empty tuple has no vector constant")
+            scalar = dtype if dtype is not None else dtypes.weak_from_py(b[0])
+            dtype = scalar.vec(len(b)) if len(b) > 1 else scalar
+            if len(b) == 1:
+                b = b[0]
         if dtype is None:
             if isinstance(b, UOp):
                 return b
@@ -353,11 +455,13 @@ class UOp(metaclass=UOpMetaClass):
             node = node.reshape((1,) * len(shape)).expand(shape)
         return node
 
-    def const_like(self, b: Any) -> UOp:
-        """A constant with this node's dtype (and shape/device when it is a tensor)."""
+    def const_like(self, b: Any, dtype: DType | None = None) -> UOp:
+        """A constant with this node's dtype (or ``dtype``), and its shape and device when it
+        is a tensor-level node."""
+        dt = self.dtype if dtype is None else dtype
         if self._device is not None and self.st_shape is not None:
-            return UOp.const(b, self.dtype, self._device, self.st_shape)
-        return UOp.const(b, self.dtype)
+            return UOp.const(b, dt, self._device, self.st_shape)
+        return UOp.const(b, dt)
 
     @staticmethod
     def invalid(dtype: DType = dtypes.weakint) -> UOp:
@@ -370,34 +474,102 @@ class UOp(metaclass=UOpMetaClass):
         min_val: ConstType,
         max_val: ConstType,
         dtype: DType = dtypes.weakint,
+        multiple_of: int = 1,
         param: bool = False,
     ) -> UOp:
         """A symbolic value ``name`` in ``[min_val, max_val]``.
 
         A Variable is a 0-d buffer in the ALU address space: ``v.bind(3)`` stores 3 into it.
         ``param=True`` gives the in-kernel form, a scalar kernel parameter with the same range.
+        ``multiple_of=m`` promises every value is a multiple of ``m``: ``const_factor`` and the
+        simplifier use it (``n % 4`` is 0 for ``multiple_of=4``), and ``bind`` checks it. The
+        arg is ``(name, min, max)``, with ``m`` as a fourth item when it is not 1.
+
+        >>> n = UOp.variable("n", 0, 64, multiple_of=16)
+        >>> (n % 8).simplify().arg, n.const_factor(), n.vmax
+        (0, 16, 64)
         """
         if not isinstance(name, str) or not name:
             raise ValueError(f"variable: name must be a non-empty str, got {name!r}")
         if min_val > max_val:
             raise ValueError(f"variable {name!r}: min {min_val} > max {max_val}")
+        if not isinstance(multiple_of, int) or isinstance(multiple_of, bool) or multiple_of < 1:
+            raise ValueError(
+                f"variable {name!r}: multiple_of must be an int >= 1, got {multiple_of!r}"
+            )
+        if multiple_of != 1 and not dtypes.is_int(dtype) and dtype is not dtypes.weakint:
+            raise ValueError(f"variable {name!r}: multiple_of needs an int dtype, got {dtype!r}")
         op = Ops.PARAM if param else Ops.DEFINE_VAR
-        return UOp(op, dtype, (), (name, min_val, max_val))
+        arg = (
+            (name, min_val, max_val) if multiple_of == 1 else (name, min_val, max_val, multiple_of)
+        )
+        return UOp(op, dtype, (), arg)
+
+    @property
+    def multiple_of(self) -> int:
+        """The ``multiple_of`` of a Variable (1 for any other node)."""
+        if self.op in (Ops.DEFINE_VAR, Ops.PARAM) and isinstance(self.arg, tuple):
+            return int(self.arg[3]) if len(self.arg) > 3 else 1
+        return 1
 
     @staticmethod
-    def range(end: sint, axis: int, axis_type: AxisType = AxisType.LOOP) -> UOp:
-        """A loop counter over ``[0, end)``; ``axis`` tells ranges apart."""
-        return UOp(Ops.RANGE, dtypes.weakint, (sint_to_uop(end),), (axis, axis_type))
+    def range(
+        end: sint,
+        axis_id: int,
+        axis_type: AxisType = AxisType.LOOP,
+        *arg: Any,
+        dtype: DType = dtypes.weakint,
+        src: tuple[UOp, ...] = (),
+        **kwargs: Any,
+    ) -> UOp:
+        """A loop counter over ``[0, end)``; ``axis_id`` tells ranges apart. The arg is
+        ``(axis_id, axis_type, *arg)``; ``src`` adds sources after ``end``; ``kwargs`` are node
+        fields (``tag``)."""
+        end_uop = sint_to_uop(end, dtype if dtype.scalar() in dtypes.ints else dtypes.weakint)
+        node = UOp(Ops.RANGE, dtype, (end_uop, *src), (axis_id, axis_type, *arg))
+        return node.replace(**kwargs) if kwargs else node
 
     @staticmethod
-    def special(end: sint, name: str) -> UOp:
+    def special(end: sint, name: str, dtype: DType = dtypes.weakint) -> UOp:
         """A hardware index (``gidx0``, ``lidx1``, a CPU core id) in ``[0, end)``."""
-        return UOp(Ops.SPECIAL, dtypes.weakint, (sint_to_uop(end),), name)
+        return UOp(Ops.SPECIAL, dtype, (sint_to_uop(end, dtype),), name)
 
     @staticmethod
-    def param(slot: int, dtype: DType) -> UOp:
-        """Kernel parameter number ``slot`` (a buffer pointer when ``dtype`` is a PtrDType)."""
-        return UOp(Ops.PARAM, dtype, (), slot)
+    def param(  # noqa: PLR0917 (tinygrad's signature)
+        slot: int,
+        dtype: DType,
+        shape: tuple[sint, ...] | None = None,
+        device: Any = None,
+        vmin_vmax: tuple[ConstType, ConstType] | None = None,
+        multiple_of: int | None = None,
+        name: str | None = None,
+        addrspace: AddrSpace = AddrSpace.GLOBAL,
+        axis: int | None = None,
+        volatile: bool = False,
+    ) -> UOp:
+        """Kernel parameter number ``slot``.
+
+        * a buffer: ``dtype`` a PtrDType, or a value dtype with ``shape`` (a pointer to
+          ``prod(shape)`` elements in ``addrspace``: kernel parameters are flat, the shape
+          only sizes it);
+        * a scalar: ``vmin_vmax``/``name``/``multiple_of`` give the in-kernel Variable form
+          (``UOp.variable(name, *vmin_vmax, dtype, multiple_of, param=True)``).
+
+        ``device``, ``axis`` and ``volatile`` (tinygrad's placement and multi-device hints) have
+        no meaning in fusegrad's kernels and must stay at their defaults.
+        """
+        if device is not None or axis is not None or volatile:
+            raise ValueError("param: device=, axis= and volatile= are not supported by fusegrad")
+        if vmin_vmax is not None or name is not None or multiple_of is not None:
+            if vmin_vmax is None:
+                vmin_vmax = (dtypes.min(dtype), dtypes.max(dtype))
+            var_name = name if name is not None else f"param{slot}"
+            return UOp.variable(var_name, *vmin_vmax, dtype, multiple_of or 1, param=True)
+        if shape is None or isinstance(dtype, PtrDType):
+            return UOp(Ops.PARAM, dtype, (), slot)
+        size = prod(shape)
+        ptr = dtype.ptr(size if isinstance(size, int) else -1, addrspace)
+        return UOp(Ops.PARAM, ptr, (), slot)
 
     # next() on an itertools.count is atomic, so threads never draw the same number
     _unique_numbers: ClassVar[Iterator[int]] = itertools.count(1)
@@ -410,44 +582,54 @@ class UOp(metaclass=UOpMetaClass):
         return UOp(Ops.UNIQUE, arg=number)
 
     @staticmethod
-    def new_buffer(device: Any, size: int, dtype: DType, number: int | None = None) -> UOp:
-        """A new buffer of ``size`` elements on ``device`` (a fresh identity each call)."""
+    def new_buffer(device: Any, size: int, dtype: DType, num: int | None = None) -> UOp:
+        """A new buffer of ``size`` elements on ``device`` (a fresh identity each call; ``num``
+        picks the identity, so the same ``num`` gives the same buffer)."""
         if not isinstance(size, int) or size < 0:
             raise ValueError(f"new_buffer: size must be an int >= 0, got {size!r}")
-        src = (UOp.unique(number), UOp(Ops.DEVICE, arg=device))
+        src = (UOp.unique(num), UOp(Ops.DEVICE, arg=device))
         return UOp(Ops.BUFFER, dtype, src, size)
 
     @staticmethod
-    def sink(*srcs: UOp, arg: Any = None) -> UOp:
-        """The root of a graph with the given outputs."""
-        return UOp(Ops.SINK, dtypes.void, tuple(srcs), arg)
+    def sink(*srcs: UOp | None, **kwargs: Any) -> UOp:
+        """The root of a graph with the given outputs (None sources are dropped); ``kwargs``
+        are node fields (``arg``, ``tag``)."""
+        return UOp(Ops.SINK, dtypes.void, tuple(s for s in srcs if s is not None)).replace(**kwargs)
 
     @staticmethod
-    def group(*srcs: UOp) -> UOp:
-        """Several nodes kept together (a single node is returned as is)."""
-        if len(srcs) == 1:
-            return srcs[0]
-        return UOp(Ops.GROUP, dtypes.void, tuple(srcs))
+    def group(*srcs: UOp | None, **kwargs: Any) -> UOp:
+        """Several nodes kept together (None sources are dropped; a single node is returned as
+        is)."""
+        kept = tuple(s for s in srcs if s is not None)
+        if len(kept) == 1 and not kwargs:
+            return kept[0]
+        return UOp(Ops.GROUP, dtypes.void, kept).replace(**kwargs)
 
-    def after(self, *deps: UOp) -> UOp:
-        """This value, once the effects ``deps`` have happened."""
-        return UOp(Ops.AFTER, self.dtype, (self, *deps))
+    def after(self, *src: UOp, **kwargs: Any) -> UOp:
+        """This value, once the effects ``src`` have happened."""
+        return UOp(Ops.AFTER, self.dtype, (self, *src)).replace(**kwargs)
 
-    def store(self, value: UOp | ConstType) -> UOp:
-        """Store ``value`` through this pointer/index/buffer."""
-        val = value if isinstance(value, UOp) else UOp.const(value, self._value_dtype)
-        return UOp(Ops.STORE, dtypes.void, (self, val))
+    def store(self, src: UOp | ConstType, gate: UOp | None = None, **kwargs: Any) -> UOp:
+        """Store ``src`` through this pointer/index/buffer (only where ``gate`` holds)."""
+        val = src if isinstance(src, UOp) else UOp.const(src, self._value_dtype)
+        node = UOp(Ops.STORE, dtypes.void, (self, val) if gate is None else (self, val, gate))
+        return node.replace(**kwargs) if kwargs else node
 
-    def load(self, *extra: UOp, dtype: DType | None = None) -> UOp:
-        """Load through this pointer/index."""
-        return UOp(Ops.LOAD, dtype or self._value_dtype, (self, *extra))
+    def load(self, *src: UOp, **kwargs: Any) -> UOp:
+        """Load through this pointer/index (``dtype=`` overrides the loaded dtype)."""
+        dtype = kwargs.pop("dtype", None) or self._value_dtype
+        node = UOp(Ops.LOAD, dtype, (self, *src))
+        return node.replace(**kwargs) if kwargs else node
 
-    def index(self, *idx: UOp | int, gate: UOp | None = None) -> UOp:
-        """``self[idx]``: address of an element of a buffer (``gate``: valid only where True)."""
-        srcs = tuple(sint_to_uop(i) for i in idx)
+    def index(self, *srcs: UOp | int | None, **kwargs: Any) -> UOp:
+        """``self[idx]``: address of an element of a buffer (``gate=``: valid only where True;
+        None indices are dropped; other ``kwargs`` are node fields)."""
+        gate = kwargs.pop("gate", None)
+        idx = tuple(sint_to_uop(i) for i in srcs if i is not None)
         if gate is not None:
-            srcs += (gate,)
-        return UOp(Ops.INDEX, self.dtype, (self, *srcs))
+            idx += (gate,)
+        node = UOp(Ops.INDEX, self.dtype, (self, *idx))
+        return node.replace(**kwargs) if kwargs else node
 
     def valid(self, cond: UOp) -> UOp:
         """This index where ``cond`` holds, ``Invalid`` elsewhere."""
@@ -465,12 +647,17 @@ class UOp(metaclass=UOpMetaClass):
             return self.src[0]
         return UOp.const(True, dtypes.bool)
 
-    def end(self, *ranges: UOp) -> UOp:
-        """Close ``ranges`` after this effect."""
-        return UOp(Ops.END, dtypes.void, (self, *ranges))
+    def end(self, *src: UOp) -> UOp:
+        """Close the ranges ``src`` after this effect."""
+        return UOp(Ops.END, dtypes.void, (self, *src))
 
-    def reduce(self, *ranges: UOp, arg: Ops = Ops.ADD) -> UOp:
-        """Kernel-level reduction of this value over ``ranges`` with op ``arg``."""
+    def reduce(self, *src: UOp, **kwargs: Any) -> UOp:
+        """Kernel-level reduction of this value over the ranges ``src`` with op ``arg=``
+        (default ADD)."""
+        arg = kwargs.pop("arg", Ops.ADD)
+        if kwargs:
+            raise TypeError(f"reduce: unknown keyword(s) {sorted(kwargs)}")
+        ranges = src
         if arg not in GroupOp.Reduce:
             raise ValueError(
                 f"reduce: {arg!r} is not a reduce op ({sorted(o.name for o in GroupOp.Reduce)})"
@@ -506,8 +693,12 @@ class UOp(metaclass=UOpMetaClass):
         return UOp(Ops.BITCAST, dtype, (self,))
 
     # -- ALU --------------------------------------------------------------------------------
-    def alu(self, op: Ops, *srcs: UOp | ConstType) -> UOp:
-        """The ALU node ``op(self, *srcs)`` with dtype promotion (Python numbers are weak)."""
+    def alu(self, op: Ops, *src: UOp | ConstType, **kwargs: Any) -> UOp:
+        """The ALU node ``op(self, *src)`` with dtype promotion (Python numbers are weak);
+        ``kwargs`` are node fields (``dtype``, ``arg``, ``tag``) set on the result."""
+        if kwargs:
+            return self.alu(op, *src).replace(**kwargs)
+        srcs = src
         if len(srcs) == 1 and op in _SAME_DTYPE_BINARY:
             fast = _same_dtype_binary(self, op, srcs[0])
             if fast is not None:
@@ -695,18 +886,20 @@ class UOp(metaclass=UOpMetaClass):
         return UOp(Ops.TRUNC, self.dtype, (self,))
 
     # -- symbolic ---------------------------------------------------------------------------
-    def simplify(self) -> UOp:
+    def simplify(self, tracked: bool = False) -> UOp:
         """This expression rewritten by the ``sym`` rule set to a fixed point.
 
-        The result is cached on the node (the rules are pure, so it can't change); a node that
-        is its own result stores True, not itself, so the cache makes no reference cycle.
+        ``tracked=True`` runs the rewrite even when the result is cached, so the tracers
+        (DEBUG/VIZ, ``add_tracer``) see it. The result is cached on the node (the rules are
+        pure, so it can't change); a node that is its own result stores True, not itself, so
+        the cache makes no reference cycle.
 
         >>> x = UOp.variable("x", 0, 7)
         >>> ((x * 8 + 3) // 8).simplify() is x
         True
         """
         cached = self.__dict__.get("_simplified")
-        if cached is not None:
+        if cached is not None and not tracked:
             return self if cached is True else cast(UOp, cached)
         from fusegrad.uop.rewrite import graph_rewrite
         from fusegrad.uop.symbolic import sym
@@ -721,11 +914,30 @@ class UOp(metaclass=UOpMetaClass):
         ret = self.simplify()
         return ret.arg if ret.op is Ops.CONST and ret.arg is not Invalid else ret
 
-    def substitute(self, mapping: Mapping[UOp, UOp], name: str | None = None) -> UOp:
-        """This graph with every node in ``mapping`` replaced (no further rewriting)."""
-        from fusegrad.uop.rewrite import substitute
+    def substitute(
+        self,
+        dvars: Mapping[UOp, UOp],
+        name: str | None = None,
+        extra_pm: PatternMatcher | None = None,
+        walk: bool = False,
+        enter_calls: bool = True,
+    ) -> UOp:
+        """This graph with every node in ``dvars`` replaced. Without ``extra_pm`` one pass and
+        no further rewriting (``enter_calls=False`` leaves the callee of a CALL as it is; the
+        default enters it, unlike tinygrad: fusegrad's engine substitutes buffers and
+        Variables through whole kernel graphs); with it, a ``graph_rewrite`` whose first rule is the replacement and
+        then ``extra_pm``'s rules (``walk``: one bottom-up pass, as ``graph_rewrite``)."""
+        from fusegrad.uop.rewrite import graph_rewrite, substitute
 
-        return substitute(self, mapping)
+        if extra_pm is None:
+            return substitute(self, dvars, enter_calls=enter_calls)
+        from fusegrad.uop.pattern import PatternMatcher, UPat
+
+        table = {**dvars}
+        replace = PatternMatcher(
+            [(UPat(tuple(u.op for u in table), name="x"), lambda x: table.get(x))]  # noqa: PLW0108 (called with x=)
+        )
+        return graph_rewrite(self, replace + extra_pm, name=name or "substitute", walk=walk)
 
     def const_factor(self) -> int:
         """The largest int known to divide this expression (1 when none is known).
@@ -736,6 +948,8 @@ class UOp(metaclass=UOpMetaClass):
         """
         if self.op is Ops.CONST:
             return abs(self.arg) if type(self.arg) is int else 1
+        if self.op is Ops.DEFINE_VAR or self.op is Ops.PARAM:
+            return self.multiple_of
         if self.op is Ops.VCONST:
             return math.gcd(*self.arg) if all_int(self.arg) else 1
         if self.op is Ops.ADD:
@@ -994,14 +1208,27 @@ def sint_to_uop(x: sint, dtype: DType = dtypes.weakint) -> UOp:
 
 
 def resolve(x: UOp | bool, default: bool = True) -> bool:
-    """A boolean that may be symbolic: its value when range analysis decides it, else
-    ``default``."""
+    """A boolean that may be symbolic: its value when range analysis decides it (of the node,
+    else of its simplified form), else ``default``. A non-bool UOp is a ValueError.
+
+    >>> i = UOp.variable("i", 0, 4)
+    >>> resolve(i < 5), resolve(i < 3), resolve(i < 3, False)
+    (True, True, False)
+    """
     if not isinstance(x, UOp):
         return bool(x)
     if x.dtype.scalar() is not dtypes.bool:
-        raise TypeError(f"resolve: needs a bool, got {x.dtype!r}")
-    lo, hi = x.vmin, x.vmax
+        raise ValueError(f"resolve: needs a bool UOp, got {x.dtype!r}")
+    lo, hi = x._min_max
+    if lo == hi:
+        return bool(lo)
+    lo, hi = x.simplify()._min_max
     return bool(lo) if lo == hi else default
+
+
+def srender(x: sint) -> str:
+    """A size as text: ``render()`` of a UOp, ``str`` of an int."""
+    return x.render() if isinstance(x, UOp) else str(x)
 
 
 def _as_sint(x: Any) -> sint:
@@ -1061,6 +1288,7 @@ __all__ = [
     "sint_to_uop",
     "smax",
     "smin",
+    "srender",
     "ssimplify",
     "sym_infer",
 ]

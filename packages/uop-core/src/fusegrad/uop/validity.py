@@ -13,7 +13,7 @@ may only be used where ``cond`` holds.
 from __future__ import annotations
 
 from fusegrad.uop.dtype import Invalid, dtypes
-from fusegrad.uop.ops import GroupOp, Ops
+from fusegrad.uop.opcodes import GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
 from fusegrad.uop.terms import flatten, may_be_invalid
 from fusegrad.uop.uop import UOp
@@ -143,6 +143,31 @@ def _simplify_valid(cond: UOp, idx: UOp, invalid: UOp) -> UOp | None:
     if new_idx is idx and new_cond is cond:
         return None
     return new_cond.where(new_idx, invalid)
+
+
+def uop_given_valid(valid: UOp, uop: UOp) -> UOp:
+    """``uop`` simplified where the clauses of ``valid`` (an AND of bounds) hold; ``uop``
+    itself when they contradict or say nothing usable.
+
+    >>> from fusegrad.uop import UOp
+    >>> i = UOp.variable("i", 0, 10)
+    >>> uop_given_valid(i < 4, (i // 4) * 5 + i).render()
+    'i'
+    """
+    facts = _facts(flatten(valid, Ops.AND))
+    return uop if facts is None else _given(uop, facts)
+
+
+def simplify_valid(valid: UOp) -> UOp | None:
+    """``valid`` without the clauses the others imply (``Invalid``-free bool); None when
+    nothing can be dropped, ``False`` when the clauses contradict."""
+    clauses = flatten(valid, Ops.AND)
+    if len(clauses) < 2:
+        return None
+    kept = _drop_implied(clauses)
+    if kept is None:
+        return valid.const_like(False)
+    return None if len(kept) == len(clauses) else _and_all(kept)
 
 
 _VALID_FORM = UPat.var("cond").where(UPat.var("idx"), UPat.cvar("invalid", vec=False))

@@ -95,7 +95,7 @@ def _as(x: UOp, dt: DType) -> UOp:
 
 
 def _variable(u: UOp) -> UOp:
-    name, lo, hi = u.arg
+    name, lo, hi = u.arg[:3]  # a 4th item is multiple_of
     if not (_I32[0] <= lo <= hi <= _I32[1]):
         raise ValueError(f"lower: Variable {name!r} range [{lo}, {hi}] does not fit int32")
     return UOp(Ops.PARAM, dtypes.int32, (), u.arg)
