@@ -56,7 +56,15 @@ class function(Generic[ReturnType]):
     calls substitute their inputs into it and return lazy tensors (the Python in ``fxn``
     runs once per signature; it must not realize or read its inputs).
 
-    >>> from fusegrad import Tensor, function
+    ``precompile=True``: the body is also scheduled and compiled once per signature (a
+    TinyJit capture of it) and every call runs it as one launch over its (realized) inputs;
+    the results carry their computed values and still their graphs (differentiable).
+    ``allow_implicit=False`` (tinygrad's default): the body may read only tensors passed as
+    arguments (or made inside it); a weight it reads from outside raises ``ValueError``.
+    Usable as ``@function`` and as ``@function(precompile=True)``; on methods too.
+
+    >>> from fusegrad import Tensor
+    >>> from fusegrad.function import function
     >>> @function
     ... def axpy(a: Tensor, x: Tensor, y: Tensor) -> Tensor:
     ...     return a * x + y
@@ -64,15 +72,39 @@ class function(Generic[ReturnType]):
     7.0
     """
 
-    def __init__(self, fxn: Callable[..., ReturnType]) -> None:
+    def __init__(
+        self,
+        fxn: Callable[..., ReturnType] | None = None,
+        *,
+        precompile: bool = False,
+        precompile_backward: bool = False,
+        allow_implicit: bool = False,
+        grad_fxn: Callable[..., Any] | None = None,
+    ) -> None:
+        if grad_fxn is not None:
+            raise NotImplementedError("function: grad_fxn= (a custom gradient) is not supported")
+        if precompile_backward:
+            raise NotImplementedError(
+                "function: precompile_backward=True is not supported (the backward graph "
+                "is scheduled with the rest)"
+            )
         self.fxn = fxn
+        self.precompile, self.allow_implicit = precompile, allow_implicit
         self.traces: dict[Any, _Trace] = {}
-        functools.update_wrapper(self, fxn)
+        self.plans: dict[Any, Any] = {}  # signature -> the TinyJit running the body
+        if fxn is not None:
+            functools.update_wrapper(self, fxn)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self.__call__, obj)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> ReturnType:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.fxn is None:  # @function(precompile=True): the function comes now
+            if len(args) != 1 or kwargs or not callable(args[0]) or isinstance(args[0], Tensor):
+                raise TypeError("function: made without fxn, so call it with the function")
+            self.fxn = args[0]
+            functools.update_wrapper(self, args[0])
+            return self
         named: list[tuple[Key, Any]] = [*enumerate(args), *sorted(kwargs.items())]
         tensors = [(k, v) for k, v in named if isinstance(v, Tensor)]
         key = (
@@ -89,8 +121,32 @@ class function(Generic[ReturnType]):
         for o, g in zip(outs, trace.grads, strict=True):
             o.requires_grad = True if g and needs else g
             o._leaf = False
-        out: ReturnType = rebuild_tensors(trace.ret, outs)
-        return out
+        if self.precompile and outs:
+            self._run_precompiled(key, trace, [t for _, t in tensors], outs)
+        return rebuild_tensors(trace.ret, outs)
+
+    def _run_precompiled(
+        self, key: Any, trace: _Trace, inputs: list[Tensor], outs: list[Tensor]
+    ) -> None:
+        """Compute ``outs`` with the signature's captured plan (captured on its first call)."""
+        from fusegrad.engine import REALIZED
+        from fusegrad.jit import TinyJit
+
+        jit = self.plans.get(key)
+        if jit is None:
+            holders = trace.holders
+
+            def body(*xs: Tensor) -> list[Tensor]:
+                swap = {h: x.uop for h, x in zip(holders, xs, strict=True)}
+                results = [Tensor(u.substitute(swap)).contiguous() for u in trace.outs]
+                Tensor.realize(*results)
+                return results
+
+            jit = self.plans[key] = TinyJit(body)
+            jit.cnt = 1  # the first call captures: scheduled and compiled once, right away
+        results = jit(*inputs)
+        for o, r in zip(outs, results, strict=True):
+            REALIZED[o.uop] = r.uop  # the value is computed; the graph stays for autograd
 
     def _trace(
         self, args: Sequence[Any], kwargs: dict[str, Any], tensors: list[tuple[Key, Tensor]]
@@ -107,9 +163,30 @@ class function(Generic[ReturnType]):
             swap[k] = h
         new_args = [swap.get(i, a) for i, a in enumerate(args)]
         new_kwargs = {k: swap.get(k, v) for k, v in kwargs.items()}
+        before = UOp.unique().arg  # buffers numbered after this one were made by the body
+        assert self.fxn is not None
         ret = self.fxn(*new_args, **new_kwargs)
         outs = flatten_tensors(ret)
-        return _Trace(holders, ret, [t.uop for t in outs], [t.requires_grad for t in outs])
+        trace = _Trace(holders, ret, [t.uop for t in outs], [t.requires_grad for t in outs])
+        if not self.allow_implicit:
+            _check_implicit(trace, before, getattr(self.fxn, "__name__", "fxn"))
+        return trace
+
+
+def _check_implicit(trace: _Trace, before: int, name: str) -> None:
+    """Raise when the traced graph reads a buffer that existed before the trace and is not
+    an argument's placeholder."""
+    holders = {u for h in trace.holders for u in h.toposort() if u.op is Ops.BUFFER}
+    for u in UOp.sink(*trace.outs).toposort() if trace.outs else []:
+        if u.op is not Ops.BUFFER or u in holders:
+            continue
+        number = u.src[0].arg
+        if isinstance(number, int) and number <= before:
+            raise ValueError(
+                f"function: {name} reads a tensor that is not one of its arguments (a "
+                f"{u.dtype.name} buffer of {u.arg} elements); pass it as an argument, or "
+                "use function(..., allow_implicit=True)"
+            )
 
 
 def _hashable(v: Any) -> Any:
