@@ -238,3 +238,70 @@ def test_null_lists_the_ptx_options() -> None:
     assert {"PTX", "PTX:SM_80", "PTX:SM_90", "PTX:SM_75"} <= set(names)
     assert names.index("LLVM") < names.index("PTX")  # plain NULL still compiles for the CPU
     assert dtypes.float16 in PTXRenderer().supported_dtypes
+
+
+# -- the GPU heuristics with the PTX renderer's capabilities ----------------------------------------
+
+
+def _elementwise(*shape: int) -> UOp:
+    from fusegrad.codegen import KernelInfo
+    from fusegrad.uop import AxisType
+
+    n = int(np.prod(shape))
+    out, x = UOp.param(0, dtypes.float32.ptr(n)), UOp.param(1, dtypes.float32.ptr(n))
+    ranges = [UOp.range(s, i, AxisType.LOOP) for i, s in enumerate(shape)]
+    idx: Any = ranges[0]
+    for r, s in zip(ranges[1:], shape[1:], strict=True):
+        idx = idx * s + r
+    store = out.index(idx).store(x.index(idx).load() * 2.0).end(*ranges)
+    return UOp.sink(store, arg=KernelInfo("ew"))
+
+
+def _matmul(n: int) -> UOp:
+    from fusegrad.codegen import KernelInfo
+    from fusegrad.uop import AxisType
+
+    out = UOp.param(0, dtypes.float32.ptr(n * n))
+    a, b = UOp.param(1, dtypes.float32.ptr(n * n)), UOp.param(2, dtypes.float32.ptr(n * n))
+    i, j = UOp.range(n, 0, AxisType.LOOP), UOp.range(n, 1, AxisType.LOOP)
+    k = UOp.range(n, 2, AxisType.REDUCE)
+    acc = (a.index(i * n + k).load() * b.index(k * n + j).load()).reduce(k, arg=Ops.ADD)
+    return UOp.sink(out.index(i * n + j).store(acc).end(i, j), arg=KernelInfo("mm"))
+
+
+def test_gpu_workgroups_are_whole_warps() -> None:
+    spec = to_program(_elementwise(1 << 20), PTXRenderer())
+    assert spec.local_size is not None and int(np.prod(spec.local_size)) == 256
+    assert ".v4.f32" in str(spec.src)  # the contiguous axis upcast by 4: vector accesses
+    spec = to_program(_elementwise(64, 4096), PTXRenderer())
+    assert spec.local_size == (32, 8, 1)  # threadIdx.x (lidx0) walks the contiguous axis
+    lidx0 = next(u for u in spec.uops if u.op is Ops.SPECIAL and u.arg == "lidx0")
+    index = next(u for u in spec.uops if u.op is Ops.INDEX)
+    assert lidx0 in index.src[1].toposort() and int(lidx0.src[0].arg) == 32
+
+
+def test_gpu_matmul_is_register_blocked_and_right() -> None:
+    spec = to_program(_matmul(64), PTXRenderer())
+    kinds = [o.op.name for o in spec.applied_opts]
+    assert kinds.count("UPCAST") == 2 and "UNROLL" in kinds and "LOCAL" in kinds
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 64, 64)).astype(np.float32)
+    got = _targets.run_program(spec, [np.zeros(64 * 64, np.float32), a, b])[0]
+    np.testing.assert_allclose(got.reshape(64, 64), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_gpu_full_reduction_uses_a_whole_workgroup() -> None:
+    from fusegrad.codegen import KernelInfo
+    from fusegrad.uop import AxisType
+
+    out, x = UOp.param(0, dtypes.float32.ptr(1)), UOp.param(1, dtypes.float32.ptr(4096))
+    k = UOp.range(4096, 0, AxisType.REDUCE)
+    total = x.index(k).load().reduce(k, arg=Ops.ADD)
+    ast = UOp.sink(
+        out.index(UOp.const(dtype=dtypes.weakint, b=0)).store(total), arg=KernelInfo("s")
+    )
+    spec = to_program(ast, PTXRenderer())
+    assert spec.applied_opts[0].op.name == "GROUPTOP" and spec.applied_opts[0].amount == 256
+    data = np.random.default_rng(1).standard_normal(4096).astype(np.float32)
+    got = _targets.run_program(spec, [np.zeros(1, np.float32), data])[0]
+    np.testing.assert_allclose(got[0], data.astype(np.float64).sum(), rtol=1e-4)

@@ -153,3 +153,29 @@ def test_lowered_gpu_kernel_runs_in_the_interpreter(c: Any) -> None:
         slot = int(b.arg)
         out = np.frombuffer(raw, dtype=want[slot].dtype)
         np.testing.assert_array_equal(out, want[slot], err_msg=f"buffer {slot}")
+
+
+def test_heuristic_matmul_runs_in_the_interpreter() -> None:
+    """A 64 x 8 @ 8 x 64 matmul with the GPU heuristics (register block, 2-D workgroup,
+    unrolled K); K is short to keep the interpreter quick."""
+    from fusegrad.codegen import KernelInfo
+    from fusegrad.uop import AxisType
+
+    n, kk = 64, 8
+    out = UOp.param(0, dtypes.float32.ptr(n * n))
+    a, b = UOp.param(1, dtypes.float32.ptr(n * kk)), UOp.param(2, dtypes.float32.ptr(kk * n))
+    i, j = UOp.range(n, 0, AxisType.LOOP), UOp.range(n, 1, AxisType.LOOP)
+    k = UOp.range(kk, 2, AxisType.REDUCE)
+    acc = (a.index(i * kk + k).load() * b.index(k * n + j).load()).reduce(k, arg=Ops.ADD)
+    ast = UOp.sink(out.index(i * n + j).store(acc).end(i, j), arg=KernelInfo("mm"))
+    spec = to_program(ast, _renderer())
+    assert [o.op.name for o in spec.applied_opts].count("UPCAST") == 2
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, kk)).astype(np.float32)
+    y = rng.standard_normal((kk, n)).astype(np.float32)
+    bufs = [bytearray(n * n * 4), bytearray(x.tobytes()), bytearray(y.tobytes())]
+    gs, ls = spec.launch_dims({})
+    assert isinstance(spec.src, str) and ".v4.f32" in spec.src
+    ptx_interp.run_ptx(spec.src, bufs, grid=gs, block=ls or (1, 1, 1))
+    got = np.frombuffer(bufs[0], np.float32).reshape(n, n)
+    np.testing.assert_allclose(got, x @ y, rtol=1e-5, atol=1e-5)

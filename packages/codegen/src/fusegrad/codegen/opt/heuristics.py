@@ -18,8 +18,10 @@ CPUs (``has_local`` False):
 3. a kernel with enough work is split across the cores with THREAD on its outermost loop.
 
 GPU-like renderers (``has_local``): big reductions into few outputs are grouped across a
-workgroup (GROUPTOP), the contiguous output axis is upcast by 4, and output axes become
-workgroup threads (LOCAL) up to a workgroup of 256.
+workgroup (GROUPTOP); a matmul gets a register block per thread (``GPU_MATMUL_BLOCK``: both
+output axes upcast, the reduce unrolled), other kernels have their contiguous output axis
+upcast by 4; then output axes become workgroup threads (LOCAL), innermost first, filling a
+workgroup of ``GPU_WORKGROUP`` threads within the renderer's ``local_max``.
 
 Every step goes through ``apply_opt``, so a step that does not apply is skipped.
 """
@@ -297,22 +299,104 @@ def _cpu(plan: _Plan) -> None:
     _threads(plan)
 
 
-def _gpu(plan: _Plan) -> None:
-    outputs = axes_of(plan.ast, AxisType.LOOP, AxisType.GLOBAL)
-    out_size = prod(const_size(r) or 16 for r in outputs)
+#: threads per workgroup the GPU rules fill at most (a multiple of NVIDIA's 32-thread warp:
+#: 16-thread workgroups leave half of every warp idle)
+GPU_WORKGROUP = 256
+#: fewer threads per workgroup (down to a warp, ``GPU_WARP``) when a kernel would otherwise
+#: have fewer than this many workgroups: one per multiprocessor is the least a GPU needs
+GPU_MIN_WORKGROUPS = 128
+GPU_WARP = 32
+#: reductions of at least 256 into at most this many outputs are split across workgroup
+#: threads (GROUPTOP): 16 threads each, up to ``GPU_WORKGROUP`` for at most
+#: ``GPU_FEW_OUTPUTS`` outputs (a full sum would otherwise run on one thread per output)
+GPU_GROUP_OUTPUTS = 16384
+GPU_FEW_OUTPUTS = 64
+#: register block of a matmul on GPUs: (UPCAST of the vector axis, UPCAST of the other output
+#: axis, UNROLL of the reduce axis): 16 accumulators per thread, 8 loads per 16 multiply-adds
+#: (1 load per multiply-add unblocked)
+GPU_MATMUL_BLOCK = (4, 4, 4)
+#: a matmul is register-blocked only when each output axis has at least this many elements
+GPU_MATMUL_MIN = 64
+
+
+def _gpu_group(plan: _Plan, out_size: int) -> None:
+    if out_size > GPU_GROUP_OUTPUTS:
+        return
+    wide = (256, 128, 64, 32, 16, 8, 4) if out_size <= GPU_FEW_OUTPUTS else (16, 8, 4)
     for rng in axes_of(plan.ast, AxisType.REDUCE):
         size = const_size(rng)
-        if out_size <= 2048 and size is not None and size >= 256:
-            plan.try_opt(OptOps.GROUPTOP, rng.arg[0], _fitting(size, (16, 8, 4)) or 0)
-    if outputs:
-        best = max(outputs, key=lambda r: (contiguous_in(plan.ast, r), r.arg[0]))
-        amount = _fitting(const_size(best), (4, 2))
-        if amount is not None and (const_size(best) or 0) >= 16:
-            plan.try_opt(OptOps.UPCAST, best.arg[0], amount)
-    for rng in reversed(axes_of(plan.ast, AxisType.LOOP, AxisType.GLOBAL)):
-        amount = _fitting(const_size(rng), (16, 8, 4, 2))
+        if size is None or size < 256:
+            continue
+        amounts = [a for a in wide if size % a == 0] or [0]
+        if any(plan.try_opt(OptOps.GROUPTOP, rng.arg[0], a) for a in amounts):
+            return
+
+
+def _gpu_matmul(plan: _Plan) -> bool:
+    """The register block of ``GPU_MATMUL_BLOCK`` (False: not a big enough matmul)."""
+    shape = matmul_shape(plan.ast)
+    if shape is None:
+        return False
+    sizes = [const_size(shape.m), const_size(shape.n)]
+    if any(size is None or size < GPU_MATMUL_MIN for size in sizes):
+        return False
+    up_vec, up_other, unroll = GPU_MATMUL_BLOCK
+    vec_axis, other = _roles(plan, shape)
+    plan.try_opt(OptOps.UPCAST, other.arg[0], up_other)
+    plan.try_opt(OptOps.UPCAST, vec_axis.arg[0], up_vec)  # last: the innermost lanes
+    plan.try_opt(OptOps.UNROLL, shape.k.arg[0], unroll)
+    return True
+
+
+def _gpu_upcast(plan: _Plan) -> None:
+    outputs = axes_of(plan.ast, AxisType.LOOP, AxisType.GLOBAL)
+    if not outputs:
+        return
+    best = max(outputs, key=lambda r: (contiguous_in(plan.ast, r), r.arg[0]))
+    amount = _fitting(const_size(best), (4, 2))
+    if amount is not None and (const_size(best) or 0) >= 16:
+        plan.try_opt(OptOps.UPCAST, best.arg[0], amount)
+
+
+def _workgroup_budget(plan: _Plan, outputs: list[UOp]) -> int:
+    """Threads still to give to output axes: ``GPU_WORKGROUP`` (within ``local_max``) less
+    the GROUP threads, fewer when the kernel would have under ``GPU_MIN_WORKGROUPS``."""
+    local_max = plan.renderer.local_max or (1024, 1024, 64)
+    kinds = (AxisType.LOCAL, AxisType.GROUP_REDUCE)
+    grouped = int(prod(const_size(r) or 1 for r in axes_of(plan.ast, *kinds)))
+    threads = int(prod(const_size(r) or 16 for r in outputs)) * grouped
+    wanted = max(GPU_WARP, min(GPU_WORKGROUP, threads // GPU_MIN_WORKGROUPS))
+    return max(min(wanted, max(local_max)) // grouped, 1)
+
+
+def _gpu_locals(plan: _Plan) -> None:
+    """LOCAL on the output axes: innermost first, each the largest power of two that divides
+    it and fits what is left of the workgroup (a warp at most for the innermost when others
+    follow, so workgroups are 2-D tiles) and the ``local_max`` of the id it becomes. Applied
+    outermost first: the last LOCAL gets the newest axis id, the innermost thread id
+    (``lidx0``, CUDA's ``threadIdx.x``), so a warp's threads walk the contiguous axis."""
+    local_max = plan.renderer.local_max or (1024, 1024, 64)
+    outputs = axes_of(plan.ast, AxisType.LOOP, AxisType.GLOBAL)
+    budget = _workgroup_budget(plan, outputs)
+    chosen: list[tuple[int, int]] = []
+    for rng in reversed(outputs):
+        cap = GPU_WARP if not chosen and len(outputs) > 1 else budget
+        limit = min(budget, cap, local_max[min(len(chosen), len(local_max) - 1)])
+        sizes = tuple(1 << b for b in range(limit.bit_length() - 1, 0, -1))
+        amount = _fitting(const_size(rng), sizes)
         if amount is not None:
-            plan.try_opt(OptOps.LOCAL, rng.arg[0], amount)
+            chosen.append((rng.arg[0], amount))
+            budget //= amount
+    for axis_id, amount in reversed(chosen):
+        plan.try_opt(OptOps.LOCAL, axis_id, amount)
+
+
+def _gpu(plan: _Plan) -> None:
+    outputs = axes_of(plan.ast, AxisType.LOOP, AxisType.GLOBAL)
+    _gpu_group(plan, int(prod(const_size(r) or 16 for r in outputs)))
+    if not _gpu_matmul(plan):
+        _gpu_upcast(plan)
+    _gpu_locals(plan)
 
 
 def hand_coded_optimizations(ast: UOp, renderer: Renderer) -> list[Opt]:
