@@ -82,9 +82,15 @@ class Generator:
             high = low + rng.choice([0, 1, rng.randint(1, 16), rng.randint(1, 100)])
             low, high = min(max(low, lo), hi), max(min(high, hi), lo)
             low, high = min(low, high), max(low, high)
-            v = UOp.variable(name, low, high, self.dtype)
+            # a quarter of the Variables promise a multiple_of (when the range holds one)
+            m = rng.choice([2, 3, 4, 8, 16]) if rng.random() < 0.25 else 1
+            if -(-low // m) * m > high:
+                m = 1
+            v = UOp.variable(name, low, high, self.dtype, multiple_of=m)
             self.variables.append(Expr(v, name))
-            self.setup.append(f'{name} = UOp.variable("{name}", {low}, {high}, {self.dtype_code})')
+            self.setup.append(
+                f'{name} = UOp.variable("{name}", {low}, {high}, {self.dtype_code}, multiple_of={m})'
+            )
 
     def const(self) -> int:
         return self.rng.choice([0, 1, 2, 3, 4, 8, -1, -2, self.rng.randint(-16, 16)])
@@ -234,9 +240,13 @@ def _samples(g: Generator, rng: random.Random, n: int) -> list[dict[str, int]]:
     out = []
     variables = [v.uop for v in g.variables]
     for corner in ("lo", "hi"):
-        out.append({v.arg[0]: v.arg[1] if corner == "lo" else v.arg[2] for v in variables})
+        out.append({v.arg[0]: v.vmin if corner == "lo" else v.vmax for v in variables})
     for _ in range(n):
-        out.append({v.arg[0]: rng.randint(v.arg[1], v.arg[2]) for v in variables})
+        # a value of the Variable's range that is a multiple of its multiple_of
+        m = {v: v.multiple_of for v in variables}
+        out.append(
+            {v.arg[0]: rng.randint(v.vmin // m[v], v.vmax // m[v]) * m[v] for v in variables}
+        )
     return out
 
 
@@ -303,7 +313,8 @@ def to_code(root: UOp) -> str:
 
 def _variables_code(root: UOp) -> list[str]:
     return [
-        f'{v.arg[0]} = UOp.variable("{v.arg[0]}", {v.arg[1]}, {v.arg[2]}, {_dtype_code(v.dtype)})'
+        f'{v.arg[0]} = UOp.variable("{v.arg[0]}", {v.arg[1]}, {v.arg[2]}, {_dtype_code(v.dtype)}'
+        f"{'' if v.multiple_of == 1 else f', multiple_of={v.multiple_of}'})"
         for v in root.variables()
     ]
 
