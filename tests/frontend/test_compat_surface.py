@@ -376,3 +376,42 @@ def test_tensor_io_accept_filename_and_content_store(tmp_path: Path) -> None:
             fs_load(Tensor(np.zeros(32, np.uint8)), 4)
     with pytest.raises(ValueError, match="1-d uint8"):
         TensorIO(Tensor([1.0]))
+
+
+# -- DISK tensors -----------------------------------------------------------------------------
+
+
+def test_disk_tensors_slice_bitcast_assign_and_to_disk(tmp_path: Path) -> None:
+    path = tmp_path / "data.bin"
+    path.write_bytes(bytes(range(16)))
+    t = Tensor.empty(16, dtype=dtypes.uint8, device=f"DISK:{path}")
+    assert t[2:5].to("CPU").tolist() == [2, 3, 4]
+    assert t.reshape(4, 4)[1:3].to("CPU").tolist() == [[4, 5, 6, 7], [8, 9, 10, 11]]
+    want = np.frombuffer(bytes(range(4, 12)), np.int32).tolist()
+    assert t[4:12].bitcast(dtypes.int32).to("CPU").tolist() == want
+    t[0:4].assign(Tensor([9, 8, 7, 6], dtype=dtypes.uint8))
+    assert path.read_bytes()[:5] == bytes([9, 8, 7, 6, 4])
+    assert t[0:2].to("CPU").tolist() == [9, 8]
+    out = tmp_path / "out.bin"
+    d = Tensor([1.5, -2.0, 3.25]).to(f"DISK:{out}")
+    assert d.device == f"DISK:{out}" and d.dtype is dtypes.float32
+    assert np.fromfile(out, np.float32).tolist() == [1.5, -2.0, 3.25]
+    assert d[1:].to("CPU").tolist() == [-2.0, 3.25]
+    with pytest.raises(RuntimeError, match="not contiguous"):
+        t.reshape(4, 4)[:, 1:3].to("CPU")
+    with pytest.raises(RuntimeError, match="runs no kernels"):
+        (t + 1).to("CPU")
+
+
+def test_slices_of_loaded_model_files(tmp_path: Path) -> None:
+    from fusegrad.nn.state import safe_load, safe_save
+
+    safe_save(
+        {"a": Tensor([1.0, 2.0, 3.0, 4.0]), "b": Tensor([7, 8], dtype=dtypes.int16)},
+        str(tmp_path / "m.safetensors"),
+    )
+    loaded = safe_load(str(tmp_path / "m.safetensors"))
+    assert loaded["a"][1:3].to("CPU").tolist() == [2.0, 3.0]
+    assert loaded["b"].bitcast(dtypes.uint16).to("CPU").tolist() == [7, 8]
+    with pytest.raises(RuntimeError, match="read-only window"):
+        loaded["a"].assign(Tensor([0.0, 0.0, 0.0, 0.0]))

@@ -1,18 +1,28 @@
 # mypy: disable-error-code="misc"
 # (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """Tensor methods tinygrad has beyond the op groups: ``keccak`` (SHA-3 on the device),
-``newton_schulz``, and the symbolic-shape bounds ``max_shape`` / ``max_numel``.
+``newton_schulz``, the symbolic-shape bounds ``max_shape`` / ``max_numel``, and DISK tensors
+as tinygrad has them.
+
+DISK tensors (``Tensor.empty(n, dtype=dtypes.uint8, device="DISK:/path")``, ``safe_load``'s
+tensors) are byte ranges of a file. Slicing a contiguous range, reshaping and ``bitcast``
+stay views of the file; ``to(device)`` reads exactly that range; ``assign`` into such a view
+writes the bytes into the file (at once); ``to("DISK:/path")`` writes a tensor's bytes into a
+file (created or extended) and returns the file's DISK tensor. Anything that would compute
+on a DISK tensor raises RuntimeError: a file runs no kernels.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from fusegrad.uop import UOp, dtypes, prod
+from fusegrad.uop import DType, Ops, UOp, dtypes, prod
 
 if TYPE_CHECKING:
+    from fusegrad.tensor.multi import MultiTensor
     from fusegrad.tensor.tensor import Tensor
 
 # Keccak-f[1600]: round constants, and for each lane (x + 5 y) its rotation and the lane the
@@ -90,8 +100,125 @@ def _keccak_round(state: Tensor, rc: Tensor, consts: tuple[Tensor, ...]) -> Tens
     return a.reshape(-1, 25) ^ rc
 
 
+def _disk_view(u: UOp) -> tuple[str, int, DType, tuple[int, ...]] | None:
+    """(file path, byte offset, dtype, shape) of a view of a DISK buffer: reshapes, bitcasts
+    and shrinks that keep the bytes contiguous. None when ``u`` is not on a DISK buffer;
+    RuntimeError when it is but is not such a view."""
+    chain: list[UOp] = []
+    while u.op in (Ops.RESHAPE, Ops.SHRINK, Ops.BITCAST):
+        chain.append(u)
+        u = u.src[0]
+    if u.op is not Ops.BUFFER or not str(u.src[1].arg).startswith("DISK:"):
+        return None
+    offset, dtype = 0, u.dtype
+    shape: tuple[int, ...] = (int(u.arg),)
+    for v in reversed(chain):
+        if v.op is Ops.RESHAPE:
+            shape = tuple(int(s) for s in v.arg)
+        elif v.op is Ops.BITCAST:
+            shape = (
+                (*shape[:-1], shape[-1] * dtype.itemsize // v.dtype.itemsize) if shape else shape
+            )
+            dtype = v.dtype
+        else:
+            offset += _contiguous_shrink(shape, v.arg) * dtype.itemsize
+            shape = tuple(int(e) - int(b) for b, e in v.arg)
+    return str(u.src[1].arg)[5:], offset, dtype, shape
+
+
+def _contiguous_shrink(shape: tuple[int, ...], arg: tuple[tuple[Any, Any], ...]) -> int:
+    """The element offset of a shrink that keeps a row-major range contiguous."""
+    cut = [i for i, ((b, e), n) in enumerate(zip(arg, shape, strict=True)) if (b, e) != (0, n)]
+    if cut and any(e - b != 1 for b, e in arg[: cut[0]]):
+        raise RuntimeError(f"DISK tensors: the slice {arg} of shape {shape} is not contiguous")
+    if cut and any(
+        (b, e) != (0, n) for (b, e), n in zip(arg[cut[0] + 1 :], shape[cut[0] + 1 :], strict=True)
+    ):
+        raise RuntimeError(f"DISK tensors: the slice {arg} of shape {shape} is not contiguous")
+    strides = [int(prod(shape[i + 1 :])) for i in range(len(shape))]
+    return sum(int(b) * st for (b, _), st in zip(arg, strides, strict=True))
+
+
+def _host_window(u: UOp) -> Any:
+    """The host array mapping the DISK buffer under view ``u`` (file readers make these), or
+    None for a DISK buffer that is the whole file from byte 0."""
+    from fusegrad.engine import HOST
+
+    while u.op in (Ops.RESHAPE, Ops.SHRINK, Ops.BITCAST):
+        u = u.src[0]
+    return HOST.get(u) if u.op is Ops.BUFFER else None
+
+
+def _disk_or_raise(t: Tensor) -> tuple[str, int, DType, tuple[int, ...]]:
+    view = _disk_view(t.uop)
+    if view is None:
+        raise RuntimeError(
+            f"DISK tensors: a {t.uop.op!r} of a file can't be computed (a file runs no kernels); "
+            "slice, reshape or bitcast it, then .to() another device"
+        )
+    return view
+
+
 class ExtraMixin:
     """keccak, newton_schulz, max_shape/max_numel (mixed into Tensor)."""
+
+    @overload
+    def to(self: Tensor, device: str | None) -> Tensor: ...
+    @overload
+    def to(self: Tensor, device: tuple[str, ...] | list[str]) -> MultiTensor: ...
+    def to(self: Tensor, device: Any) -> Any:
+        """This tensor on ``device`` (see ``TensorCore.to``); DISK tensors as in tinygrad."""
+        target = device if isinstance(device, str) else None
+        if target is not None and target.upper().startswith("DISK:"):
+            return self._to_disk(target)
+        if not self.device.startswith("DISK:") or isinstance(device, (tuple, list)):
+            return super().to(device)
+        path, offset, dtype, shape = _disk_or_raise(self)
+        nbytes = int(prod(shape)) * dtype.itemsize
+        window = _host_window(self.uop)
+        if window is not None:  # a file window already mapped (safe_load, torch_load...)
+            raw = window.view(np.uint8)[offset : offset + nbytes].copy()
+        else:
+            raw = np.fromfile(path, dtype=np.uint8, count=nbytes, offset=offset)
+        if raw.size != nbytes:
+            raise ValueError(f"DISK:{path}: {nbytes} bytes at {offset} run past the file's end")
+        out = type(self)(raw, device=device)
+        out = out.bitcast(dtype) if dtype is not dtypes.uint8 else out
+        return out.reshape(shape)
+
+    def _to_disk(self: Tensor, device: str) -> Tensor:
+        from fusegrad.tensor.convert import canonical_device
+
+        dev = canonical_device(device)
+        data = self if self.dtype is dtypes.uint8 else self.contiguous().bitcast(dtypes.uint8)
+        raw = data.flatten().to("CPU").numpy() if data.ndim else data.reshape(1).to("CPU").numpy()
+        path = dev[5:]
+        with open(path, "r+b" if os.path.exists(path) else "wb") as f:
+            f.write(raw.tobytes())
+        disk = type(self).empty(raw.size, dtype=dtypes.uint8, device=dev)
+        view = disk.bitcast(self.dtype) if self.dtype is not dtypes.uint8 else disk
+        return view.reshape(self.shape)
+
+    def assign(self: Tensor, x: Any) -> Tensor:
+        """Write ``x`` into this tensor (see ``TensorCore.assign``); into a DISK tensor the
+        bytes are written into the file at once."""
+        if not self.device.startswith("DISK:"):
+            return super().assign(x)
+        path, offset, dtype, _ = _disk_or_raise(self)
+        if _host_window(self.uop) is not None:
+            raise RuntimeError(
+                f"assign: this tensor is a read-only window of DISK:{path} (a loaded model "
+                "file); assign into a DISK tensor made with Tensor.empty(..., device='DISK:...')"
+            )
+        value = self._operand(x)
+        value = value._broadcast_to(self.shape) if value.shape != self.shape else value
+        value = value.to("CPU") if value.device.startswith("DISK") else value
+        value = value.cast(dtype).contiguous()
+        raw = (value if dtype is dtypes.uint8 else value.bitcast(dtypes.uint8)).flatten()
+        with open(path, "r+b") as f:
+            f.seek(offset)
+            f.write(raw.to("CPU").numpy().tobytes())
+        return self
 
     def keccak(self: Tensor, cfg: str | tuple[int, int] = "sha3_256") -> Tensor:
         """The Keccak/SHA-3 hash of the bytes of each row, computed on the tensor's device:
