@@ -16,6 +16,7 @@ process, on the device.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import pickle
 import struct
@@ -150,8 +151,10 @@ class _Worker:
         return self.proc.poll() is None
 
     def close(self) -> None:
+        """Close the pipes (the worker then exits) and wait for it."""
         for stream in (self.stdin, self.stdout):
-            stream.close()
+            with contextlib.suppress(OSError):  # a dead worker's pipe
+                stream.close()
         self.proc.wait()
 
 
@@ -165,6 +168,9 @@ class WorkerPool:
     def map(self, jobs: Sequence[Job]) -> list[Build]:
         """The builds of ``jobs``, in order (a job that does not pickle, or that a worker
         died on, is built here; a dead worker is replaced on the next call)."""
+        for w in self.workers:
+            if not w.alive:
+                w.close()
         self.workers = [w if w.alive else _Worker() for w in self.workers]
         out: list[Build | None] = [None] * len(jobs)
         todo = iter(range(len(jobs)))
