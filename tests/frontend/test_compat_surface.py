@@ -415,3 +415,36 @@ def test_slices_of_loaded_model_files(tmp_path: Path) -> None:
     assert loaded["b"].bitcast(dtypes.uint16).to("CPU").tolist() == [7, 8]
     with pytest.raises(RuntimeError, match="read-only window"):
         loaded["a"].assign(Tensor([0.0, 0.0, 0.0, 0.0]))
+
+
+# -- smaller gaps ---------------------------------------------------------------------------
+
+
+def test_random_signatures_and_type_errors() -> None:
+    with pytest.raises(TypeError, match="must be ints"):
+        Tensor.randint(3, low=0.5, high=3)
+    with pytest.raises(TypeError, match="int dtype"):
+        Tensor.randint(3, low=0, high=3, dtype=dtypes.float32)
+    r = Tensor.randint(50, low=2, high=5, dtype=dtypes.int16, device="CPU").numpy()
+    assert r.dtype == np.int16 and r.min() >= 2 and r.max() < 5
+    assert Tensor.zeros(2, 3).randn_like(dtype=dtypes.float16).dtype is dtypes.float16
+    assert Tensor.randn(4, device="CPU", dtype=dtypes.float64).dtype is dtypes.float64
+    a, b = Tensor.rand(8, contiguous=False).numpy(), Tensor.rand(8).numpy()
+    assert ((a >= 0) & (a < 1)).all() and ((b >= 0) & (b < 1)).all()
+    with pytest.raises(RuntimeError, match="1 or 2 dim"):  # PyTorch's rule for 0-d input
+        Tensor(1.0).multinomial()
+
+
+def test_threefry_is_the_generator_behind_rand() -> None:
+    from fusegrad.uop import threefry2x32
+
+    x = Tensor(np.arange(4, dtype=np.uint64))
+    got = x.threefry(Tensor(np.array([12345], np.uint64))).numpy()
+    assert got.tolist() == [threefry2x32(i, 12345) for i in range(4)]
+
+
+def test_negative_learning_rate_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="Invalid learning rate"):
+        nn.optim.SGD([Tensor([1.0], requires_grad=True)], lr=-0.1)
+    with pytest.raises(ValueError, match="Invalid learning rate"):
+        nn.optim.Adam([Tensor([1.0], requires_grad=True)], lr=-1e-3)

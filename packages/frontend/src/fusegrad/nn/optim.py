@@ -65,6 +65,8 @@ class Optimizer:
         device: str | None = None,
         fused: Any = FUSE_OPTIM,
     ) -> None:
+        if not isinstance(lr, Tensor) and lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr} (must be >= 0)")
         for x in params:
             if x.requires_grad is None:
                 x.requires_grad_(True)

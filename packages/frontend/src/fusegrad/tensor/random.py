@@ -48,9 +48,15 @@ class RandomMixin:
 
     @classmethod
     def rand(
-        cls: type[Tensor], *shape: Any, device: str | None = None, dtype: Any = None, **kwargs: Any
+        cls: type[Tensor],
+        *shape: Any,
+        device: str | None = None,
+        dtype: Any = None,
+        contiguous: bool = True,
+        **kwargs: Any,
     ) -> Tensor:
-        """Uniform on [0, 1)."""
+        """Uniform on [0, 1). ``contiguous=True`` (tinygrad's default) realizes the numbers
+        into a buffer of their own when used; False leaves them fused into their users."""
         sh = _shape_arg(shape)
         dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
         if dt not in _MANTISSA:
@@ -58,16 +64,15 @@ class RandomMixin:
         m = _MANTISSA[dt]
         bits = cls._random_bits(sh, device) >> (64 - m)
         out = bits.cast(dt) * (2.0**-m)
-        return _finish(out, kwargs)
+        return _finish(out.contiguous() if contiguous else out, kwargs)
 
     @classmethod
-    def randn(
-        cls: type[Tensor], *shape: Any, device: str | None = None, dtype: Any = None, **kwargs: Any
-    ) -> Tensor:
-        """Standard normal (Box-Muller)."""
+    def randn(cls: type[Tensor], *shape: Any, dtype: Any = None, **kwargs: Any) -> Tensor:
+        """Standard normal (Box-Muller); ``device=`` among ``kwargs``."""
         sh = _shape_arg(shape)
         dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
-        u = cls.rand(2, *sh, device=device, dtype=dtypes.float32)
+        device = kwargs.pop("device", None)
+        u = cls.rand(2, *sh, device=device, dtype=dtypes.float32, contiguous=False)
         u1, u2 = u[0], u[1]
         out = ((1 - u1).log() * -2).sqrt() * (u2 * (2 * math.pi)).cos()
         return _finish(out.cast(dt), kwargs)
@@ -78,11 +83,16 @@ class RandomMixin:
         *shape: Any,
         low: int = 0,
         high: int = 10,
-        device: str | None = None,
-        dtype: Any = None,
+        dtype: Any = dtypes.int32,
         **kwargs: Any,
     ) -> Tensor:
-        """Uniform integers in [low, high)."""
+        """Uniform integers in [low, high) of an int ``dtype``; ``device=`` among ``kwargs``.
+        TypeError for non-int bounds or dtype (tinygrad's and PyTorch's error)."""
+        if not all(isinstance(b, int) and not isinstance(b, bool) for b in (low, high)):
+            raise TypeError(f"randint: low and high must be ints, got low={low!r}, high={high!r}")
+        if dtype is not None and not dtypes.is_int(to_dtype(dtype)):
+            raise TypeError(f"randint: dtype must be an int dtype, got {to_dtype(dtype)!r}")
+        device = kwargs.pop("device", None)
         if high <= low:
             raise RuntimeError(
                 f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
@@ -113,7 +123,9 @@ class RandomMixin:
         """Uniform on [low, high)."""
         requires_grad = kwargs.pop("requires_grad", None)
         dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
-        base = cls.rand(*shape, **kwargs, dtype=dt if dtypes.is_float(dt) else None)
+        base = cls.rand(
+            *shape, **kwargs, dtype=dt if dtypes.is_float(dt) else None, contiguous=False
+        )
         out = (base * (high - low) + low).cast(dt)
         return _finish(out, {"requires_grad": requires_grad})
 
@@ -150,7 +162,7 @@ class RandomMixin:
     ) -> Tensor:
         """A random permutation of 0..n-1."""
         dt = to_dtype(dtype) if dtype is not None else dtypes.int32
-        return _finish(cls.rand(n, device=device).argsort().cast(dt), kwargs)
+        return _finish(cls.rand(n, device=device, contiguous=False).argsort().cast(dt), kwargs)
 
     def rand_like(self: Tensor, **kwargs: Any) -> Tensor:
         """rand with this shape, dtype and device."""
@@ -158,11 +170,20 @@ class RandomMixin:
         kwargs.setdefault("device", self.device)
         return type(self).rand(*self.shape, **kwargs)
 
-    def randn_like(self: Tensor, **kwargs: Any) -> Tensor:
-        """randn with this shape, dtype and device."""
-        kwargs.setdefault("dtype", self.dtype if dtypes.is_float(self.dtype) else None)
+    def randn_like(self: Tensor, dtype: Any = None, **kwargs: Any) -> Tensor:
+        """randn with this shape, and this dtype and device unless given."""
+        if dtype is None:
+            dtype = self.dtype if dtypes.is_float(self.dtype) else None
         kwargs.setdefault("device", self.device)
-        return type(self).randn(*self.shape, **kwargs)
+        return type(self).randn(*self.shape, dtype=dtype, **kwargs)
+
+    def threefry(self: Tensor, seed: Tensor) -> Tensor:
+        """Threefry-2x32 of each element (a uint64 counter) under ``seed`` (a uint64 key,
+        broadcast): the counter-based generator behind ``rand``."""
+        x = self.cast(dtypes.uint64)
+        key = seed if isinstance(seed, type(self)) else type(self)(seed, device=self.device)
+        key = key.cast(dtypes.uint64)._broadcast_to(x.shape)
+        return x._wrap(UOp(Ops.THREEFRY, dtypes.uint64, (x.uop, key.uop)), key)
 
     def multinomial(self: Tensor, num_samples: int = 1, replacement: bool = False) -> Tensor:
         """Indices sampled from the rows of this (unnormalized) probability tensor."""
@@ -179,10 +200,10 @@ class RandomMixin:
         rows = int(probs.shape[0])
         if replacement:
             cdf = probs.cumsum(1) / probs.sum(1, keepdim=True)
-            u = type(self).rand(rows, num_samples, 1, device=self.device)
+            u = type(self).rand(rows, num_samples, 1, device=self.device, contiguous=False)
             out = (u >= cdf.unsqueeze(1)).sum(2).minimum(k - 1).cast(dtypes.int32)
         else:
-            u = type(self).rand(rows, k, device=self.device)
+            u = type(self).rand(rows, k, device=self.device, contiguous=False)
             keys = probs.log() - (-(u.maximum(1e-12)).log()).log()
             out = keys.topk(num_samples, dim=1)[1].cast(dtypes.int32)
         return out.squeeze(0) if self.ndim == 1 else out
@@ -195,7 +216,7 @@ class RandomMixin:
             return self
         if p == 1:
             return self * 0
-        keep = type(self).rand(*self.shape, device=self.device) >= p
+        keep = type(self).rand(*self.shape, device=self.device, contiguous=False) >= p
         return keep.where(self, 0) * (1 / (1 - p))
 
 
