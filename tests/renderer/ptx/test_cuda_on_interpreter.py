@@ -198,3 +198,16 @@ def test_tensor_ops_on_cuda_match_the_cpu(fake_gpu: Any, name: str) -> None:
     np.testing.assert_allclose(
         got.astype(np.float64), want.astype(np.float64), rtol=1e-5, atol=1e-6
     )
+
+
+def test_launch_beyond_cuda_limits_is_named(fake_gpu: Any) -> None:
+    from fusegrad.codegen import to_program
+
+    _fake, dev = fake_gpu
+    spec = to_program(_double_kernel(64), dev.renderer)
+    prog = dev.load(spec)
+    bufs = [Buffer("CUDA", 64, dtypes.float32).opaque for _ in range(2)]
+    with pytest.raises(ValueError, match=r"grid \(1, 70000, 1\).*exceeds"):
+        dev.launch(prog, bufs, [], (1, 70000, 1), (1, 1, 1))
+    with pytest.raises(ValueError, match="1024 threads per block"):
+        dev.launch(prog, bufs, [], (1, 1, 1), (64, 32, 1))

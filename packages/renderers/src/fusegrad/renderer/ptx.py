@@ -131,8 +131,7 @@ _MEMORY_TYPE = {
     dtypes.float32: "f32",
     dtypes.float64: "f64",
 }
-_VECTOR_TYPES = (dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64, dtypes.float32,
-                 dtypes.float64)  # fmt: skip
+_NARROW = (dtypes.float16, dtypes.bfloat16)
 
 
 # -- the kernel being rendered ----------------------------------------------------------------
@@ -156,19 +155,19 @@ class _Kernel:
         return self.values[u][k]
 
 
-def _load_scalar(k: _Kernel, addr: _Address, lane: int) -> str:
-    e, dt = k.e, addr.element.scalar()
-    mtype = _MEMORY_TYPE[dt]
-    if dt is dtypes.bool or dt in (dtypes.float16, dtypes.bfloat16):
-        raw = e.new("r")
-        e.emit(f"ld.{addr.space}.{mtype} {raw}, {addr.at(lane)};")
-        if dt is not dtypes.bool:
-            return e.from_narrow_bits(dt, raw)
-        out = e.new("p")
-        e.emit(f"setp.ne.u32 {out}, {raw}, 0;")
-        return out
-    out = e.reg(dt)
-    e.emit(f"ld.{addr.space}.{mtype} {out}, {addr.at(lane)};")
+def _raw_register(k: _Kernel, dt: DType) -> str:
+    """A register to load one element of ``dt`` into (bools and narrow floats as integers)."""
+    return k.e.new("r") if dt is dtypes.bool or dt in _NARROW else k.e.reg(dt)
+
+
+def _from_memory(k: _Kernel, dt: DType, raw: str) -> str:
+    """A loaded element's register value (bools and narrow floats converted)."""
+    if dt in _NARROW:
+        return k.e.from_narrow_bits(dt, raw)
+    if dt is not dtypes.bool:
+        return raw
+    out = k.e.new("p")
+    k.e.emit(f"setp.ne.u32 {out}, {raw}, 0;")
     return out
 
 
@@ -176,19 +175,21 @@ def _vectorized(addr: _Address, count: int) -> bool:
     dt = addr.element.scalar()
     return (
         count in (2, 4)
-        and dt in _VECTOR_TYPES
-        and count * dt.itemsize <= 16
+        and count * dt.itemsize in (4, 8, 16)
         and (addr.aligned % count == 0 and addr.offset % (count * dt.itemsize) == 0)
     )
 
 
 def _load_lanes(k: _Kernel, addr: _Address, count: int) -> list[str]:
-    if not _vectorized(addr, count):
-        return [_load_scalar(k, addr, i) for i in range(count)]
     dt = addr.element.scalar()
-    out = [k.e.reg(dt) for _ in range(count)]
-    k.e.emit(f"ld.{addr.space}.v{count}.{_MEMORY_TYPE[dt]} {{{', '.join(out)}}}, {addr.at(0)};")
-    return out
+    raws = [_raw_register(k, dt) for _ in range(count)]
+    mtype = _MEMORY_TYPE[dt]
+    if _vectorized(addr, count):
+        k.e.emit(f"ld.{addr.space}.v{count}.{mtype} {{{', '.join(raws)}}}, {addr.at(0)};")
+    else:
+        for i, r in enumerate(raws):
+            k.e.emit(f"ld.{addr.space}.{mtype} {r}, {addr.at(i)};")
+    return [_from_memory(k, dt, r) for r in raws]
 
 
 def _store_value(k: _Kernel, dt: DType, r: str) -> str:
@@ -197,19 +198,20 @@ def _store_value(k: _Kernel, dt: DType, r: str) -> str:
         out = k.e.new("r")
         k.e.emit(f"selp.u32 {out}, 1, 0, {r};")
         return out
-    if dt in (dtypes.float16, dtypes.bfloat16):
+    if dt in _NARROW:
         return k.e.narrow_bits(dt, r)
     return r
 
 
 def _store_lanes(k: _Kernel, addr: _Address, lanes: list[str]) -> None:
     dt = addr.element.scalar()
+    values = [_store_value(k, dt, r) for r in lanes]
+    mtype = _MEMORY_TYPE[dt]
     if _vectorized(addr, len(lanes)):
-        vals = ", ".join(lanes)
-        k.e.emit(f"st.{addr.space}.v{len(lanes)}.{_MEMORY_TYPE[dt]} {addr.at(0)}, {{{vals}}};")
+        k.e.emit(f"st.{addr.space}.v{len(values)}.{mtype} {addr.at(0)}, {{{', '.join(values)}}};")
         return
-    for i, r in enumerate(lanes):
-        k.e.emit(f"st.{addr.space}.{_MEMORY_TYPE[dt]} {addr.at(i)}, {_store_value(k, dt, r)};")
+    for i, r in enumerate(values):
+        k.e.emit(f"st.{addr.space}.{mtype} {addr.at(i)}, {r};")
 
 
 def _gated(k: _Kernel, gate: str | None, body: Callable[[], None]) -> None:

@@ -307,6 +307,24 @@ def _arguments(prog: CUDAProgram, bufs: Sequence[Any], vals: Sequence[int]) -> l
     return args
 
 
+#: CUDA's launch limits: grid blocks per axis, threads per block per axis and in all
+GRID_MAX = (2**31 - 1, 65535, 65535)
+BLOCK_MAX = (1024, 1024, 64)
+BLOCK_THREADS_MAX = 1024
+
+
+def _check_dims(name: str, grid: tuple[int, ...], block: tuple[int, ...]) -> None:
+    """ValueError naming the kernel and the limit when a launch exceeds CUDA's."""
+    too_big = any(g > m for g, m in zip(grid, GRID_MAX, strict=False)) or any(
+        b > m for b, m in zip(block, BLOCK_MAX, strict=False)
+    )
+    if too_big or block[0] * block[1] * block[2] > BLOCK_THREADS_MAX:
+        raise ValueError(
+            f"CUDA: {name}: launch of grid {grid} x block {block} exceeds CUDA's limits "
+            f"(grid {GRID_MAX}, block {BLOCK_MAX}, {BLOCK_THREADS_MAX} threads per block)"
+        )
+
+
 # -- the ring -----------------------------------------------------------------------------------
 
 
@@ -425,11 +443,12 @@ class CUDADevice(Compiled):
         local_size: Sequence[int] | None,
     ) -> None:
         """``cuLaunchKernel`` on the compute stream."""
+        block = tuple((*(local_size or ()), 1, 1, 1)[:3])
+        _check_dims(prog.name, tuple(int(g) for g in grid[:3]), block)
         args = _arguments(prog, bufs, vals)
         pointers = (ctypes.c_void_p * max(len(args), 1))(
             *[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in args]
         )
-        block = tuple((*(local_size or ()), 1, 1, 1)[:3])
         self.activate()
         _call(
             "cuLaunchKernel",
