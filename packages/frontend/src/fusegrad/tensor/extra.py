@@ -220,6 +220,54 @@ class ExtraMixin:
             f.write(raw.to("CPU").numpy().tobytes())
         return self
 
+    @classmethod
+    def from_url(cls: type[Tensor], url: str, gunzip: bool = False, **kwargs: Any) -> Tensor:
+        """The bytes at ``url`` (downloaded once into the cache, ``gunzip`` to inflate) as a
+        1-d uint8 tensor on the file's DISK device, or on ``device=`` when given."""
+        from fusegrad.helpers import fetch
+
+        path = fetch(url, gunzip=gunzip)
+        device = kwargs.pop("device", None)
+        if kwargs:
+            raise TypeError(f"from_url: unexpected arguments {sorted(kwargs)}")
+        size = os.path.getsize(path)
+        disk = cls.empty(size, dtype=dtypes.uint8, device=f"DISK:{os.path.abspath(path)}")
+        return disk if device is None else disk.to(device)
+
+    def hash(self: Tensor) -> Tensor:
+        """The SHA3-256 of this tensor's bytes (row-major), computed on its device: a
+        32-byte uint8 tensor (what ``nn.state.fs_store`` files the bytes under)."""
+        data = self if self.dtype is dtypes.uint8 else self.contiguous().bitcast(dtypes.uint8)
+        return data.flatten().keccak("sha3_256")
+
+    def shard_like(self: Tensor, y: Any) -> Any:
+        """This tensor placed like ``y``: split over the same devices along the same axis
+        when ``y`` is a MultiTensor, else on ``y``'s device."""
+        from fusegrad.tensor.multi import MultiTensor
+
+        if isinstance(y, MultiTensor):
+            return self.shard(y.devices, y.axis)
+        return self.to(y.device)
+
+    def image_dot(self: Tensor, w: Tensor, dtype: Any = None) -> Tensor:
+        """``dot`` (tinygrad's image-layout variant; fusegrad has no image dtypes, so it is
+        the ordinary matmul with the same result)."""
+        return self.dot(w, dtype=dtype)
+
+    def image_conv2d(
+        self: Tensor,
+        weight: Tensor,
+        bias: Tensor | None = None,
+        groups: int = 1,
+        stride: Any = 1,
+        dilation: Any = 1,
+        padding: Any = 0,
+        dtype: Any = None,
+    ) -> Tensor:
+        """``conv2d`` (tinygrad's image-layout variant; fusegrad has no image dtypes, so it
+        is the ordinary convolution with the same result)."""
+        return self.conv2d(weight, bias, groups, stride, dilation, padding, dtype=dtype)
+
     def keccak(self: Tensor, cfg: str | tuple[int, int] = "sha3_256") -> Tensor:
         """The Keccak/SHA-3 hash of the bytes of each row, computed on the tensor's device:
         a uint8 tensor of shape (rows..., digest bytes). ``cfg`` is ``"sha3_256"`` (default),
