@@ -149,7 +149,7 @@ def _gpr_forms() -> Iterator[Inst]:
 def _vector_forms() -> Iterator[Inst]:
     triples = list(zip(XMM, XMM[5:] + XMM[:5], XMM[11:] + XMM[:11], strict=True))
     for op in VEX_RVM:
-        lens = (16, 32) if op[-2:] in ("ps", "pd") else (16,)
+        lens = (16, 32) if op[-2:] in ("ps", "pd") or op.startswith("vp") else (16,)
         for vlen in lens:
             yield from (Inst(op, (a, b, c), vlen=vlen) for a, b, c in triples)
             yield from (
@@ -162,7 +162,7 @@ def _vector_forms() -> Iterator[Inst]:
         )
         yield from (Inst(op, (XMM[i % 16], XMM[2], m, Imm(3))) for i, m in enumerate(MEMS))
     for op in VEX_RM:
-        lens = (16, 32) if op in ("vmovaps", "vmovups", "vsqrtps", "vsqrtpd") else (16,)
+        lens = (16, 32) if op not in ("vucomiss", "vucomisd", "vmovss", "vmovsd") else (16,)
         for vlen in lens:
             if op not in ("vmovss", "vmovsd"):  # between registers they take three operands
                 yield from (Inst(op, (a, b), vlen=vlen) for a, b, _ in triples)
@@ -180,6 +180,11 @@ def _packed_forms() -> Iterator[Inst]:
             for a, b, k in zip(XMM, XMM[::-1], (1, 3, 11) * 6, strict=False)
         )
         yield from (Inst(op, (XMM[i % 16], m, Imm(11)), vlen=vlen) for i, m in enumerate(MEMS))
+    for op, vlen in itertools.product(("vpslld", "vpsrld", "vpsrad"), (16, 32)):
+        yield from (
+            Inst(op, (a, b, Imm(k)), vlen=vlen)
+            for a, b, k in zip(XMM, XMM[::-1], (1, 9, 31) * 6, strict=False)
+        )
     for op, vlen in itertools.product(("vmovmskps", "vmovmskpd"), (16, 32)):
         yield from (Inst(op, (g, x), vlen=vlen) for g, x in zip(GPRS, XMM, strict=True))
     for op in ("vbroadcastss", "vbroadcastsd"):

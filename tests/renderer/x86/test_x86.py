@@ -167,6 +167,46 @@ def vector_pressure_case(groups: int) -> Case:
     return p.case(f"vector-pressure-{groups}")
 
 
+def int32x8_case() -> Case:
+    """Every int32x8 op the renderer does in ymm registers, on edge values: shifts by
+    counts past the width and negative counts, compares, wrapping arithmetic, and the
+    float32x8 conversions (NaN and overflow give x86's indefinite)."""
+    v8, f8 = dtypes.int32.vec(8), dtypes.float32.vec(8)
+    ints = [0, 1, -1, 7, -7, 2**31 - 1, -(2**31), 100, 31, 32, 33, -32, 5, -100, 64, 3]
+    floats = [0.5, -0.5, 3e9, -3e9, float("nan"), float("inf"), 2.5, -7.75] * 2
+    p = Builder()
+    a = p.buffer(dtypes.int32, ints)
+    b = p.buffer(dtypes.int32, ints[::-1])
+    f = p.buffer(dtypes.float32, floats)
+    i = p.add(rng(2))
+    at = alu(Ops.MUL, i, UOp.const(8, dtypes.int32))
+    x, y, fx = load(index(a, at), v8), load(index(b, at), v8), load(index(f, at), f8)
+    results = {
+        "SHL by lanes": alu(Ops.SHL, x, y),
+        "SHR by lanes": alu(Ops.SHR, x, y),
+        "SHL by 33": alu(Ops.SHL, x, UOp.const((33,) * 8, v8)),
+        "SHR by 40": alu(Ops.SHR, x, UOp.const((40,) * 8, v8)),
+        "NEG": alu(Ops.NEG, x),
+        "MULACC": alu(Ops.MULACC, x, y, x),
+        "MAX": alu(Ops.MAX, x, y),
+        "WHERE x != y": alu(Ops.WHERE, alu(Ops.CMPNE, x, y), x, y),
+        "WHERE x == y": alu(Ops.WHERE, alu(Ops.CMPEQ, x, y), y, UOp.const((-5,) * 8, v8)),
+        "CAST float32x8": UOp(Ops.CAST, v8, (fx,)),
+        "BITCAST float32x8": UOp(Ops.BITCAST, v8, (alu(Ops.ADD, fx, fx),)),
+    }
+    for label, value in results.items():
+        p.add(store(index(p.output(dtypes.int32, 16, label), at), value))
+    p.add(end(i))
+    return p.case("int32x8")
+
+
+def test_int32x8_ops_match_the_emulator() -> None:
+    case = int32x8_case()
+    listing = X86Renderer().render(list(case.uops))
+    assert "vpsravd" in listing and "vcvttps2dq" in listing and "vpcmpeqd" in listing
+    assert check_case(case, _run, run_linear) == []
+
+
 def _is_borrow_slot(m: object) -> bool:
     return isinstance(m, Mem) and m.frame is not None and m.frame[0] == "borrow"
 

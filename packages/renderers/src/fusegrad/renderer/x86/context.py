@@ -89,8 +89,8 @@ class Selection:
         return self.values[u]
 
     def vec(self, u: UOp) -> VReg:
-        """The vector register holding float (or mask) ``u``, scalar or vector (a vector
-        held in lanes is put together through the stack slot)."""
+        """The vector register holding float (or mask, or int32x8) ``u``, scalar or vector
+        (a vector held in lanes is put together through the stack slot)."""
         if u in self.lanes:
             return self.assemble_lanes(u)
         if u.op in (Ops.CONST, Ops.VCONST):
@@ -110,6 +110,8 @@ class Selection:
                 t = self.copy_reg(lane)
                 self.emit("neg", t)
                 self.emit("store", slot, t, width=size)
+            elif lane.cls is GPR:
+                self.emit("store", slot, lane, width=size)
             else:
                 self.emit(mov_for(dt.scalar()) + "_st", slot, lane)
         d = self.new(VEC)
@@ -176,6 +178,9 @@ def const_bytes(u: UOp) -> bytes:
     if dt.scalar() is dtypes.bool:
         size = mask_lane(dt)
         return b"".join((-1 if v else 0).to_bytes(size, "little", signed=True) for v in values)
+    if dtypes.is_int(dt):
+        size = dt.scalar().itemsize
+        return b"".join((int(v) % (1 << 8 * size)).to_bytes(size, "little") for v in values)
     return b"".join(float_bits(dt, v) for v in values)
 
 

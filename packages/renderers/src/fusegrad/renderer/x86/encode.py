@@ -289,6 +289,18 @@ VEX_RVM: dict[str, tuple[str, int, int, int]] = {
     "vfmadd231ss": ("66", 2, 0xB9, 0),
     "vfmadd231sd": ("66", 2, 0xB9, 1),
     "vfmadd231ps": ("66", 2, 0xB8, 0),
+    "vpaddd": ("66", 1, 0xFE, 0),
+    "vpsubd": ("66", 1, 0xFA, 0),
+    "vpand": ("66", 1, 0xDB, 0),
+    "vpor": ("66", 1, 0xEB, 0),
+    "vpxor": ("66", 1, 0xEF, 0),
+    "vpcmpgtd": ("66", 1, 0x66, 0),
+    "vpcmpeqd": ("66", 1, 0x76, 0),
+    "vpmulld": ("66", 2, 0x40, 0),
+    "vpmaxsd": ("66", 2, 0x3D, 0),
+    "vpsllvd": ("66", 2, 0x47, 0),
+    "vpsrlvd": ("66", 2, 0x45, 0),
+    "vpsravd": ("66", 2, 0x46, 0),
     "vfmadd231pd": ("66", 2, 0xB8, 1),
 }
 #: three operands and an imm8
@@ -312,6 +324,8 @@ VEX_RM: dict[str, tuple[str, int, int]] = {
     "vmovaps": ("", 1, 0x28),
     "vmovups": ("", 1, 0x10),
     "vsqrtps": ("", 1, 0x51),
+    "vcvtdq2ps": ("", 1, 0x5B),
+    "vcvttps2dq": ("F3", 1, 0x5B),
     "vsqrtpd": ("66", 1, 0x51),
     "vmovss": ("F3", 1, 0x10),
     "vmovsd": ("F2", 1, 0x10),
@@ -362,6 +376,17 @@ def _imul3(i: Inst) -> Encoded:
             b"\x6b", _regnum(dst), _reg_or_mem(src), i.width, struct.pack("<b", imm.value)
         )
     return _legacy(b"\x69", _regnum(dst), _reg_or_mem(src), i.width, struct.pack("<i", imm.value))
+
+
+_SHIFT_IMM = {"vpslld": 6, "vpsrld": 2, "vpsrad": 4}
+
+
+def _shift_imm(i: Inst) -> Encoded:
+    """vpslld/vpsrld/vpsrad dst, src, imm8: VEX.66.0F 72 /digit, dst in vvvv."""
+    dst, src, imm = i.args
+    assert isinstance(imm, Imm)
+    rm = _reg_or_mem(src)
+    return _vex((1, 1, 0, 0x72), i.vlen, _SHIFT_IMM[i.op], _regnum(dst), rm, bytes([imm.value]))
 
 
 def _movmsk(i: Inst) -> Encoded:
@@ -442,6 +467,7 @@ ENCODERS: dict[str, Callable[[Inst], Encoded]] = {
     **dict.fromkeys(("vmovmskps", "vmovmskpd"), _movmsk),
     **dict.fromkeys(("vbroadcastss", "vbroadcastsd"), _broadcast),
     "imul3": _imul3,
+    **dict.fromkeys(_SHIFT_IMM, _shift_imm),
     "vzeroupper": _fixed(b"\xc5\xf8\x77"),
     **dict.fromkeys(VEX_MR, _vec_mr),
     **dict.fromkeys(("vcvtsi2ss", "vcvtsi2sd"), _cvtsi2f),

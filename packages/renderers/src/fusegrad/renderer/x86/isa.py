@@ -22,6 +22,8 @@ class RegClass(Enum):
     GPR = "gpr"
     VEC = "vec"
 
+    __hash__ = object.__hash__  # members are singletons: hash by identity (hot in allocation)
+
 
 @dataclass(frozen=True, slots=True)
 class Reg:
@@ -29,6 +31,9 @@ class Reg:
 
     num: int
     cls: RegClass
+
+    def __hash__(self) -> int:
+        return self.num if self.cls is RegClass.GPR else 16 + self.num
 
     def name(self, width: int = 8, vlen: int = 16) -> str:
         """The assembler name at an operand size (``eax``, ``r9b``, ``ymm3``...)."""
@@ -43,6 +48,9 @@ class VReg:
 
     id: int
     cls: RegClass
+
+    def __hash__(self) -> int:
+        return self.id  # ids are unique within a function
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +170,8 @@ FORMS: dict[str, tuple[str, ...]] = {
             ),
             "vxorps",
             "vandps",
+            *("vpaddd", "vpsubd", "vpand", "vpor", "vpxor", "vpcmpgtd", "vpcmpeqd"),
+            *("vpmulld", "vpmaxsd", "vpsllvd", "vpsrlvd", "vpsravd"),
             "vandnps",
             "vorps",
             "vcvtss2sd",
@@ -177,6 +187,8 @@ FORMS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("vroundps", "vroundpd"), (_W, _R, _R)),
     **dict.fromkeys(("vmovmskps", "vmovmskpd", "vbroadcastss", "vbroadcastsd"), (_W, _R)),
     "imul3": (_W, _R, _R),
+    **dict.fromkeys(("vpslld", "vpsrld", "vpsrad"), (_W, _R, _R)),
+    **dict.fromkeys(("vcvtdq2ps", "vcvttps2dq"), (_W, _R)),
     "vzeroupper": (),
     **dict.fromkeys(("vfmadd231ss", "vfmadd231sd", "vfmadd231ps", "vfmadd231pd"), (_X, _R, _R)),
     **dict.fromkeys(("vucomiss", "vucomisd"), (_R, _R)),

@@ -25,11 +25,32 @@ _FLOAT_NATIVE = frozenset(
 )
 _MASK_NATIVE = frozenset({Ops.AND, Ops.OR, Ops.XOR, Ops.ADD, Ops.MUL, Ops.SUB, Ops.MAX})
 _COMPARES = frozenset({Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ})
+I32X8 = dtypes.int32.vec(8)
+_INT_NATIVE = frozenset(
+    {Ops.ADD, Ops.SUB, Ops.MUL, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.MAX}
+    | {Ops.NEG, Ops.TRUNC, Ops.MULACC}
+)
 
 
 def float_vector(dt: DType) -> bool:
     """A float vector held whole in one xmm/ymm register."""
     return (dt.scalar(), dt.count) in _FLOAT_VECTORS
+
+
+def int_vector(dt: DType) -> bool:
+    """An int32x8 vector held whole in one ymm register (AVX2)."""
+    return dt == I32X8
+
+
+def reg_vector(dt: DType) -> bool:
+    """A vector held whole in one register."""
+    return float_vector(dt) or int_vector(dt)
+
+
+def _conversion(x: UOp) -> bool:
+    """float32x8 <-> int32x8 CAST (vcvtdq2ps / vcvttps2dq) or BITCAST (the same register)."""
+    pair = {x.dtype, x.src[0].dtype}
+    return pair == {I32X8, dtypes.float32.vec(8)}
 
 
 def mask_for(mask: DType, floats: DType) -> bool:
@@ -40,12 +61,14 @@ def mask_for(mask: DType, floats: DType) -> bool:
 def native(x: UOp) -> bool:
     """Whether the renderer selects vector ALU op ``x`` as vector instructions."""
     dt = x.dtype
-    if x.op in _COMPARES and float_vector(x.src[0].dtype):
+    if x.op in _COMPARES and reg_vector(x.src[0].dtype):
         return mask_for(dt, x.src[0].dtype)
-    if x.op is Ops.WHERE and float_vector(dt):
+    if x.op is Ops.WHERE and reg_vector(dt):
         return x.src[0].dtype.scalar() is dtypes.bool and mask_for(x.src[0].dtype, dt)
     if float_vector(dt):
         return x.op in _FLOAT_NATIVE
+    if int_vector(dt):
+        return x.op in _INT_NATIVE
     if dt.scalar() is dtypes.bool and dt.count in (8, 4):
         return x.op in _MASK_NATIVE and all(s.dtype.count == dt.count for s in x.src)
     return False
@@ -57,10 +80,12 @@ def native_node(x: UOp) -> bool:
     mask = dt.scalar() is dtypes.bool and dt.count in (8, 4)
     if x.op in GroupOp.ALU:
         return native(x)
-    if x.op in (Ops.LOAD, Ops.CAST, Ops.BITCAST):
-        return x.op is Ops.LOAD and float_vector(dt)
+    if x.op in (Ops.CAST, Ops.BITCAST):
+        return _conversion(x)
+    if x.op is Ops.LOAD:
+        return reg_vector(dt)
     if x.op in (Ops.VECTORIZE, Ops.CONST, Ops.VCONST):
-        return float_vector(dt) or mask
+        return reg_vector(dt) or mask
     return False  # multi-lane GEP
 
 

@@ -27,7 +27,7 @@ def memory_size(inst: Inst) -> int:
     if op in ("vcvtsi2ss", "vcvtsi2sd") or not op.startswith("v"):
         return inst.width
     core = op.removesuffix("_st")
-    if core[-2:] in _SCALAR_MEM:
+    if core[-2:] in _SCALAR_MEM and not core.startswith("vp"):  # vpmaxsd is packed
         return _SCALAR_MEM[core[-2:]]
     return inst.vlen
 

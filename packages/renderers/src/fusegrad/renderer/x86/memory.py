@@ -171,7 +171,7 @@ _LOADS: dict[DType, tuple[str, int]] = {
 
 
 def load_into(ctx: Selection, v: VReg, dt: DType, mem: Mem) -> None:
-    if dt.scalar() in FLOATS:
+    if dt.scalar() in FLOATS or dt.count > 1:
         ctx.emit(mov_for(dt), v, mem, vlen=vlen(dt))
         return
     how, width = _LOADS[dt]
@@ -209,7 +209,7 @@ def load(ctx: Selection, x: UOp) -> UOp:
     dt = x.dtype
     mem = address(ctx, idx)
     if len(idx.src) < 3:
-        v = ctx.values[x] = ctx.new(VEC if dt.scalar() in FLOATS else GPR)
+        v = ctx.values[x] = ctx.new(VEC if dt.scalar() in FLOATS or dt.count > 1 else GPR)
         load_into(ctx, v, dt, mem)
         return SELECTED
     v = ctx.values[x] = ctx.copy(x.src[1])
@@ -219,7 +219,7 @@ def load(ctx: Selection, x: UOp) -> UOp:
 
 def _store_value(ctx: Selection, mem: Mem, val: UOp) -> None:
     dt = val.dtype
-    if dt.scalar() in FLOATS:
+    if dt.scalar() in FLOATS or dt.count > 1:
         ctx.emit(mov_for(dt) + "_st", mem, ctx.vec(val), vlen=vlen(dt))
         return
     ctx.emit("store", mem, ctx.gpr(val), width=dt.itemsize)

@@ -189,6 +189,16 @@ def rewrite(code: list[Inst], alloc: Allocation) -> list[Inst]:
                     reads.append(v)
                 if isinstance(op, VReg) and role in ("W", "X"):
                     writes.append(v)
+        if not spilled:
+            out.append(
+                Inst(
+                    inst.op,
+                    tuple(_substitute(op, alloc.registers) for op in inst.args),
+                    inst.width,
+                    inst.vlen,
+                )
+            )
+            continue
         regs = {**alloc.registers, **spilled}
         saves = [Mem(frame=("borrow", k)) for k in range(len(borrowed))]
         out += [_move(r, m, load=False) for r, m in zip(borrowed, saves, strict=True)]

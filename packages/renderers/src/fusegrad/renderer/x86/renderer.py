@@ -59,6 +59,7 @@ class X86Renderer(Renderer):
     vector_widths: ClassVar[dict[DType, tuple[int, ...]]] = {
         dtypes.float32: (8,),
         dtypes.float64: (4,),
+        dtypes.int32: (8,),
         dtypes.bool: (8, 4),
     }
     supported_dtypes = frozenset({dtypes.bool, *INTS, *FLOATS})

@@ -19,6 +19,16 @@ _COMPARE = (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ)
 _MASK_LOGIC = (Ops.AND, Ops.OR, Ops.XOR, Ops.ADD, Ops.MUL, Ops.SUB, Ops.MAX)
 
 
+def _int_vector(ctx: Selection, x: UOp) -> UOp | None:
+    if x.dtype.count == 1 or x.op in (Ops.WHERE, *_COMPARE):
+        return None
+    return vector.int_op(ctx, x)
+
+
+def _vector_conversion(ctx: Selection, x: UOp) -> UOp | None:
+    return vector.conversion(ctx, x) if x.dtype.count > 1 else None
+
+
 def _vector_compare(ctx: Selection, x: UOp) -> UOp | None:
     return vector.compare(ctx, x) if x.dtype.count > 1 else None
 
@@ -45,6 +55,8 @@ pm_select = PatternMatcher(
         (UPat((Ops.CONST, Ops.VCONST, Ops.INDEX, Ops.DEFINE_REG, Ops.SINK, Ops.BARRIER), name="x"), memory.nothing),
         (UPat(Ops.GROUP), lambda: SELECTED),
         # vectors
+        (UPat(GroupOp.ALU, dtypes.int32, name="x"), _int_vector),
+        (UPat((Ops.CAST, Ops.BITCAST), name="x"), _vector_conversion),
         (UPat(_COMPARE, name="x"), _vector_compare),
         (UPat(Ops.WHERE, name="x"), _vector_where),
         (UPat(_MASK_LOGIC, dtypes.bool, name="x"), _mask_logic),
@@ -102,7 +114,7 @@ def _stored_in_lanes(ctx: Selection, u: UOp) -> bool:
         return False
     if memory.register_array(u.src[0]) is not None:
         return False
-    return u.src[1] in ctx.lanes or not lanes.float_vector(u.src[1].dtype)
+    return u.src[1] in ctx.lanes or not lanes.reg_vector(u.src[1].dtype)
 
 
 def select(uops: list[UOp], sig: KernelSignature) -> Selection:

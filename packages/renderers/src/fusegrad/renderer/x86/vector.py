@@ -19,6 +19,7 @@ from fusegrad.uop import Ops, UOp, dtypes
 
 #: vcmpps/pd predicates: LT_OS, EQ_OQ, NEQ_UQ (false on NaN but for !=)
 _PREDICATES = {Ops.CMPLT: 1, Ops.CMPEQ: 0, Ops.CMPNE: 4}
+_ONES = b"\xff" * 32
 _MASK_OPS = {Ops.AND: "vandps", Ops.MUL: "vandps", Ops.OR: "vorps", Ops.ADD: "vorps"}
 _MASK_OPS |= {Ops.MAX: "vorps", Ops.XOR: "vxorps", Ops.SUB: "vxorps"}
 
@@ -28,9 +29,18 @@ def _temp(offset: int = 0) -> Mem:
 
 
 def compare(ctx: Selection, x: UOp) -> UOp:
-    """Float vector compare -> a mask."""
+    """Vector compare -> a mask (int32x8: greater-than / equal, then flipped for !=)."""
     a, b = x.src
     d = ctx.new(VEC)
+    if dtypes.is_int(a.dtype):
+        if x.op is Ops.CMPLT:  # a < b is b > a
+            ctx.emit("vpcmpgtd", d, ctx.vec(b), ctx.fsource(a), vlen=32)
+        else:
+            ctx.emit("vpcmpeqd", d, ctx.vec(a), ctx.fsource(b), vlen=32)
+        if x.op is Ops.CMPNE:
+            ctx.emit("vpxor", d, d, ctx.constant(_ONES), vlen=32)
+        ctx.values[x] = d
+        return SELECTED
     op = "vcmp" + suffix(a.dtype)
     ctx.emit(op, d, ctx.vec(a), ctx.fsource(b), Imm(_PREDICATES[x.op]), vlen=vlen(a.dtype))
     ctx.values[x] = d
@@ -41,7 +51,7 @@ def where(ctx: Selection, x: UOp) -> UOp:
     """mask ? a : b -> one blend."""
     cond, a, b = x.src
     d = ctx.new(VEC)
-    blend = "vblendvps" if x.dtype.scalar() is dtypes.float32 else "vblendvpd"
+    blend = "vblendvpd" if x.dtype.scalar() is dtypes.float64 else "vblendvps"
     ctx.emit(blend, d, ctx.vec(b), ctx.fsource(a), ctx.vec(cond), vlen=vlen(x.dtype))
     ctx.values[x] = d
     return SELECTED
@@ -67,6 +77,10 @@ def vectorize(ctx: Selection, x: UOp) -> UOp:
             ctx.emit("neg", lane)
             ctx.emit("store", _temp(i * size), lane, width=size)
         ctx.emit("vmovups", d, _temp(), vlen=vlen(dt))
+    elif dtypes.is_int(dt):
+        for i, s in enumerate(x.src):
+            ctx.emit("store", _temp(4 * i), ctx.gpr(s), width=4)
+        ctx.emit("vmovups", d, _temp(), vlen=32)
     elif len(set(x.src)) == 1 and vlen(dt) == 32:  # one value in every lane
         op = "vbroadcastss" if dt.scalar() is dtypes.float32 else "vbroadcastsd"
         ctx.emit(op, d, ctx.vec(x.src[0]), vlen=32)
@@ -104,6 +118,12 @@ def gep(ctx: Selection, x: UOp) -> UOp:
         ctx.emit("and", g, Imm(1), width=4)
         ctx.values[x] = g
         return SELECTED
+    if dtypes.is_int(x.dtype):
+        g = ctx.new(GPR)
+        ctx.emit("vmovups_st", _temp(), v, vlen=32)
+        ctx.emit("movsxd", g, _temp(4 * lane), width=4)
+        ctx.values[x] = g
+        return SELECTED
     d: VReg
     if lane == 0:
         d = ctx.copy_reg(v)
@@ -112,5 +132,65 @@ def gep(ctx: Selection, x: UOp) -> UOp:
         ctx.emit("vmovups_st", _temp(), v, vlen=vlen(src.dtype))
         size = x.dtype.itemsize
         ctx.emit(mov_for(x.dtype), d, _temp(lane * size))
+    ctx.values[x] = d
+    return SELECTED
+
+
+# -- int32x8 (AVX2) ----------------------------------------------------------------------------
+
+_INT_BINARY = {
+    Ops.ADD: "vpaddd", Ops.SUB: "vpsubd", Ops.MUL: "vpmulld", Ops.AND: "vpand",
+    Ops.OR: "vpor", Ops.XOR: "vpxor", Ops.MAX: "vpmaxsd",
+}  # fmt: skip
+
+
+def _shift(ctx: Selection, x: UOp, d: VReg) -> None:
+    """Per-lane shifts: a count past 31 (unsigned) gives 0, or the sign for SHR (what
+    vpsllvd/vpsravd do); a constant count is an immediate."""
+    a, b = x.src
+    op = "vpslld" if x.op is Ops.SHL else "vpsrad"
+    if (
+        b.op in (Ops.CONST, Ops.VCONST)
+        and len(set(b.arg if isinstance(b.arg, tuple) else (b.arg,))) == 1
+    ):
+        count = (b.arg[0] if isinstance(b.arg, tuple) else b.arg) % (1 << 32)
+        if count < 32 or x.op is Ops.SHR:
+            ctx.emit(op, d, ctx.vec(a), Imm(min(count, 31)), vlen=32)
+        else:
+            ctx.emit("vpxor", d, d, d, vlen=32)
+        return
+    ctx.emit(op[:-1] + "vd", d, ctx.vec(a), ctx.fsource(b), vlen=32)
+
+
+def int_op(ctx: Selection, x: UOp) -> UOp:
+    """int32x8 arithmetic (wrapping, as the scalar ops)."""
+    d = ctx.new(VEC)
+    if x.op in _INT_BINARY:
+        a, b = x.src
+        ctx.emit(_INT_BINARY[x.op], d, ctx.vec(a), ctx.fsource(b), vlen=32)
+    elif x.op in (Ops.SHL, Ops.SHR):
+        _shift(ctx, x, d)
+    elif x.op is Ops.NEG:
+        ctx.emit("vpxor", d, d, d, vlen=32)
+        ctx.emit("vpsubd", d, d, ctx.fsource(x.src[0]), vlen=32)
+    elif x.op is Ops.TRUNC:
+        d = ctx.vec(x.src[0])
+    else:  # MULACC: a * b + c
+        a, b, c = x.src
+        ctx.emit("vpmulld", d, ctx.vec(a), ctx.fsource(b), vlen=32)
+        ctx.emit("vpaddd", d, d, ctx.fsource(c), vlen=32)
+    ctx.values[x] = d
+    return SELECTED
+
+
+def conversion(ctx: Selection, x: UOp) -> UOp:
+    """float32x8 <-> int32x8: CAST converts (truncating, x86's indefinite for NaN and
+    overflow, as the scalar path), BITCAST is the same register."""
+    src = ctx.vec(x.src[0])
+    if x.op is Ops.BITCAST:
+        ctx.values[x] = src
+        return SELECTED
+    d = ctx.new(VEC)
+    ctx.emit("vcvtdq2ps" if x.dtype.scalar() is dtypes.float32 else "vcvttps2dq", d, src, vlen=32)
     ctx.values[x] = d
     return SELECTED
