@@ -7,12 +7,14 @@ starts from the same model, and the ranks check that they hold the same paramete
 
 Gradients travel in *buckets*: parameters are grouped in reverse order (the order backward
 produces their gradients) into buckets of about ``bucket_bytes`` (25 MB by default) of one
-dtype; each bucket is one persistent contiguous buffer, filled from the gradients by one
-fused kernel (an assign of the concatenated flattened gradients). All buckets' reductions
-are started as non-blocking ``Iallreduce`` (in place, sum) back to back, so they progress
-together, and waited for before the update; the division by the world size is folded into
-the optimizer's update kernels (each parameter's ``.grad`` becomes a view of its bucket
-divided by the number of ranks). The result equals single-process training on the
+dtype; each bucket is one persistent contiguous buffer, and the kernel computing a gradient
+writes it straight into its slice of the bucket (the flatten costs no copy; an assign of the
+concatenated gradients instead fused the gradient reductions into one kernel and made the
+digits example's step 14x slower). All buckets' reductions are started as non-blocking
+``Iallreduce`` (in place, sum) back to back, so they progress together, and waited for
+before the update; the division by the world size is folded into the optimizer's update
+kernels (each parameter's ``.grad`` becomes a view of its bucket divided by the number of
+ranks). The result equals single-process training on the
 concatenated batch (tested to 1e-6 in float32).
 
 The three phases are separate so a training step can run under ``TinyJit``: the kernels of
@@ -119,14 +121,15 @@ class DistributedOptimizer:
         self.optimizer.zero_grad()
 
     def flatten_gradients(self) -> list[Tensor]:
-        """Assign every bucket its parameters' gradients (lazily: one kernel per bucket);
-        returns the bucket tensors to realize. A parameter without a gradient counts 0."""
+        """Assign every parameter's gradient to its slice of its bucket (lazily); returns the
+        assigns to realize. The flatten is fused into the gradient kernels: each writes its
+        slice of the bucket directly, no copy. A parameter without a gradient counts 0."""
         out = []
         for b in self.buckets:
             assert b.buffer is not None
-            parts = [_flat_grad(p) for p in b.params]
-            b.buffer.assign(parts[0] if len(parts) == 1 else parts[0].cat(*parts[1:]))
-            out.append(b.buffer)
+            for p, offset in zip(b.params, b.offsets, strict=True):
+                size = int(prod(p.shape))
+                out.append(b.buffer[offset : offset + size].assign(_flat_grad(p)))
         return out
 
     def all_reduce_gradients(self) -> None:
