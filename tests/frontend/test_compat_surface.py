@@ -478,3 +478,24 @@ def test_from_url_hash_shard_like_and_image_ops(tmp_path: Path) -> None:
     )
     m = np.random.default_rng(4).standard_normal((3, 4)).astype(np.float32)
     np.testing.assert_allclose(Tensor(m).image_dot(Tensor(m.T)).numpy(), m @ m.T, rtol=1e-5)
+
+
+def test_diskcache_helpers(tmp_path: Path) -> None:
+    from fusegrad.helpers import diskcache, diskcache_clear, diskcache_get, diskcache_put
+
+    with Context(FUSEGRAD_CACHE_DIR=str(tmp_path)):
+        assert diskcache_get("tbl", {"a": 1}) is None
+        assert diskcache_put("tbl", {"a": 1}, [1, 2]) == [1, 2]
+        assert diskcache_get("tbl", {"a": 1}) == [1, 2]
+        calls: list[int] = []
+
+        @diskcache
+        def double(x: int) -> int:
+            calls.append(x)
+            return 2 * x
+
+        assert double(3) == 6 and double(3) == 6 and calls == [3]
+        with Context(CACHELEVEL=0):
+            assert diskcache_get("tbl", {"a": 1}) is None
+        diskcache_clear()
+        assert diskcache_get("tbl", {"a": 1}) is None

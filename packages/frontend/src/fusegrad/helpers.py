@@ -16,6 +16,7 @@ here. tinygrad names with no meaning in fusegrad are listed in ``docs/compat.md`
 
 from __future__ import annotations
 
+import contextlib
 import cProfile
 import ctypes
 import decimal
@@ -24,9 +25,11 @@ import gzip
 import hashlib
 import itertools
 import os
+import pickle
 import pstats
 import re
 import shutil
+import sqlite3
 import string
 import subprocess
 import sys
@@ -42,6 +45,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from fusegrad.codegen import DiskCache
 from fusegrad.codegen import cache_dir as _cache_dir
 from fusegrad.engine import GlobalCounters
 from fusegrad.jit import JIT
@@ -790,6 +794,64 @@ def _extract(archive: Path, folder: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# --- the on-disk cache ---------------------------------------------------------------------------
+
+
+_TABLES: dict[tuple[str, Path], DiskCache] = {}
+
+
+def _cache_table(table: str) -> DiskCache:
+    """The table (one open table per name and cache folder: its connections are reused)."""
+    key = ("user_" + re.sub(r"\W", "_", table), _cache_dir() / "cache.db")
+    if key not in _TABLES:
+        _TABLES[key] = DiskCache(*key)
+    return _TABLES[key]
+
+
+def _cache_key(key: dict[str, Any] | str | int) -> str:
+    return repr(sorted(key.items())) if isinstance(key, dict) else repr(key)
+
+
+def diskcache_get(table: str, key: dict[str, Any] | str | int) -> Any:
+    """The value stored under ``key`` in ``table`` of fusegrad's on-disk cache (the sqlite
+    file the compile cache uses), or None; None too under ``CACHELEVEL=0``."""
+    raw = _cache_table(table).get(_cache_key(key))
+    return None if raw is None else pickle.loads(raw)
+
+
+def diskcache_put(
+    table: str, key: dict[str, Any] | str | int, val: Any, prepickled: bool = False
+) -> Any:
+    """Store ``val`` (pickled, unless ``prepickled`` bytes) under ``key``; returns ``val``."""
+    _cache_table(table).put(_cache_key(key), val if prepickled else pickle.dumps(val))
+    return val
+
+
+def diskcache(func: Callable[..., T]) -> Callable[..., T]:
+    """``func`` with its results kept in the on-disk cache, keyed by its arguments."""
+    table = f"cache_{func.__module__}_{func.__qualname__}"
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        key = hashlib.sha256(pickle.dumps((args, kwargs))).hexdigest()
+        if (hit := diskcache_get(table, key)) is not None:
+            return hit  # type: ignore[no-any-return]
+        return diskcache_put(table, key, func(*args, **kwargs))  # type: ignore[no-any-return]
+
+    return wrapper
+
+
+def diskcache_clear() -> None:
+    """Empty fusegrad's on-disk cache: every table, compiled programs and BEAM results too."""
+    path = _cache_dir() / "cache.db"
+    if not path.exists():
+        return
+    with contextlib.closing(sqlite3.connect(path, timeout=30)) as db, db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for t in tables:
+            db.execute(f"DELETE FROM {t}")
+
+
 # --- targets ------------------------------------------------------------------------------------
 
 
@@ -874,6 +936,10 @@ __all__ = [
     "data64_le",
     "dedup",
     "disable_gc",
+    "diskcache",
+    "diskcache_clear",
+    "diskcache_get",
+    "diskcache_put",
     "fetch",
     "flat_mv",
     "flat_to_grouped",
