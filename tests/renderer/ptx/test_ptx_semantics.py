@@ -130,17 +130,22 @@ def _lowering_module(name: str) -> Any:
     return mod
 
 
-def _gpu_cases() -> list[Any]:
+def _lowered_cases() -> list[Any]:
     if not (LOWER_TESTS / "corpus.py").exists():
         return []
-    cases = _lowering_module("corpus").build()
-    return [pytest.param(c, id=c.name) for c in cases if "gpu" in c.opts]
+    out = []
+    for c in _lowering_module("corpus").build():
+        for variant in ("plain", "gpu") if "gpu" in c.opts else ("plain",):
+            out.append(pytest.param(c, variant, id=f"{c.name}-{variant}"))
+    return out
 
 
-@pytest.mark.parametrize("c", _gpu_cases())
-def test_lowered_gpu_kernel_runs_in_the_interpreter(c: Any) -> None:
+@pytest.mark.parametrize(("c", "variant"), _lowered_cases())
+def test_lowered_kernel_runs_in_the_interpreter(c: Any, variant: str) -> None:
+    """Codegen's lowering corpus for the PTX renderer (every output a GPU thread; with the
+    case's GPU opts: workgroups, shared memory, barriers), run from its PTX."""
     targets = _lowering_module("targets")
-    spec = to_program(c.opts["gpu"](c.ast), _renderer())
+    spec = to_program(c.opts["gpu"](c.ast) if variant == "gpu" else c.ast, _renderer())
     want = targets.run_program(spec, c.inputs, c.var_vals)
     got = [np.array(a, dtype=w.dtype).reshape(-1) for a, w in zip(c.inputs, want, strict=True)]
     gs, ls = spec.launch_dims(c.var_vals)
