@@ -185,7 +185,7 @@ def bench(
     variants = {"heuristics": hand_coded_optimizations(ast, renderer)}
     if beam > 0:
         start = time.perf_counter()
-        variants[f"BEAM={beam}"] = beam_search(ast, renderer, beam, CPUTimer())
+        variants[f"BEAM={beam}"] = beam_search(ast, renderer, beam, Device["CPU"].timer)
         search_s = time.perf_counter() - start
     for name, opts in variants.items():
         start = time.perf_counter()

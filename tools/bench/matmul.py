@@ -1,6 +1,7 @@
 """fp32 matmul on the CPU device: NumPy vs fusegrad's heuristics vs BEAM, in GFLOP/s.
 
-    .venv/bin/python tools/bench/matmul.py [--sizes 512 1024 2048] [--beam 4] [--beam-max 1024]
+    .venv/bin/python tools/bench/matmul.py [--sizes 512 1024 2048] [--beam 2] [--beam-max 1024]
+    .venv/bin/python tools/bench/matmul.py --sizes 1024 --beam 2 --tensor-only
     .venv/bin/python tools/bench/matmul.py --transformer [--rows 36 1024] [--beam 0]
     .venv/bin/python tools/bench/matmul.py --shapes 12x128x32x128t 1x1024x384x1536
 
@@ -13,7 +14,9 @@ when they differ from the hand-built one: from 512 on it reads B from panels and
 and 2048, A from a row-padded copy (``codegen/schedule/layout.py``); the copy kernels' time
 is printed next to them (``packed`` rows: the matmul kernel alone; ``interleaved``: copies
 and matmul, wall and one-thread CPU time). ``tensor`` rows time the whole ``(x @ y).realize()``
-end to end, heuristics and BEAM: the number a user sees.
+end to end, heuristics and ``BEAM`` set as a user sets it (``Context(BEAM=n)``: every kernel
+searched on the CPU device's own timer on the first call, whose time is the search time),
+next to NumPy and PyTorch: the number a user sees. ``--tensor-only`` prints only those.
 
 Every timed call follows a pause (``PAUSE``: OpenBLAS's threads spin for a while after
 NumPy's call, and would share the cores with the next kernel) and 50 ms of untimed calls
@@ -234,12 +237,25 @@ def run_packed(k: object, n: int, a: np.ndarray, b: np.ndarray, beam: int, repea
     )
 
 
+def torch_matmul(a: np.ndarray, b: np.ndarray) -> Callable[[], object] | None:
+    """PyTorch's ``a @ b`` on the CPU (None without torch)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    return lambda: ta @ tb
+
+
 def run_tensor(n: int, a: np.ndarray, b: np.ndarray, beam: int, repeats: int) -> None:
     """End to end: ``(x @ y).realize()`` on Tensors and waiting for it (the scheduler's
-    kernels: layout copies and matmul, their launches), with the heuristics and with BEAM,
-    next to NumPy's ``a @ b`` in the same rounds. ``paired``: the median over rounds of
-    NumPy's time / ours (each pair ran back to back, so load drifts cancel)."""
+    kernels: layout copies and matmul, their launches), with the heuristics and with
+    ``BEAM=beam`` (set the way a user sets it: the search runs on the first call, on the CPU
+    device's own timer, ``IGNORE_BEAM_CACHE=1`` makes it search again), next to NumPy's and
+    PyTorch's ``a @ b`` in the same rounds. ``paired``: the median over rounds of NumPy's
+    time / ours (each pair ran back to back, so load drifts cancel)."""
     from fusegrad import Tensor
+    from fusegrad.codegen import clear_programs
     from fusegrad.engine import programs
     from fusegrad.engine.launch import synchronize
     from fusegrad.uop import Context
@@ -252,21 +268,29 @@ def run_tensor(n: int, a: np.ndarray, b: np.ndarray, beam: int, repeats: int) ->
 
     flops = 2 * n**3
     modes = {"heuristics": 0, **({f"BEAM={beam}": beam} if beam > 0 else {})}
+    refs: dict[str, Callable[[], object]] = {"numpy": lambda: a @ b}
+    if (torch_fn := torch_matmul(a, b)) is not None:
+        refs["torch"] = torch_fn
     print(f"tensor {n}: load average {_kernels().load_average()}")
+    gflops: dict[str, float] = {}
     for name, width in modes.items():
         programs.clear_kernels()
+        clear_programs()
         with Context(BEAM=width):
             start = time.perf_counter()
             ours()  # compiles (BEAM searches here, or finds its on-disk cache)
             first = time.perf_counter() - start
-            secs = _rounds({"numpy": lambda: a @ b, name: ours}, repeats, time.perf_counter)
-        ours_g = flops / float(np.median(secs[name])) / 1e9
+            secs = _rounds({**refs, name: ours}, repeats, time.perf_counter)
+        gflops[name] = flops / float(np.median(secs[name])) / 1e9
         np_g = flops / float(np.median(secs["numpy"])) / 1e9
         paired = float(np.median(np.array(secs["numpy"]) / np.array(secs[name])))
+        others = "  ".join(f"{r} {flops / float(np.median(secs[r])) / 1e9:7.1f}" for r in refs)
         print(
-            f"tensor {n:5d} {name:11s} {ours_g:7.1f} GFLOP/s vs numpy {np_g:7.1f}: "
-            f"{ours_g / np_g:6.1%} of numpy, paired {paired:6.1%}  (first call {first:.2f}s)"
+            f"tensor {n:5d} {name:11s} {gflops[name]:7.1f} GFLOP/s vs {others}: "
+            f"{gflops[name] / np_g:6.1%} of numpy, paired {paired:6.1%}  (first call {first:.2f}s)"
         )
+    if len(gflops) == 2:
+        print(f"tensor {n:5d} BEAM/heuristics {gflops[f'BEAM={beam}'] / gflops['heuristics']:.2f}x")
     print(f"tensor {n}: load average {_kernels().load_average()}")
 
 
@@ -277,11 +301,14 @@ def main() -> None:
     parser.add_argument("--transformer", action="store_true")
     parser.add_argument("--rows", type=int, nargs="+", default=[36, 1024])
     parser.add_argument("--seqs", type=int, nargs="+", default=[128])
-    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--beam", type=int, default=2)
     parser.add_argument("--beam-max", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--no-packed", action="store_true", help="skip the scheduler's kernels")
     parser.add_argument("--no-tensor", action="store_true", help="skip the end-to-end Tensor rows")
+    parser.add_argument(
+        "--tensor-only", action="store_true", help="only the end-to-end Tensor rows"
+    )
     args = parser.parse_args()
     k = _kernels()
     shapes = list(args.shapes)
@@ -294,6 +321,9 @@ def main() -> None:
     for n in args.sizes:
         rs = np.random.default_rng(n)
         a, b = rs.random((n, n), np.float32), rs.random((n, n), np.float32)
+        if args.tensor_only:
+            run_tensor(n, a, b, args.beam if n <= args.beam_max else 0, args.repeats)
+            continue
         arrays = [k.aligned(x) for x in (np.zeros(n * n, np.float32), a.reshape(-1), b.reshape(-1))]  # type: ignore[attr-defined]
         beam = args.beam if n <= args.beam_max else 0
         k.bench(
