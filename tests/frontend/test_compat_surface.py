@@ -499,3 +499,72 @@ def test_diskcache_helpers(tmp_path: Path) -> None:
             assert diskcache_get("tbl", {"a": 1}) is None
         diskcache_clear()
         assert diskcache_get("tbl", {"a": 1}) is None
+
+
+def test_more_helpers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import ctypes
+
+    from fusegrad import helpers as h
+
+    assert h.unwrap(3) == 3 and h.to_tuple(2) == (2,) and h.get_single_element([5]) == 5
+    with pytest.raises(ValueError, match="None"):
+        h.unwrap(None)
+    with pytest.raises(ValueError, match="one item"):
+        h.get_single_element([1, 2])
+    assert h.resolve_pool_pads(1, 2) == [1, 1, 1, 1] and h.resolve_pool_pads((1, 2), 2) == [
+        2,
+        2,
+        1,
+        1,
+    ]
+    assert (
+        h.floordiv(-7, 2) == -4
+        and h.floormod(-7, 2) == 1
+        and h.canonicalize_strides((1, 3), (3, 1)) == (0, 1)
+    )
+    assert h.lo32(0x1_0000_0002) == 2 and h.hi32(0x1_0000_0002) == 1
+    assert h.data64(0x1_0000_0002) == (1, 2) and h.data64_le(0x1_0000_0002) == (2, 1)
+    assert h.to_be32(0x01020304) == 0x04030201 and h.to_be64(1) == 1 << 56
+    assert h.pad_bytes(b"abc", 4) == b"abc\x00"
+    buf = bytearray(b"xyz")
+    assert bytes(h.from_mv(memoryview(buf))) == b"xyz" and h.flat_mv(memoryview(buf)).nbytes == 3
+    arr = h.to_char_p_p([b"ab", b"cd"])
+    assert ctypes.cast(arr[1], ctypes.c_char_p).value == b"cd"
+    assert h.ansistrip(h.colorize_float(0.5)).strip() == "0.50x" and h.ansipad("ab", 4) == "ab  "
+    with Context(NO_COLOR=1):
+        assert h.colored("x", "red") == "x"
+    assert h.word_wrap("a" * 10, 4) == "aaaa\naaaa\naa" and h.size_to_str(1500) == "1.50 KB"
+    assert h.time_to_str(0.5).strip() == "500.00ms"
+
+
+def test_process_and_timing_helpers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import gc
+
+    from fusegrad import helpers as h
+
+    (tmp_path / "f.txt").write_text("a\nb\n")
+    assert h.lines(tmp_path / "f.txt") == ["a", "b"]
+    h.stderr_log("logged")
+    assert "logged" in capsys.readouterr().err
+    assert h.fromimport("math", "pi") > 3 and h.system("echo hi") == "hi"
+    with pytest.raises(KeyError):
+        h.panic(KeyError, "k")
+    assert h.wait_cond(lambda: True)
+    with pytest.raises(TimeoutError):
+        h.wait_cond(lambda: False, timeout_ms=5)
+    assert h.select_by_name(["cpu", "gpu"], str, "GPU", "no device") == ["gpu"]
+    with pytest.raises(RuntimeError, match="no device"):
+        h.select_by_name(["cpu"], str, "tpu", "no device")
+    assert h.select_first_inited([lambda: 1 / 0, lambda: 7], "none worked") == 7
+    assert h.suppress_finalizing(lambda: 4)() == 4
+    with h.disable_gc():
+        assert not gc.isenabled()
+    assert gc.isenabled() and h.perf_counter_us() > 0
+    with h.Timing("took ", enabled=True):
+        pass
+    assert "took" in capsys.readouterr().out
+    with h.Profiling(enabled=False):
+        pass
+    bar = h.tqdm(range(3), desc="x", disable=True)
+    assert list(bar) == [0, 1, 2] and bar.n == 3
+    assert next(h.count(5, 2)) == 5 and h.temp("f18").endswith("f18")

@@ -21,6 +21,7 @@ import cProfile
 import ctypes
 import decimal
 import functools
+import getpass
 import gzip
 import hashlib
 import itertools
@@ -721,7 +722,7 @@ def count(start: int = 0, step: int = 1) -> Iterator[int]:
 
 def temp(x: str, append_user: bool = False) -> str:
     """A path named ``x`` in the system temp folder (``x.<user>`` with ``append_user``)."""
-    name = f"{x}.{os.getenv('USERNAME', os.getlogin() if hasattr(os, 'getlogin') else 'user')}"
+    name = f"{x}.{getpass.getuser()}"
     return str(Path(tempfile.gettempdir()) / (name if append_user else x))
 
 
