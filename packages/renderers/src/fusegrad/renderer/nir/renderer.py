@@ -13,7 +13,8 @@ kernel's ``SPECIAL core`` is the workgroup id, one workgroup per core):
 * ``RANGE``/``END``: a ``loop`` with a counter variable and a ``break`` at the end; ``IF``/
   ``ENDIF``: ``if``;
 * vectors are lists of scalar values (``VECTORIZE``/``GEP`` pick lanes): llvmpipe vectorizes
-  across invocations, not within one.
+  across invocations, not within one; the renderer still declares the host's vector widths
+  so UPCAST puts more work in each loop iteration.
 
 Integer division/remainder by zero give 0 and shifts past the width are defined, as
 ``exec_alu`` says; float ops are exact (``exact`` ALU instructions, IEEE float controls).
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from fusegrad.codegen import Renderer
+from fusegrad.renderer.host import host_vector_widths
 from fusegrad.renderer.nir import bindings as nb
 from fusegrad.renderer.nir.builder import Def, NIRBuilder, print_shader, serialize
 from fusegrad.renderer.nir.mesa import load_mesa
@@ -528,6 +530,8 @@ def _nothing(p: _Program, u: UOp) -> None:
     return None
 
 
+_HOISTED = frozenset({Ops.PARAM, Ops.CONST, Ops.VCONST, Ops.DEFINE_REG, Ops.SPECIAL})
+
 _HANDLERS: dict[Ops, Callable[[_Program, UOp], None]] = {
     Ops.PARAM: _param,
     Ops.CONST: _const,
@@ -592,7 +596,9 @@ class NIRRenderer(Renderer):
     has_threads = True
     global_max = None
     local_max = None
-    vector_widths: ClassVar[dict[DType, tuple[int, ...]]] = {}
+    # vectors (lists of scalars here) only for what the optimizer's UPCAST makes of them: more
+    # work per iteration of llvmpipe's masked loops (2x on elementwise kernels)
+    vector_widths: ClassVar[dict[DType, tuple[int, ...]]] = host_vector_widths()
     supported_dtypes = NIR_DTYPES
     code_for_op: ClassVar[dict[Ops, Callable[..., Any]]] = CODE_FOR_OP
 
@@ -608,7 +614,9 @@ class NIRRenderer(Renderer):
         nir = NIRBuilder(self.mesa, sig.name)
         prog = _Program(nir, uops, sig.name)
         try:
-            for u in uops:
+            # values without sources first, at the top: a constant the linearizer placed in a
+            # loop may be used after it, where NIR needs its definition to dominate the use
+            for u in sorted(uops, key=lambda u: u.op not in _HOISTED):
                 prog.emit(u)
             self.mesa.lib.nir_validate_shader(nir.shader, b"fusegrad NIR renderer")
             optimize(self.mesa.lib, nir.shader)
