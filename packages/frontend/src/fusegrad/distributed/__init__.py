@@ -31,6 +31,8 @@ from fusegrad.distributed.world import (
     is_initialized,
     local_rank,
     rank,
+    rank_device,
+    threads_per_rank,
     world_size,
 )
 
@@ -54,8 +56,10 @@ __all__ = [
     "local_rank",
     "plan_buckets",
     "rank",
+    "rank_device",
     "reduce_scatter",
     "save",
     "save_sharded",
+    "threads_per_rank",
     "world_size",
 ]

@@ -73,15 +73,44 @@ def init(device: str | None = None, abort_on_exception: bool = True) -> str:
     return _WORLD.device
 
 
+_ONE_UNIT_KINDS = ("CPU", "PYTHON", "NULL", "DISK")
+"""Device kinds every rank on a host shares (no ``:N`` unit per rank)."""
+
+
+def rank_device(default: str, local_rank: int) -> str:
+    """The device a rank uses when ``init`` is given none: ``default`` itself, except that a
+    kind with several units (``CUDA``, ``AMD``...) named without one becomes
+    ``KIND:local_rank``.
+
+    >>> rank_device("CUDA", 3), rank_device("CUDA:1", 3), rank_device("CPU:LLVM", 3)
+    ('CUDA:3', 'CUDA:1', 'CPU:LLVM')
+    """
+    kind = default.split(":", maxsplit=1)[0].upper()
+    if kind in _ONE_UNIT_KINDS or ":" in default:
+        return default
+    return f"{kind}:{local_rank}"
+
+
+def threads_per_rank(cores: int, ranks_on_host: int) -> int:
+    """CPU worker threads per rank: the host's cores shared out, at least one.
+
+    >>> threads_per_rank(16, 4), threads_per_rank(2, 4)
+    (4, 1)
+    """
+    return max(1, cores // max(1, ranks_on_host))
+
+
+def _usable_cores() -> int:
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
 def _pick_device(device: str | None, local_rank: int, local_size: int) -> str:
     from fusegrad.runtime import Device
 
-    name = device if device is not None else Device.DEFAULT
-    kind = name.split(":")[0].upper()
-    if kind == "CPU" and int(_CPU_THREADS.value) <= 0:
-        _CPU_THREADS.value = max(1, (os.cpu_count() or 1) // local_size)
-    if device is None and kind not in ("CPU", "PYTHON", "NULL", "DISK") and ":" not in name:
-        name = f"{kind}:{local_rank}"
+    name = device if device is not None else rank_device(Device.DEFAULT, local_rank)
+    if name.split(":")[0].upper() == "CPU" and int(_CPU_THREADS.value) <= 0:
+        _CPU_THREADS.value = threads_per_rank(_usable_cores(), local_size)
     Device.DEFAULT = name
     return name
 
