@@ -4,7 +4,9 @@ Public names: ``realize_uops``, ``to_numpy``, ``GlobalCounters``, ``Executor``,
 ``set_executor``, ``get_executor``, ``HOST`` (host arrays backing buffers), ``REALIZED``;
 the kernel pipeline: ``KernelExecutor`` (the default executor), ``synchronize`` (wait for
 submitted work), ``runtime_buffer`` (the device ``Buffer`` behind a BUFFER UOp),
-``clear_kernels`` (drop the loaded-kernel cache).
+``clear_kernels`` (drop the loaded-kernel cache); the launch plan every path runs:
+``LaunchPlan`` (steps over buffer slots, ``engine.plan``), ``run_plan``, ``PlanJoiner``
+(a TinyJit capture's plans joined into one).
 """
 
 from fusegrad.engine.buffers import runtime_buffer
@@ -20,6 +22,7 @@ from fusegrad.engine.host import (
 )
 from fusegrad.engine.kernels import KernelExecutor
 from fusegrad.engine.launch import synchronize
+from fusegrad.engine.plan import LaunchPlan, PlanJoiner, run_plan
 from fusegrad.engine.programs import clear_kernels
 from fusegrad.engine.realize import (
     REALIZED,
@@ -37,6 +40,8 @@ __all__ = [
     "Executor",
     "GlobalCounters",
     "KernelExecutor",
+    "LaunchPlan",
+    "PlanJoiner",
     "buffer_of",
     "clear_kernels",
     "decode_floats",
@@ -47,6 +52,7 @@ __all__ = [
     "has_numpy_type",
     "read_buffer",
     "realize_uops",
+    "run_plan",
     "runtime_buffer",
     "set_executor",
     "storage_dtype",
