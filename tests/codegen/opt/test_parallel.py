@@ -97,6 +97,24 @@ def test_a_job_that_does_not_pickle_or_a_dead_worker_is_built_here() -> None:
         assert all(w.alive for w in pool.workers)
 
 
+def test_workers_that_cannot_start_leave_building_to_this_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parallel_module.close_pool()
+    monkeypatch.setattr(parallel_module, "WORKER_ARGS", ("-c", "raise SystemExit(1)"))
+    try:
+        with Context(PARALLEL=2):
+            for _ in range(4):
+                assert all(b.spec is not None for b in build_all(jobs()))
+            pool = parallel_module._pool[0]
+            assert pool.broken
+            before = [w.proc.pid for w in pool.workers]
+            build_all(jobs())
+            assert [w.proc.pid for w in pool.workers] == before  # no more tries
+    finally:
+        parallel_module.close_pool()
+
+
 def test_a_failing_build_is_returned_not_raised() -> None:
     job = jobs()[0]
     with Context(BEAM_MAX_UOPS=3):

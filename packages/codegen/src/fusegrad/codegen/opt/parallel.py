@@ -129,15 +129,20 @@ def receive_bytes(stream: IO[bytes]) -> bytes:
     return data
 
 
+#: how a worker process starts (after ``sys.executable``)
+WORKER_ARGS = ("-m", "fusegrad.codegen.opt.worker")
+
+
 class _Worker:
     """One worker process and its pipes."""
 
     def __init__(self) -> None:
-        cmd = [sys.executable, "-m", "fusegrad.codegen.opt.worker"]
+        cmd = [sys.executable, *WORKER_ARGS]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
-        send(self.stdin, list(sys.path))  # test helpers and scripts' folders import there too
+        with contextlib.suppress(OSError):  # a worker that died at once: ``alive`` says so
+            send(self.stdin, list(sys.path))  # test helpers' and scripts' folders import there
 
     def run(self, job: bytes) -> Build | None:
         """The build of one pickled job (None: the worker could not unpickle it)."""
@@ -164,6 +169,13 @@ class WorkerPool:
     def __init__(self, size: int) -> None:
         self.size = size
         self.workers = [_Worker() for _ in range(size)]
+        self.deaths = 0
+
+    @property
+    def broken(self) -> bool:
+        """Workers keep dying (fusegrad does not import in a fresh process, say): BEAM then
+        builds in the searching process."""
+        return self.deaths > 2 * self.size
 
     def map(self, jobs: Sequence[Job]) -> list[Build]:
         """The builds of ``jobs``, in order (a job that does not pickle, or that a worker
@@ -171,6 +183,7 @@ class WorkerPool:
         for w in self.workers:
             if not w.alive:
                 w.close()
+                self.deaths += 1
         self.workers = [w if w.alive else _Worker() for w in self.workers]
         out: list[Build | None] = [None] * len(jobs)
         todo = iter(range(len(jobs)))
@@ -191,7 +204,7 @@ class WorkerPool:
                     out[i] = worker.run(data) or build(jobs[i])
                 except (EOFError, OSError):
                     out[i] = build(jobs[i])
-                    return  # this worker is unusable; the others go on
+                    return  # this worker is unusable (replaced next time); the others go on
 
         threads = [threading.Thread(target=drive, args=(w,)) for w in self.workers]
         for t in threads:
@@ -217,7 +230,7 @@ def workers() -> int:
 
 
 def _shared_pool(size: int) -> WorkerPool:
-    if _pool and _pool[0].size == size:
+    if _pool and (_pool[0].size == size or _pool[0].broken):
         return _pool[0]
     close_pool()
     _pool.append(WorkerPool(size))
@@ -237,6 +250,7 @@ def build_all(jobs: Sequence[Job]) -> list[Build]:
     """``build`` for every job: in ``workers()`` processes, or here when that is 1 or there
     is one job."""
     size = min(workers(), len(jobs))
-    if size <= 1:
+    pool = _shared_pool(workers()) if size > 1 else None
+    if pool is None or pool.broken:
         return [build(j) for j in jobs]
-    return _shared_pool(workers()).map(jobs)
+    return pool.map(jobs)
