@@ -63,7 +63,17 @@ def test_module_paths_import_as_in_tinygrad() -> None:
     assert least_upper_dtype(dtypes.int8, dtypes.uint8) is dtypes.int16
     assert isinstance(Device[Device.DEFAULT].renderer, Renderer)
     assert (TensorIO, accept_filename, fs_load, fs_store) and fusegrad.helpers.prod is prod
-    for name in ("device", "dtype", "helpers", "nn", "renderer", "engine", "uop", "tensor"):
+    for name in (
+        "device",
+        "dtype",
+        "helpers",
+        "nn",
+        "renderer",
+        "engine",
+        "uop",
+        "tensor",
+        "schedule",
+    ):
         assert getattr(fusegrad, name).__name__ == f"fusegrad.{name}"
 
 

@@ -14,7 +14,19 @@ __path__ = extend_path(__path__, __name__)
 __version__ = "0.1.0"
 
 # tinygrad's module paths (thin re-export modules) are attributes of the package, as there
-from fusegrad import codegen, device, dtype, engine, helpers, nn, renderer, runtime, tensor, uop
+from fusegrad import (
+    codegen,
+    device,
+    dtype,
+    engine,
+    helpers,
+    nn,
+    renderer,
+    runtime,
+    schedule,
+    tensor,
+    uop,
+)
 from fusegrad.engine import GlobalCounters
 from fusegrad.helpers import fetch  # tinygrad's fetch (gunzip=, sha256=, extract=, headers=)
 from fusegrad.jit import TinyJit, function
@@ -43,6 +55,7 @@ __all__ = [
     "nn",
     "renderer",
     "runtime",
+    "schedule",
     "tensor",
     "uop",
 ]
