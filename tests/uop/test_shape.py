@@ -26,7 +26,7 @@ def buffer(*shape: int) -> UOp:
             lambda a: np.pad(a, ((1, 0), (0, 2), (3, 3))),
         ),
         (lambda t: t.shrink(((0, 1), (1, 3), (0, 4))), (1, 2, 4), lambda a: a[0:1, 1:3, 0:4]),
-        (lambda t: t.flip((True, False, True)), (2, 3, 4), lambda a: a[::-1, :, ::-1]),
+        (lambda t: t.flip(0, 2), (2, 3, 4), lambda a: a[::-1, :, ::-1]),
         (lambda t: t.r(Ops.ADD, (1,)), (2, 1, 4), lambda a: a.sum(1, keepdims=True)),
         (lambda t: t.cast(dtypes.int8), (2, 3, 4), None),
         (lambda t: t.bitcast(dtypes.float16), (2, 3, 8), None),
@@ -49,35 +49,55 @@ def test_movement_that_changes_nothing_returns_the_node() -> None:
     assert t.expand(2, 3, 4) is t
     assert t.pad(((0, 0),) * 3) is t
     assert t.shrink(((0, 2), (0, 3), (0, 4))) is t
-    assert t.flip((False, False, False)) is t
+    assert t.flip(()) is t
     assert t.r(Ops.ADD, (0,)).r(Ops.ADD, (0,)) is t.r(Ops.ADD, (0,))  # size-1 axes don't reduce
+
+
+R, P, E, PD, S, F = Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP
 
 
 @pytest.mark.parametrize(
     ("build", "message"),
     [
         (
-            lambda t: t.reshape(5, 5),
+            lambda t: t._mop(R, (5, 5)),
             r"reshape: can't reshape \(2, 3, 4\) \(24 elements\) to \(5, 5\) \(25 elements\)",
         ),
-        (lambda t: t.reshape(-1, 24), r"reshape: negative size in \(-1, 24\)"),
-        (lambda t: t.permute(0, 1), r"permute: \(0, 1\) is not a permutation of the 3 axes"),
-        (lambda t: t.permute(0, 0, 1), r"permute: \(0, 0, 1\) is not a permutation"),
-        (lambda t: t.expand(2, 3), r"expand: \(2, 3, 4\) and \(2, 3\) differ in length"),
-        (lambda t: t.expand(4, 3, 4), r"expand: can't expand \(2, 3, 4\) to \(4, 3, 4\)"),
-        (lambda t: t.pad(((1, 1),)), r"pad: 1 pairs for 3 axes"),
-        (lambda t: t.pad(((0, -1), (0, 0), (0, 0))), r"pad: negative padding"),
+        (lambda t: t._mop(R, (-1, 24)), r"reshape: negative size in \(-1, 24\)"),
+        (lambda t: t._mop(P, (0, 1)), r"permute: \(0, 1\) is not a permutation of the 3 axes"),
+        (lambda t: t._mop(P, (0, 0, 1)), r"permute: \(0, 0, 1\) is not a permutation"),
+        (lambda t: t._mop(E, (2, 3)), r"expand: \(2, 3, 4\) and \(2, 3\) differ in length"),
+        (lambda t: t._mop(E, (4, 3, 4)), r"expand: can't expand \(2, 3, 4\) to \(4, 3, 4\)"),
+        (lambda t: t._mop(PD, ((1, 1),)), r"pad: 1 pairs for 3 axes"),
+        (lambda t: t._mop(PD, ((0, -1), (0, 0), (0, 0))), r"pad: negative padding"),
         (
-            lambda t: t.shrink(((0, 3), (0, 3), (0, 4))),
+            lambda t: t._mop(S, ((0, 3), (0, 3), (0, 4))),
             r"shrink: window .* doesn't fit in \(2, 3, 4\)",
         ),
-        (lambda t: t.shrink(((1, 0), (0, 3), (0, 4))), r"shrink: window"),
-        (lambda t: t.flip((True,)), r"flip: 1 flags for 3 axes"),
+        (lambda t: t._mop(S, ((1, 0), (0, 3), (0, 4))), r"shrink: window"),
+        (lambda t: t._mop(F, (True,)), r"flip: 1 flags for 3 axes"),
         (lambda t: UOp.range(4, 0).reshape(1), r"Ops.RANGE has no shape"),
     ],
 )
-def test_bad_movement_raises_a_clear_value_error(build, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_movement_node_raises_a_clear_value_error(build, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match=message):
+        build(buffer(2, 3, 4))
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda t: t.reshape(5, 5), r"shape '\[5, 5\]' is invalid for input of size 24"),
+        (lambda t: t.reshape(-1, -1), "only one dimension can be inferred"),
+        (lambda t: t.permute(0, 1), "number of dims don't match"),
+        (lambda t: t.expand(4, 3, 4), r"expanded size of the tensor \(4\) must match"),
+        (lambda t: t.shrink(((0, 3), (0, 3), (0, 4))), "doesn't fit"),
+        (lambda t: t.pad((1, 1), mode="bogus"), "unsupported mode"),
+        (lambda t: t.flip(3), "Dimension out of range"),
+    ],
+)
+def test_bad_movement_method_raises_like_pytorch(build, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises((RuntimeError, IndexError, NotImplementedError), match=message):
         build(buffer(2, 3, 4))
 
 

@@ -171,8 +171,7 @@ class T:
         return T(self.uop.shrink(bounds), self.np[window])
 
     def flip(self, *axes: int) -> T:
-        flags = tuple(i in axes for i in range(self.ndim))
-        return T(self.uop.flip(flags), np.flip(self.np, axes).copy())
+        return T(self.uop.flip(axes), np.flip(self.np, axes).copy())
 
     def contiguous(self) -> T:
         return T(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)), self.np)

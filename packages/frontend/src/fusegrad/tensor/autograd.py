@@ -154,7 +154,10 @@ _rules: list[tuple[UPat, Any]] = [
     ),  # sum the broadcast dims
     (UPat(Ops.PAD, name="ret", src=(UPat.var("x"),)), _pad_grad),  # crop the padding
     (UPat(Ops.SHRINK, name="ret", src=(UPat.var("x"),)), _shrink_grad),  # pad back with zeros
-    (UPat(Ops.FLIP, name="ret"), lambda ctx, ret: (ctx.flip(ret.arg),)),  # flip back
+    (
+        UPat(Ops.FLIP, name="ret"),
+        lambda ctx, ret: (ctx.flip([i for i, f in enumerate(ret.arg) if f]),),
+    ),  # flip back
     (UPat(Ops.CONTIGUOUS), lambda ctx: (ctx,)),  # identity
     (
         UPat(Ops.CONTIGUOUS_BACKWARD),

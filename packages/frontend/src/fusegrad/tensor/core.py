@@ -7,7 +7,6 @@ import builtins
 import functools
 import math
 import weakref
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
@@ -28,6 +27,7 @@ from fusegrad.uop import (
     sint,
     to_dtype,
 )
+from fusegrad.uop.mixin import DefaultDevice, OpMixinBase
 
 if TYPE_CHECKING:
     from fusegrad.tensor.multi import MultiTensor
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 DTypeLike = DType | str
 Scalar = ConstType
 TensorLike = "Tensor | ConstType"
+
+DefaultDevice.get = lambda: canonical_device(None)  # UOp.arange & co. without device=
 
 ALL_TENSORS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 """Every live Tensor by id (autograd finds the tensors a graph reaches through it)."""
@@ -98,8 +100,9 @@ def _shape_of(u: UOp) -> tuple[sint, ...]:
     return tuple(u.shape)
 
 
-class TensorCore:
-    """A lazy n-d array: ``uop`` is the tensor-level graph computing it."""
+class TensorCore(OpMixinBase):
+    """A lazy n-d array: ``uop`` is the tensor-level graph computing it (the op mixins'
+    primitives are defined here, see ``fusegrad.uop.mixin.base``)."""
 
     training: ClassVar[bool] = False
     no_grad: ClassVar[bool] = False
@@ -237,41 +240,16 @@ class TensorCore:
         """Number of dimensions."""
         return len(self.shape)
 
-    def numel(self) -> sint:
-        """Number of elements."""
-        n: sint = prod(self.shape)
-        return n
-
     def size(self, dim: int | None = None) -> Any:
         """The shape, or the size of dimension ``dim``."""
         if dim is None:
             return self.shape
         return self.shape[self._axis(dim)]
 
-    def element_size(self) -> int:
-        """Bytes per element."""
-        return self.dtype.itemsize
-
-    def nbytes(self) -> sint:
-        """Bytes of all elements."""
-        n: sint = self.numel() * self.element_size()
-        return n
-
-    @property
-    def T(self) -> Tensor:
-        """The dimensions reversed."""
-        if self.ndim < 2:
-            return self  # type: ignore[return-value]
-        return self.permute(*reversed(range(self.ndim)))  # type: ignore[attr-defined, no-any-return]
-
     @property
     def is_leaf(self) -> bool:
         """True for tensors made by the user (not by an operation)."""
         return self._leaf
-
-    def is_floating_point(self) -> builtins.bool:
-        """True for float dtypes."""
-        return dtypes.is_float(self.dtype)
 
     def __repr__(self) -> str:
         return f"<Tensor {self.shape} {self.dtype!r} on {self.device}>"
@@ -280,32 +258,6 @@ class TensorCore:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
         return int(self.shape[0])
-
-    # -- dims ------------------------------------------------------------------------------------
-    def _axis(self, dim: int, ndim: int | None = None) -> int:
-        """``dim`` made non-negative; IndexError like PyTorch when out of range."""
-        n = self.ndim if ndim is None else ndim
-        lo, hi = (-n, n - 1) if n > 0 else (-1, 0)
-        if not isinstance(dim, int) or isinstance(dim, bool):
-            raise TypeError(f"dim must be an int, got {type(dim).__name__}")
-        if not lo <= dim <= hi:
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
-            )
-        return dim + n if dim < 0 else dim
-
-    def _axes(self, axis: int | Sequence[int] | None) -> tuple[int, ...]:
-        """Reduction axes: None is all; duplicates are an error."""
-        if axis is None:
-            return tuple(range(self.ndim))
-        raw = (axis,) if isinstance(axis, int) else tuple(axis)
-        axes = tuple(self._axis(a) for a in raw)
-        if self.ndim == 0:
-            return ()  # dim 0 / -1 of a 0-d tensor: like PyTorch, nothing to reduce
-        for a in axes:
-            if axes.count(a) > 1:
-                raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
-        return axes
 
     # -- dtype -----------------------------------------------------------------------------------
     def cast(self, dtype: DTypeLike) -> Tensor:
@@ -332,42 +284,6 @@ class TensorCore:
         if dt is self.dtype:
             return self  # type: ignore[return-value]
         return self._wrap(UOp(Ops.BITCAST, dt, (self.uop,)))
-
-    def float(self) -> Tensor:
-        """Cast to float32."""
-        return self.cast(dtypes.float32)
-
-    def half(self) -> Tensor:
-        """Cast to float16."""
-        return self.cast(dtypes.float16)
-
-    def bfloat16(self) -> Tensor:
-        """Cast to bfloat16."""
-        return self.cast(dtypes.bfloat16)
-
-    def double(self) -> Tensor:
-        """Cast to float64."""
-        return self.cast(dtypes.float64)
-
-    def int(self) -> Tensor:
-        """Cast to int32."""
-        return self.cast(dtypes.int32)
-
-    def long(self) -> Tensor:
-        """Cast to int64."""
-        return self.cast(dtypes.int64)
-
-    def short(self) -> Tensor:
-        """Cast to int16."""
-        return self.cast(dtypes.int16)
-
-    def bool(self) -> Tensor:
-        """Cast to bool (nonzero is True)."""
-        return self.cast(dtypes.bool)
-
-    def _to_float(self) -> Tensor:
-        """Float dtypes as they are, everything else as the default float."""
-        return self if dtypes.is_float(self.dtype) else self.cast(dtypes.default_float)  # type: ignore[return-value]
 
     # -- promotion and broadcasting --------------------------------------------------------------
     def _broadcast_to(self, shape: tuple[sint, ...]) -> Tensor:

@@ -34,6 +34,7 @@ from fusegrad.uop.dtype import (
     promoted_dtype,
 )
 from fusegrad.uop.helpers import all_int, argfix, prod
+from fusegrad.uop.mixin.movement import MovementMixin
 from fusegrad.uop.opcodes import AxisType, GroupOp, Ops
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ class graph_property(Generic[T]):
         return cast(T, node.__dict__[name])
 
 
-class UOp(metaclass=UOpMetaClass):
+class UOp(MovementMixin, metaclass=UOpMetaClass):
     """An immutable IR node. Do not assign to its fields; build a new node with ``replace``."""
 
     # fields in slots; __dict__ stays unallocated until a cached property is first computed
@@ -1076,36 +1077,33 @@ class UOp(metaclass=UOpMetaClass):
         """The device name a tensor-level node lives on (None when it has none)."""
         return self._device
 
-    def _movement(self, op: Ops, arg: tuple[Any, ...]) -> UOp:
+    def _mop(self, op: Ops, arg: tuple[Any, ...]) -> UOp:
+        """The movement node ``op`` with ``arg`` over this node (checked; this node itself when
+        it changes nothing). The mixin's ``reshape``/``pad``/... build on it."""
         from fusegrad.uop.shape import check_movement
 
         if (same := check_movement(self, op, arg)) is not None:
             return same
         return UOp(op, self.dtype, (self,), arg)
 
-    def reshape(self, *shape: sint | tuple[sint, ...]) -> UOp:
-        """The same elements in a new shape (sizes must match)."""
-        return self._movement(Ops.RESHAPE, argfix(*shape))
+    # -- the primitives of the op mixins (see fusegrad.uop.mixin.base) ------------------------
+    @property
+    def uop(self) -> UOp:
+        """The node itself (a Tensor's ``uop`` is the node it computes)."""
+        return self
 
-    def permute(self, *order: int | tuple[int, ...]) -> UOp:
-        """Axes reordered: new axis ``i`` is old axis ``order[i]``."""
-        return self._movement(Ops.PERMUTE, argfix(*order))
+    def _wrap(self, uop: UOp, *parents: Any) -> UOp:
+        return uop
 
-    def expand(self, *shape: sint | tuple[sint, ...]) -> UOp:
-        """Size-1 axes broadcast to ``shape``."""
-        return self._movement(Ops.EXPAND, argfix(*shape))
+    def _wrap_const(self, uop: UOp) -> UOp:
+        return uop
 
-    def pad(self, padding: Sequence[tuple[sint, sint]]) -> UOp:
-        """Zero padding: ``(before, after)`` per axis."""
-        return self._movement(Ops.PAD, tuple((b, a) for b, a in padding))
+    def _apply(self, op: Ops, *others: UOp, dtype: DType | None = None) -> UOp:
+        return UOp(op, self.dtype if dtype is None else dtype, (self, *others))
 
-    def shrink(self, bounds: Sequence[tuple[sint, sint]]) -> UOp:
-        """The window ``[start, end)`` per axis."""
-        return self._movement(Ops.SHRINK, tuple((s, e) for s, e in bounds))
-
-    def flip(self, axes: Sequence[bool]) -> UOp:
-        """Reversed along the axes marked True."""
-        return self._movement(Ops.FLIP, tuple(bool(a) for a in axes))
+    def _const(self, value: Any, dtype: DType | None = None, shape: Any = None) -> UOp:
+        dt = self.dtype if dtype is None else dtype
+        return UOp.const(value, dt, self._device, self.shape if shape is None else tuple(shape))
 
 
 # -- module helpers ------------------------------------------------------------------------------

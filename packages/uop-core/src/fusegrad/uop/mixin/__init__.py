@@ -1,0 +1,20 @@
+"""``fusegrad.uop.mixin``: the tensor-level op methods, written once for ``UOp`` and ``Tensor``.
+
+As in tinygrad, the methods a ``Tensor`` has (movement, elementwise, reduce, nn functional)
+build UOp graphs, so they are a mixin over a few primitives both classes provide (see
+``base``): ``UOp`` has them, and a ``Tensor`` op is the same method applied to its UOp, so both
+spell the same graph. What needs the scheduler, a device or autograd stays in the frontend.
+
+>>> from fusegrad.uop import UOp, dtypes
+>>> x = UOp.new_buffer("CPU", 12, dtypes.float32).reshape(3, 4)
+>>> x.permute(1, 0).flatten().shape, x.cat(x, dim=1).shape
+((12,), (3, 8))
+"""
+
+from __future__ import annotations
+
+from fusegrad.uop.mixin.base import OpMixinBase
+from fusegrad.uop.mixin.create import DefaultDevice, index_uop
+from fusegrad.uop.mixin.movement import MovementMixin
+
+__all__ = ["DefaultDevice", "MovementMixin", "OpMixinBase", "index_uop"]

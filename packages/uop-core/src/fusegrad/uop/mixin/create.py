@@ -1,0 +1,53 @@
+"""Creation helpers shared by ``UOp`` and ``Tensor``: the index range ``0..n-1`` as a graph.
+
+``index_uop`` builds the range from constants and movement ops only (no data from the host):
+the index ``i`` of a length-2**k range is the sum over bits j of ``2**j`` placed on axis j of
+a ``(2,)*k`` view, so a kernel computes it with k selects instead of reading memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from fusegrad.uop.dtype import DType
+from fusegrad.uop.opcodes import Ops
+
+if TYPE_CHECKING:
+    from fusegrad.uop.uop import UOp
+
+
+class DefaultDevice:
+    """Where tensor-level UOps are created when no ``device=`` is given. uop-core knows no
+    devices: the frontend sets ``DefaultDevice.get`` to its ``Device.DEFAULT`` lookup; alone,
+    creation without a device is a ValueError."""
+
+    get: Callable[[], str] | None = None
+
+    @classmethod
+    def of(cls, device: Any) -> Any:
+        """``device``, or the default one when None."""
+        if device is not None:
+            return device
+        if cls.get is None:
+            raise ValueError("no device given, and uop-core alone has no default device")
+        return cls.get()
+
+
+def index_uop(n: int, dtype: DType, device: Any) -> UOp:
+    """The values 0..n-1 as a tensor-level UOp of ``dtype`` on ``device``."""
+    from fusegrad.uop.uop import UOp
+
+    if n <= 1:
+        return UOp.const(0, dtype, device, (n,))
+    bits = max(1, math.ceil(math.log2(n)))
+    total: UOp | None = None
+    for j in range(bits):
+        pair = UOp.const(2**j, dtype, device, (1,))._mop(Ops.PAD, ((1, 0),))
+        view = [1] * bits
+        view[bits - 1 - j] = 2
+        term = pair._mop(Ops.RESHAPE, tuple(view))._mop(Ops.EXPAND, (2,) * bits)
+        total = term if total is None else UOp(Ops.ADD, dtype, (total, term))
+    assert total is not None
+    return total._mop(Ops.RESHAPE, (2**bits,))._mop(Ops.SHRINK, ((0, n),))

@@ -1,0 +1,132 @@
+"""The op mixin shared by ``UOp`` and ``Tensor``: each op built both ways is the same UOp
+(hash-consing makes that an identity test), and the UOp graph realizes to NumPy's values."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from fusegrad import Tensor
+from fusegrad.uop import UOp, dtypes
+
+Op = Callable[[Any], Any]
+
+
+def _pieces(out: Any) -> list[Any]:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def check_both_ways(
+    op: Op, ref: Callable[[np.ndarray[Any, Any]], Any], shape: tuple[int, ...]
+) -> None:
+    """``op`` on a Tensor and on its UOp gives the same UOp, and its values equal ``ref``'s."""
+    data = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) - 5.5
+    t = Tensor(data).realize()
+    via_tensor = _pieces(op(t))
+    via_uop = _pieces(op(t.uop))
+    assert len(via_tensor) == len(via_uop)
+    for a, b in zip(via_tensor, via_uop, strict=True):
+        assert isinstance(b, UOp)
+        assert a.uop is b, f"graphs differ:\n{a.uop}\n!=\n{b}"
+    for expected, b in zip(_pieces(ref(data)), via_uop, strict=True):
+        np.testing.assert_array_equal(Tensor(b).numpy(), expected)
+
+
+MOVEMENT: list[tuple[str, Op, Callable[[Any], Any]]] = [
+    ("reshape", lambda x: x.reshape(4, -1), lambda a: a.reshape(4, -1)),
+    ("view", lambda x: x.view((2, 2, 3)), lambda a: a.reshape(2, 2, 3)),
+    ("permute", lambda x: x.permute(1, 0), lambda a: a.transpose(1, 0)),
+    ("transpose", lambda x: x.transpose(), lambda a: a.T),
+    ("T", lambda x: x.T, lambda a: a.T),
+    (
+        "expand",
+        lambda x: x.reshape(1, 3, 4).expand(2, -1, -1),
+        lambda a: np.broadcast_to(a, (2, 3, 4)),
+    ),
+    ("flip", lambda x: x.flip(0, 1), lambda a: a[::-1, ::-1]),
+    ("shrink", lambda x: x.shrink(((1, 3), None)), lambda a: a[1:3]),
+    ("pad", lambda x: x.pad((1, 2, 0, 1)), lambda a: np.pad(a, ((0, 1), (1, 2)))),
+    (
+        "pad_value",
+        lambda x: x.pad(((1, 0), (0, 2)), value=7.0),
+        lambda a: np.pad(a, ((1, 0), (0, 2)), constant_values=7.0),
+    ),
+    (
+        "pad_reflect",
+        lambda x: x.pad((2, 1), mode="reflect"),
+        lambda a: np.pad(a, ((0, 0), (2, 1)), mode="reflect"),
+    ),
+    (
+        "pad_replicate",
+        lambda x: x.pad((1, 2), mode="replicate"),
+        lambda a: np.pad(a, ((0, 0), (1, 2)), mode="edge"),
+    ),
+    (
+        "pad_circular",
+        lambda x: x.pad((2, 1), mode="circular"),
+        lambda a: np.pad(a, ((0, 0), (2, 1)), mode="wrap"),
+    ),
+    ("pad_crop", lambda x: x.pad((-1, 1)), lambda a: np.pad(a[:, 1:], ((0, 0), (0, 1)))),
+    ("squeeze", lambda x: x.reshape(1, 3, 1, 4).squeeze(), lambda a: a),
+    ("unsqueeze", lambda x: x.unsqueeze(1), lambda a: a[:, None]),
+    ("flatten", lambda x: x.flatten(), lambda a: a.reshape(-1)),
+    ("unflatten", lambda x: x.unflatten(1, (2, 2)), lambda a: a.reshape(3, 2, 2)),
+    ("pad_to", lambda x: x.pad_to(4, 6), lambda a: np.pad(a, ((0, 1), (0, 2)))),
+    ("shrink_to", lambda x: x.shrink_to(2, 3), lambda a: a[:2, :3]),
+    ("cat", lambda x: x.cat(x.flip(0), dim=1), lambda a: np.concatenate([a, a[::-1]], 1)),
+    ("stack", lambda x: x.stack(x, dim=0), lambda a: np.stack([a, a])),
+    ("split", lambda x: x.split([1, 3], dim=1), lambda a: (a[:, :1], a[:, 1:])),
+    ("chunk", lambda x: x.chunk(2, dim=1), lambda a: (a[:, :2], a[:, 2:])),
+    ("repeat", lambda x: x.repeat(2, 1), lambda a: np.tile(a, (2, 1))),
+    ("repeat_interleave", lambda x: x.repeat_interleave(2, dim=0), lambda a: np.repeat(a, 2, 0)),
+    ("roll", lambda x: x.roll(1, 1), lambda a: np.roll(a, 1, 1)),
+    (
+        "unfold",
+        lambda x: x.unfold(1, 2, 1),
+        lambda a: np.lib.stride_tricks.sliding_window_view(a, 2, 1),
+    ),
+    ("diagonal0", lambda x: x.diagonal(), np.diagonal),
+    ("diagonal", lambda x: x.diagonal(offset=1), lambda a: np.diagonal(a, 1)),
+    ("diag", lambda x: x.shrink(((0, 3), (0, 3))).diag(), lambda a: np.diag(a[:3, :3])),
+    (
+        "diag_1d",
+        lambda x: x.flatten().shrink(((0, 3),)).diag(1),
+        lambda a: np.diag(a.reshape(-1)[:3], 1),
+    ),
+    ("triu", lambda x: x.triu(1), lambda a: np.triu(a, 1)),
+    ("tril", lambda x: x.reshape(1, 3, 4).tril(-1), lambda a: np.tril(a, -1)[None]),
+    (
+        "rearrange",
+        lambda x: x.rearrange("a (b c) -> b a c", c=2),
+        lambda a: a.reshape(3, 2, 2).transpose(1, 0, 2),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "op", "ref"), MOVEMENT, ids=[m[0] for m in MOVEMENT])
+def test_movement_is_the_same_graph_on_uop_and_tensor(
+    name: str, op: Op, ref: Callable[[Any], Any]
+) -> None:
+    check_both_ways(op, ref, (3, 4))
+
+
+def test_meshgrid_on_uops() -> None:
+    a, b = Tensor([1.0, 2.0, 3.0]).realize(), Tensor([4.0, 5.0]).realize()
+    grids_t = a.meshgrid(b, indexing="xy")
+    grids_u = a.uop.meshgrid(b.uop, indexing="xy")
+    assert all(x.uop is y for x, y in zip(grids_t, grids_u, strict=True))
+    want = np.meshgrid([1.0, 2.0, 3.0], [4.0, 5.0], indexing="xy")
+    for g, w in zip(grids_u, want, strict=True):
+        np.testing.assert_array_equal(Tensor(g).numpy(), w)
+
+
+def test_uop_movement_errors_are_pytorchs() -> None:
+    x = Tensor.empty(3, 4).uop
+    with pytest.raises(RuntimeError, match="invalid for input of size 12"):
+        x.reshape(5, 5)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.flip(2)
+    assert x.reshape(12).reshape(3, 4) is x.reshape(12).reshape(3, 4)
+    assert x.shape == (3, 4) and x.dtype is dtypes.float32
