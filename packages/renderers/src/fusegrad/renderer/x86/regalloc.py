@@ -164,47 +164,52 @@ def _move(reg: Reg, slot: Mem, load: bool) -> Inst:
     return _reload(reg, slot) if load else _spill(reg, slot)
 
 
+def _spilled_operands(
+    inst: Inst, alloc: Allocation
+) -> tuple[dict[VReg, Reg], list[Reg], list[VReg], list[VReg]]:
+    """(scratch register of each spilled operand, the borrowed ones among them, spilled
+    operands read, spilled operands written)."""
+    spilled: dict[VReg, Reg] = {}
+    borrowed: list[Reg] = []
+    reads: list[VReg] = []
+    writes: list[VReg] = []
+    for role, op in zip(roles(inst), inst.args, strict=True):
+        for v in _mentions(op):
+            if v not in alloc.spills:
+                continue
+            if v not in spilled:
+                taken = sum(1 for s in spilled if s.cls is v.cls)
+                if taken < len(SCRATCH[v.cls]):
+                    spilled[v] = SCRATCH[v.cls][taken]
+                else:
+                    spilled[v] = _borrow(inst, alloc, v.cls, set(spilled.values()))
+                    borrowed.append(spilled[v])
+            if isinstance(op, Mem) or role in ("R", "X"):
+                reads.append(v)
+            if isinstance(op, VReg) and role in ("W", "X"):
+                writes.append(v)
+    return spilled, borrowed, list(dict.fromkeys(reads)), list(dict.fromkeys(writes))
+
+
 def rewrite(code: list[Inst], alloc: Allocation) -> list[Inst]:
     """``code`` with physical registers; spilled values go through scratch registers (and,
     when an instruction has more spilled operands than there are scratch registers, through
     registers it doesn't use, saved and restored around it)."""
     out: list[Inst] = []
     for inst in code:
-        spilled: dict[VReg, Reg] = {}
-        borrowed: list[Reg] = []
-        reads: list[VReg] = []
-        writes: list[VReg] = []
-        for role, op in zip(roles(inst), inst.args, strict=True):
-            for v in _mentions(op):
-                if v not in alloc.spills:
-                    continue
-                if v not in spilled:
-                    taken = sum(1 for s in spilled if s.cls is v.cls)
-                    if taken < len(SCRATCH[v.cls]):
-                        spilled[v] = SCRATCH[v.cls][taken]
-                    else:
-                        spilled[v] = _borrow(inst, alloc, v.cls, set(spilled.values()))
-                        borrowed.append(spilled[v])
-                if isinstance(op, Mem) or role in ("R", "X"):
-                    reads.append(v)
-                if isinstance(op, VReg) and role in ("W", "X"):
-                    writes.append(v)
-        if not spilled:
-            out.append(
-                Inst(
-                    inst.op,
-                    tuple(_substitute(op, alloc.registers) for op in inst.args),
-                    inst.width,
-                    inst.vlen,
-                )
-            )
+        if not alloc.spills or not any(
+            v in alloc.spills for op in inst.args for v in _mentions(op)
+        ):
+            args = tuple(_substitute(op, alloc.registers) for op in inst.args)
+            out.append(Inst(inst.op, args, inst.width, inst.vlen))
             continue
+        spilled, borrowed, reads, writes = _spilled_operands(inst, alloc)
         regs = {**alloc.registers, **spilled}
         saves = [Mem(frame=("borrow", k)) for k in range(len(borrowed))]
         out += [_move(r, m, load=False) for r, m in zip(borrowed, saves, strict=True)]
-        out += [_reload(spilled[v], _spill_slot(alloc.spills[v])) for v in dict.fromkeys(reads)]
+        out += [_reload(spilled[v], _spill_slot(alloc.spills[v])) for v in reads]
         args = tuple(_substitute(op, regs) for op in inst.args)
         out.append(Inst(inst.op, args, inst.width, inst.vlen))
-        out += [_spill(spilled[v], _spill_slot(alloc.spills[v])) for v in dict.fromkeys(writes)]
+        out += [_spill(spilled[v], _spill_slot(alloc.spills[v])) for v in writes]
         out += [_move(r, m, load=True) for r, m in zip(borrowed, saves, strict=True)]
     return out
