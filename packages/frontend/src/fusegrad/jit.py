@@ -443,14 +443,14 @@ def _memory_plan(joiner: PlanJoiner, given: set[int]) -> tuple[int, int]:
     holders: dict[int, UOp] = {}
     uses: list[set[UOp]] = []
     for s in joiner.steps:
-        reads, writes = s.access()
-        for b in (roots[i] for i in writes):
+        read, written = s.access()
+        reads = {roots[i] for i in read}
+        for b in {roots[i] for i in written} - seen - reads - given:
             slot = joiner.slots[b]
-            dead = slot.ref is not None and slot.ref() is None
-            if b not in seen and b not in given and slot.fresh and dead and b not in reads:
+            if slot.fresh and slot.ref is not None and slot.ref() is None:  # dead: no tensor
                 rt = slot.runtime
                 holders[b] = UOp.new_buffer(rt.device, rt.size, rt.dtype)
-        seen |= {roots[i] for i in (*reads, *writes)}
+        seen |= reads | {roots[i] for i in written}
         uses.append({holders[roots[i]] for i in s.slots if roots[i] in holders})
     if not holders:
         return 0, 0
