@@ -11,6 +11,7 @@ import functools
 import importlib.util
 import os
 import re
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -305,3 +306,51 @@ def test_gpu_full_reduction_uses_a_whole_workgroup() -> None:
     data = np.random.default_rng(1).standard_normal(4096).astype(np.float32)
     got = _targets.run_program(spec, [np.zeros(1, np.float32), data])[0]
     np.testing.assert_allclose(got[0], data.astype(np.float64).sum(), rtol=1e-4)
+
+
+# -- the binary ABI: what ptxas made of the parameters ---------------------------------------------
+
+_KPARAM_INFO = 0x17  # EIATTR_KPARAM_INFO in a cubin's .nv.info.<kernel> section
+
+
+def _sections(elf: bytes) -> dict[str, bytes]:
+    shoff = struct.unpack_from("<Q", elf, 0x28)[0]
+    entsize, count, names_index = struct.unpack_from("<HHH", elf, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", elf, shoff + i * entsize) for i in range(count)]
+    names_at = headers[names_index][4]
+
+    def name(at: int) -> str:
+        start = names_at + at
+        return elf[start : elf.index(b"\0", start)].decode()
+
+    return {name(h[0]): elf[h[4] : h[4] + h[5]] for h in headers}
+
+
+def cubin_parameters(cubin: bytes, kernel: str) -> list[tuple[int, int, int]]:
+    """(ordinal, byte offset, byte size) of each parameter of ``kernel``, from the attribute
+    records (format byte, attribute byte, payload) of its ``.nv.info`` section."""
+    info, pos, out = _sections(cubin)[f".nv.info.{kernel}"], 0, []
+    while pos < len(info):
+        fmt, attr = info[pos], info[pos + 1]
+        if fmt != 4:  # no payload (1, 2) or a 2-byte value (3)
+            pos += 4 if fmt == 3 else 2
+            continue
+        size = struct.unpack_from("<H", info, pos + 2)[0]
+        if attr == _KPARAM_INFO:
+            _, ordinal, offset, flags = struct.unpack_from("<IHHI", info, pos + 4)
+            out.append((ordinal, offset, flags >> 18))
+        pos += 4 + size
+    return sorted(out)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("case", _corpus("sm_90"), ids=lambda c: c.name)
+def test_cubin_parameters_are_pointers_then_int32s(case: Case) -> None:
+    renderer, compiler = _null_pair("sm_90")
+    uops = list(case.uops)
+    cubin = compiler.compile(renderer.render(uops, "k"))
+    sig = ptx_signature(uops, "k")
+    sizes = [8] * len(sig.buffers) + [4] * len(sig.variables)  # what cuLaunchKernel passes
+    offsets = [8 * i for i in range(len(sig.buffers))]
+    offsets += [offsets[-1] + 8 + 4 * i if offsets else 4 * i for i in range(len(sig.variables))]
+    assert cubin_parameters(cubin, "k") == list(zip(range(len(sizes)), offsets, sizes, strict=True))
