@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -101,7 +102,8 @@ def test_workers_that_cannot_start_leave_building_to_this_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     parallel_module.close_pool()
-    monkeypatch.setattr(parallel_module, "WORKER_ARGS", ("-c", "raise SystemExit(1)"))
+    failing = [sys.executable, "-c", "raise SystemExit(1)"]
+    monkeypatch.setattr(parallel_module, "worker_command", lambda: failing)
     try:
         with Context(PARALLEL=2):
             for _ in range(4):

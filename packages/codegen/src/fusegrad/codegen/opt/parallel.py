@@ -5,11 +5,12 @@ compiler class to build it with (None: the timer compiles), and the knobs in for
 ``Context`` of the searching process). ``build(job)`` returns a ``Build`` (the ProgramSpec and
 binary, or why it failed); ``build_all(jobs)`` runs them in ``PARALLEL`` worker processes.
 
-Workers are plain ``python -m fusegrad.codegen.opt.worker`` processes fed pickled jobs over
-a pipe, not ``multiprocessing``: they never import the user's ``__main__`` (a script without
+Workers are plain Python processes running ``fusegrad.codegen.opt.worker``, fed pickled jobs
+over a pipe, not ``multiprocessing``: they never import the user's ``__main__`` (a script without
 an ``if __name__ == "__main__"`` guard would run again in every worker), and nothing is
-forked from a process whose device threads may hold locks. They start once per process (about
-a second: importing fusegrad) and stay until it exits. Timing stays in the searching
+forked from a process whose device threads may hold locks. They start once per process (importing
+fusegrad.codegen and the renderer, not the frontend) and stay until it exits; a pool whose
+workers keep dying is given up on (builds then run in the searching process). Timing stays in the searching
 process, on the device.
 """
 
@@ -129,15 +130,25 @@ def receive_bytes(stream: IO[bytes]) -> bytes:
     return data
 
 
-#: how a worker process starts (after ``sys.executable``)
-WORKER_ARGS = ("-m", "fusegrad.codegen.opt.worker")
+# A worker needs fusegrad.codegen and the renderer's package only: it makes ``fusegrad`` a bare
+# namespace over the parent's folders instead of running fusegrad/__init__.py, which imports
+# the whole frontend (a second of start-up per worker)
+_BOOTSTRAP = (
+    "import sys, types; root = types.ModuleType('fusegrad'); root.__path__ = sys.argv[1:]; "
+    "sys.modules['fusegrad'] = root; from fusegrad.codegen.opt.worker import main; main()"
+)
+
+
+def worker_command() -> list[str]:
+    """The command line of a worker process."""
+    return [sys.executable, "-c", _BOOTSTRAP, *sys.modules["fusegrad"].__path__]
 
 
 class _Worker:
     """One worker process and its pipes."""
 
     def __init__(self) -> None:
-        cmd = [sys.executable, *WORKER_ARGS]
+        cmd = worker_command()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout

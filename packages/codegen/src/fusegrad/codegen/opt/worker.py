@@ -1,7 +1,7 @@
-"""A BEAM build worker: ``python -m fusegrad.codegen.opt.worker`` (started by
-``parallel.WorkerPool``). Reads the parent's ``sys.path``, then pickled ``Job``s from stdin,
-and answers each with a pickled ``Build`` on stdout; stops at end of input. Anything the
-build prints goes to stderr, so it cannot corrupt the answers."""
+"""A BEAM build worker (``parallel.WorkerPool`` starts it with ``parallel.worker_command``;
+``python -m fusegrad.codegen.opt.worker`` runs one too). Reads the parent's ``sys.path``,
+then pickled ``Job``s from stdin, and answers each with a pickled ``Build`` on stdout; stops
+at end of input. Anything the build prints goes to stderr, so it cannot corrupt them."""
 
 from __future__ import annotations
 
