@@ -82,3 +82,25 @@ def test_unsupported_options_say_so() -> None:
         function(lambda x: x, grad_fxn=lambda g: g)
     with pytest.raises(TypeError, match="call it with the function"):
         function(precompile=True)(Tensor([1.0]))
+
+
+def test_multitensor_arguments_and_results() -> None:
+    from fusegrad.tensor.multi import MultiTensor, shard
+
+    devices = ("CPU:0", "CPU:1")
+    traced: list[int] = []
+
+    @function(precompile=True)
+    def step(x: MultiTensor, y: MultiTensor) -> tuple[MultiTensor, MultiTensor]:
+        traced.append(1)
+        z = (x * 2 + y).relu()
+        return z, z.sum(axis=0)
+
+    for _ in range(10):
+        a, b = _arr(6, 3), _arr(6, 3)
+        x = shard(Tensor(a), devices, axis=0)
+        z, total = step(x, shard(Tensor(b), devices, axis=0))
+        assert isinstance(z, MultiTensor) and z.devices == x.devices
+        np.testing.assert_allclose(z.numpy(), np.maximum(a * 2 + b, 0), rtol=1e-6)
+        np.testing.assert_allclose(total.numpy(), np.maximum(a * 2 + b, 0).sum(0), rtol=1e-5)
+    assert len(traced) == 1

@@ -14,16 +14,36 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from fusegrad.tensor import Tensor
+from fusegrad.tensor.multi import MultiTensor
 from fusegrad.uop import Ops, UOp
 
 ReturnType = TypeVar("ReturnType")
-Key = int | str
+Key = int | str | tuple[int | str, int]
+
+
+def _tensor_arguments(named: list[tuple[Any, Any]]) -> list[tuple[Key, Tensor]]:
+    """The Tensor arguments, a MultiTensor's shards as ``(key, i)``."""
+    out: list[tuple[Key, Tensor]] = []
+    for k, v in named:
+        if isinstance(v, MultiTensor):
+            out.extend(((k, i), s) for i, s in enumerate(v.shards))
+        elif isinstance(v, Tensor):
+            out.append((k, v))
+    return out
+
+
+def _layout(v: Any) -> Any:
+    """A non-Tensor argument's part of the signature (a MultiTensor: its layout)."""
+    return ("MultiTensor", v.axis, v.devices) if isinstance(v, MultiTensor) else _hashable(v)
 
 
 def flatten_tensors(ret: Any) -> list[Tensor]:
-    """The Tensors in ``ret`` (nested lists, tuples and dict values), in order."""
+    """The Tensors in ``ret`` (nested lists, tuples and dict values; a MultiTensor's
+    shards), in order."""
     if isinstance(ret, Tensor):
         return [ret]
+    if isinstance(ret, MultiTensor):
+        return list(ret.shards)
     if isinstance(ret, (list, tuple)):
         return [t for x in ret for t in flatten_tensors(x)]
     if isinstance(ret, dict):
@@ -35,6 +55,8 @@ def rebuild_tensors(ret: Any, tensors: list[Tensor]) -> Any:
     """``ret`` with its Tensors replaced, in order, by ``tensors`` (consumed from the front)."""
     if isinstance(ret, Tensor):
         return tensors.pop(0)
+    if isinstance(ret, MultiTensor):
+        return MultiTensor([tensors.pop(0) for _ in ret.shards], ret.axis)
     if isinstance(ret, (list, tuple)):
         items = [rebuild_tensors(x, tensors) for x in ret]
         return items if isinstance(ret, list) else tuple(items)
@@ -105,12 +127,12 @@ class function(Generic[ReturnType]):
             self.fxn = args[0]
             functools.update_wrapper(self, args[0])
             return self
-        named: list[tuple[Key, Any]] = [*enumerate(args), *sorted(kwargs.items())]
-        tensors = [(k, v) for k, v in named if isinstance(v, Tensor)]
+        named: list[tuple[Any, Any]] = [*enumerate(args), *sorted(kwargs.items())]
+        tensors = _tensor_arguments(named)
         key = (
             tuple((k, tuple(t.shape), t.dtype, t.device, bool(t.requires_grad))
                   for k, t in tensors),
-            tuple((k, _hashable(v)) for k, v in named if not isinstance(v, Tensor)),
+            tuple((k, _layout(v)) for k, v in named if not isinstance(v, Tensor)),
         )  # fmt: skip
         trace = self.traces.get(key)
         if trace is None:
@@ -152,7 +174,7 @@ class function(Generic[ReturnType]):
         self, args: Sequence[Any], kwargs: dict[str, Any], tensors: list[tuple[Key, Tensor]]
     ) -> _Trace:
         holders = []
-        swap: dict[Key, Tensor] = {}
+        swap: dict[Key, Any] = {}
         for k, t in tensors:
             buf = UOp.new_buffer(t.device, 1, t.dtype)
             shape = tuple(t.shape)
@@ -161,6 +183,10 @@ class function(Generic[ReturnType]):
             h.requires_grad = t.requires_grad
             holders.append(holder)
             swap[k] = h
+        for k, v in [*enumerate(args), *kwargs.items()]:
+            if isinstance(v, MultiTensor):  # its placeholder: a MultiTensor of shard holders
+                shards = [swap.pop((k, i)) for i in range(len(v.shards))]
+                swap[k] = MultiTensor(shards, v.axis)
         new_args = [swap.get(i, a) for i, a in enumerate(args)]
         new_kwargs = {k: swap.get(k, v) for k, v in kwargs.items()}
         before = UOp.unique().arg  # buffers numbered after this one were made by the body

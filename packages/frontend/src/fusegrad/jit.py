@@ -52,7 +52,7 @@ import numpy as np
 from fusegrad.codegen.schedule import plan_memory
 from fusegrad.engine import REALIZED, KernelExecutor, get_executor, set_executor
 from fusegrad.engine.plan import RECORDERS, LaunchPlan, PlanJoiner, run_plan
-from fusegrad.function import function
+from fusegrad.function import flatten_tensors, function, rebuild_tensors
 from fusegrad.runtime import Buffer
 from fusegrad.tensor import Tensor
 from fusegrad.tensor.core import ALL_TENSORS
@@ -303,34 +303,6 @@ def _check_signature(expected: _Signature, got: _Signature) -> None:
 # -- results --------------------------------------------------------------------------------------
 
 
-def flatten_results(ret: Any) -> list[Tensor]:
-    """The Tensors in ``ret`` (nested lists, tuples, dict values; a MultiTensor's shards)."""
-    if isinstance(ret, Tensor):
-        return [ret]
-    if isinstance(ret, MultiTensor):
-        return list(ret.shards)
-    if isinstance(ret, (list, tuple)):
-        return [t for x in ret for t in flatten_results(x)]
-    if isinstance(ret, dict):
-        return [t for x in ret.values() for t in flatten_results(x)]
-    return []
-
-
-def rebuild_results(ret: Any, tensors: list[Tensor]) -> Any:
-    """``ret`` with its Tensors replaced, in order, by ``tensors`` (consumed from the front)."""
-    if isinstance(ret, Tensor):
-        return tensors.pop(0)
-    if isinstance(ret, MultiTensor):
-        shards = [tensors.pop(0) for _ in ret.shards]
-        return MultiTensor(shards, ret.axis)
-    if isinstance(ret, (list, tuple)):
-        items = [rebuild_results(x, tensors) for x in ret]
-        return items if isinstance(ret, list) else tuple(items)
-    if isinstance(ret, dict):
-        return {k: rebuild_results(v, tensors) for k, v in ret.items()}
-    return ret
-
-
 def _output_view(t: Tensor) -> UOp:
     view = REALIZED.get(t.uop, t.uop)
     if _base_buffer(view) is None:
@@ -579,7 +551,7 @@ class TinyJit(Generic[ReturnType]):
         if self.cnt == 0 or _capturing(executor):
             self.cnt = 1
             ret = self.fxn(*args, **kwargs)
-            if outs := flatten_results(ret):
+            if outs := flatten_tensors(ret):
                 Tensor.realize(*outs)
             return ret
         return self._capture(args, kwargs, call)
@@ -591,7 +563,7 @@ class TinyJit(Generic[ReturnType]):
         RECORDERS.append(capture.joiner.add)
         try:
             ret = self.fxn(*args, **kwargs)
-            outs = flatten_results(ret)
+            outs = flatten_tensors(ret)
             if outs:
                 Tensor.realize(*outs)
             checks, stats = _run_checks(capture)
@@ -657,7 +629,7 @@ class TinyJit(Generic[ReturnType]):
         if cap.stats:
             _verify(cap.checks, tensors[-cap.stats :])
             del tensors[-cap.stats :]
-        out: ReturnType = rebuild_results(self.ret, tensors)
+        out: ReturnType = rebuild_tensors(self.ret, tensors)
         return out
 
 
@@ -699,12 +671,4 @@ def _rebind(views: list[UOp], name: str, value: int) -> dict[UOp, UOp]:
     return out
 
 
-__all__ = [
-    "JIT",
-    "CapturedJit",
-    "JitError",
-    "TinyJit",
-    "flatten_results",
-    "function",
-    "rebuild_results",
-]
+__all__ = ["JIT", "CapturedJit", "JitError", "TinyJit", "function"]
