@@ -122,6 +122,19 @@ def test_code_is_mapped_read_execute_never_writable() -> None:
     assert ctypes.c_uint8.from_address(address).value in (0x53, 0x55, 0x41, 0x48, 0xC5, 0xC4)
 
 
+def test_cpuid_features_agree_with_llvm() -> None:
+    """Our CPUID reading (machine code from our own encoder) against LLVM's host features."""
+    from fusegrad.renderer.host import host_features
+    from fusegrad.renderer.x86.cpuid import FEATURE_BITS, cpu_features
+
+    llvm = host_features()
+    ours = cpu_features()
+    for name in FEATURE_BITS:
+        if name in llvm:
+            assert ours[name] == llvm[name], name
+    assert ours["avx2"] and ours["fma"]
+
+
 def test_compiler_rejects_text_that_is_not_a_listing() -> None:
     with pytest.raises(CompileError, match="not an x86 listing"):
         X86Compiler().compile("define void @f() { ret void }")

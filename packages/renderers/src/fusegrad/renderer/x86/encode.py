@@ -460,6 +460,7 @@ ENCODERS: dict[str, Callable[[Inst], Encoded]] = {
     "ret": _fixed(b"\xc3"),
     "cqo": _fixed(b"\x48\x99"),
     "cdq": _fixed(b"\x99"),
+    "cpuid": _fixed(b"\x0f\xa2"),
     **dict.fromkeys(VEX_RVM, _vec_rvm),
     **dict.fromkeys(VEX_RVMI, _vec_rvmi),
     **dict.fromkeys(VEX_RM, _vec_rm),

@@ -147,6 +147,7 @@ FORMS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("idiv", "div"), (_R,)),
     "cqo": (),
     "cdq": (),
+    "cpuid": (),
     **{f"cmov{c}": (_X, _R) for c in CONDITIONS},
     **{f"set{c}": (_W,) for c in CONDITIONS},
     **{f"j{c}": (_R,) for c in CONDITIONS},

@@ -10,8 +10,7 @@ runs with their calling convention (``signature``).
 Capabilities: scalar code (no vector widths, so the lowering devectorizes), every integer
 dtype, bool, float32 and float64 native; float16/bfloat16/fp8 are emulated by the lowering
 over integer storage, and EXP2/LOG2/SIN/RECIPROCAL and floor division are decomposed by it.
-Needs AVX2 and FMA (``unavailable`` says why not, checked with CPUID through LLVM's host
-feature list).
+Needs AVX2 and FMA (``unavailable`` says why not, from the CPUID instruction: ``cpuid``).
 """
 
 from __future__ import annotations
@@ -20,10 +19,11 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from fusegrad.codegen import CompileError, Compiler, Renderer
-from fusegrad.renderer.host import host_cores, host_features
+from fusegrad.renderer.host import host_cores
 from fusegrad.renderer.signature import kernel_signature
 from fusegrad.renderer.x86.assemble import ListingError, assemble, code_of
 from fusegrad.renderer.x86.context import FLOATS, INTS
+from fusegrad.renderer.x86.cpuid import cpu_features
 from fusegrad.renderer.x86.objfile import elf_object
 from fusegrad.renderer.x86.select import SELECTED_OPS, select
 from fusegrad.uop import DType, Ops, UOp, dtypes
@@ -33,9 +33,11 @@ REQUIRED_FEATURES = ("avx", "avx2", "fma")
 
 
 def unavailable() -> str | None:
-    """Why x86 kernels can't run on this machine (None: they can)."""
-    feats = host_features()
-    missing = [f for f in REQUIRED_FEATURES if not feats.get(f)]
+    """Why x86 kernels can't run on this machine (None: they can), from CPUID."""
+    feats = cpu_features()
+    if not feats:
+        return "the x86 renderer needs an x86-64 CPU"
+    missing = [f for f in ("osxsave", *REQUIRED_FEATURES) if not feats.get(f)]
     if missing:
         return f"the x86 renderer needs an x86-64 CPU with {', '.join(missing)}"
     return None
