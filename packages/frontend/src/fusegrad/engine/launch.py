@@ -307,6 +307,8 @@ def _submit_graph(batch: _Batch, graph: HCQGraph, start: Signal, end: Signal) ->
     graph.submit(head, [TimestampCmd(end), SignalCmd(tl.signal, tl.value)])
     _STATE.flights.append(_Flight(tl.signal, tl.value, batch.keep, batch.timings))
     _STATE.last = (tl.signal, tl.value, batch.name)
+    if DEBUG >= 2:
+        batch.device.synchronize()  # the launch lines print in order with everything else
 
 
 def _launch_general(
