@@ -56,6 +56,8 @@ def test_corpus_covers_the_kernel_kinds() -> None:
     assert kinds >= {"nested", "vector", "mulacc"}
     names = {c.name for c in _corpus("sm_90")}
     assert {"alu-float16", "alu-bfloat16", "alu-int64", "cast-from-float64"} <= names
+    assert {"alu-fp8e4m3", "cast-from-fp8e5m2", "bitcast-from-fp8e4m3"} <= names  # sm_89+
+    assert not any("fp8" in c.name for c in _corpus("sm_80"))  # emulated over uint8 there
 
 
 @needs_ptxas

@@ -480,7 +480,14 @@ def _selp(m: Machine, t: Thread, mods: list[str], ops: list[str]) -> None:
 
 def _mov(m: Machine, t: Thread, mods: list[str], ops: list[str]) -> None:
     typ = _type_of(mods)
-    m.write(t, ops[0], m.read(t, ops[1], typ))
+    value = m.read(t, ops[1], typ)
+    if not ops[0].startswith("{"):
+        m.write(t, ops[0], value)
+        return
+    parts = [d.strip() for d in ops[0].strip("{}").split(",")]  # unpack, low part first
+    width = _width(typ) // len(parts)
+    for i, d in enumerate(parts):
+        m.write(t, d, (value >> (i * width)) & _MASK[width])
 
 
 def _cvta(m: Machine, t: Thread, mods: list[str], ops: list[str]) -> None:
@@ -508,7 +515,65 @@ def _cvt_float_to_float(x: float, dst: str, mods: list[str]) -> int:
     return _float_bits(_round_float(x, w), w)
 
 
+# fp8 formats: exponent bits, mantissa bits, bias, largest finite value
+_FP8 = {"e4m3x2": (4, 3, 7, 448.0), "e5m2x2": (5, 2, 15, 57344.0)}
+
+
+def _fp8_code(value: float, kind: str) -> int:
+    """The code of a finite, non-negative ``value`` on the fp8 grid."""
+    _exp_bits, man_bits, bias, _ = _FP8[kind]
+    if value < 2.0 ** (1 - bias):  # subnormal: exponent field 0
+        return int(value / 2.0 ** (1 - bias - man_bits))
+    e = math.frexp(value)[1] - 1
+    return ((e + bias) << man_bits) | int((value / 2.0**e - 1) * 2**man_bits)
+
+
+def fp8_encode(x: float, kind: str) -> int:
+    """cvt.rn.satfinite to fp8: nearest even; beyond the largest finite value (infinities
+    too) the largest finite value with the sign; NaN 0x7F."""
+    if math.isnan(x):
+        return 0x7F
+    _exp_bits, man_bits, bias, largest = _FP8[kind]
+    sign, a = (0x80 if math.copysign(1.0, x) < 0 else 0), abs(x)
+    if a == 0:
+        return sign
+    if math.isinf(a):
+        return sign | _fp8_code(largest, kind)
+    e = max(math.frexp(a)[1] - 1, 1 - bias)
+    quantum = 2.0 ** (e - man_bits)
+    rounded = round(a / quantum) * quantum  # round() is nearest-even
+    return sign | _fp8_code(min(rounded, largest), kind)
+
+
+def fp8_decode(code: int, kind: str) -> float:
+    """The value of an fp8 code (e4m3: only S.1111.111 is NaN; e5m2: IEEE-like)."""
+    exp_bits, man_bits, bias, _ = _FP8[kind]
+    sign = -1.0 if code & 0x80 else 1.0
+    e, m = (code >> man_bits) & ((1 << exp_bits) - 1), code & ((1 << man_bits) - 1)
+    if kind == "e4m3x2" and e == 15 and m == 7:
+        return math.nan
+    if kind == "e5m2x2" and e == 31:
+        return math.nan if m else sign * math.inf
+    if e == 0:
+        return sign * m * 2.0 ** (1 - bias - man_bits)
+    return sign * (1 + m / 2**man_bits) * 2.0 ** (e - bias)
+
+
+def _cvt_fp8(m: Machine, t: Thread, mods: list[str], ops: list[str]) -> None:
+    kind = next(k for k in _FP8 if k in mods)
+    if mods[-1] == "f32":  # d (16 bits) = {a -> high byte, b -> low byte}
+        high, low = (fp8_encode(_value(m.read(t, o, "f32"), "f32"), kind) for o in ops[1:3])
+        m.write(t, ops[0], (high << 8) | low)
+        return
+    pair = m.read(t, ops[1], "b16")  # f16x2 from two fp8: low byte -> low half
+    halves = [_float_bits(fp8_decode((pair >> s) & 0xFF, kind), 16) for s in (0, 8)]
+    m.write(t, ops[0], halves[0] | (halves[1] << 16))
+
+
 def _cvt(m: Machine, t: Thread, mods: list[str], ops: list[str]) -> None:
+    if any(k in mods for k in _FP8):
+        _cvt_fp8(m, t, mods, ops)
+        return
     dst, src = mods[-2], mods[-1]
     raw = m.read(t, ops[1], src)
     if src[0] == "f" and dst[0] == "f":

@@ -32,13 +32,15 @@ from pathlib import Path
 from typing import ClassVar
 
 from fusegrad.codegen import CompileError, Compiler, Renderer, TensorCore
-from fusegrad.renderer.ptx_emit import Emitter, bit_type, immediate, reg_class
+from fusegrad.renderer.ptx_emit import NARROW_FLOATS, Emitter, bit_type, immediate, reg_class
 from fusegrad.renderer.ptx_ops import CODE_FOR_OP, bitcast, cast
 from fusegrad.renderer.signature import kernel_name
 from fusegrad.uop import AddrSpace, DType, Ops, PtrDType, UOp, dtypes
 
 #: PTX ISA version and per-block limits of each supported architecture
 ARCHES = {"sm_75": "7.8", "sm_80": "7.8", "sm_86": "7.8", "sm_89": "7.8", "sm_90": "7.8"}
+#: architectures with fp8 conversions (``cvt ... e4m3x2/e5m2x2``): fp8 is native there
+FP8_ARCHES = frozenset({"sm_89", "sm_90"})
 _SHARED_MAX = {"sm_75": 49152, "sm_80": 49152, "sm_86": 49152, "sm_89": 49152, "sm_90": 49152}
 _AXES = "xyz"
 
@@ -128,10 +130,12 @@ _MEMORY_TYPE = {
     dtypes.uint64: "b64",
     dtypes.float16: "u16",
     dtypes.bfloat16: "u16",
+    dtypes.fp8e4m3: "u8",
+    dtypes.fp8e5m2: "u8",
     dtypes.float32: "f32",
     dtypes.float64: "f64",
 }
-_NARROW = (dtypes.float16, dtypes.bfloat16)
+_NARROW = NARROW_FLOATS
 
 
 # -- the kernel being rendered ----------------------------------------------------------------
@@ -513,6 +517,8 @@ class PTXRenderer(Renderer):
     def __init__(self, arch: str = "sm_90") -> None:
         self.arch = check_arch(arch)
         self.shared_max = _SHARED_MAX[self.arch]
+        if self.arch in FP8_ARCHES:  # elsewhere the lowering emulates fp8 over uint8
+            self.supported_dtypes = self.supported_dtypes | {dtypes.fp8e4m3, dtypes.fp8e5m2}
 
     @property
     def target_key(self) -> str:

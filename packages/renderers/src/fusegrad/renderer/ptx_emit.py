@@ -3,22 +3,23 @@
 Every scalar value lives in a virtual register of one of six classes (PTX declares them
 ``%p<n>``, ``%h<n>``, ``%r<n>``, ``%rd<n>``, ``%f<n>``, ``%fd<n>``; ptxas allocates them):
 
-==========================  ======  ===============================================
-dtype                       class   in the register
-==========================  ======  ===============================================
-bool                        ``p``   a predicate
-int8 .. uint32              ``r``   32 bits, sign- (signed) or zero-extended (unsigned)
-int64, uint64               ``rd``  64 bits
-float16, bfloat16, float32  ``f``   a float32 holding a value of the dtype (rounded)
-float64                     ``fd``  64 bits
-(scratch for float16 bits)  ``h``   16 bits
-==========================  ======  ===============================================
+=============================  ======  ============================================
+dtype                          class   in the register
+=============================  ======  ============================================
+bool                           ``p``   a predicate
+int8 .. uint32                 ``r``   32 bits, sign- or zero-extended
+int64, uint64                  ``rd``  64 bits
+float16, bfloat16, fp8, float  ``f``   a float32 holding a value of the dtype
+float64                        ``fd``  64 bits
+(scratch for float16 bits)     ``h``   16 bits
+=============================  ======  ============================================
 
 Narrow integers are kept extended so comparisons, division and shifts see their value; an
 op whose 32-bit result can leave the dtype's range is followed by a re-extension (``wrap``).
-float16/bfloat16 compute in float32 and round to the dtype after every rounded op
-(``round_narrow``), as ``exec_alu`` does; exactly as the C renderer, the round trip through
-float32 is innocuous (24 >= 2 * 11 + 2 significant bits).
+float16/bfloat16 (and fp8e4m3/fp8e5m2 on sm_89+, converted by ``cvt ... e4m3x2``) compute
+in float32 and round to the dtype after every rounded op (``round_narrow``), as ``exec_alu``
+does; exactly as the C renderer, the round trip through float32 is innocuous (24 >= 2 * 11 + 2
+significant bits).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from fusegrad.uop import DType, dtypes
 
 #: register class -> PTX register type
 CLASSES = {"p": ".pred", "h": ".b16", "r": ".b32", "rd": ".b64", "f": ".f32", "fd": ".f64"}
-NARROW_FLOATS = (dtypes.float16, dtypes.bfloat16)
+NARROW_FLOATS = (dtypes.float16, dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2)
+#: fp8 dtypes: the PTX type of a converted pair, and the code exec_alu gives NaN (no sign)
+FP8 = {dtypes.fp8e4m3: ("e4m3x2", 0x7F), dtypes.fp8e5m2: ("e5m2x2", 0x7E)}
 
 _WRAP = {
     dtypes.int8: "cvt.s32.s8 {r}, {r};",
@@ -48,7 +51,7 @@ def reg_class(dt: DType) -> str:
     if s is dtypes.float64:
         return "fd"
     if dtypes.is_float(s):
-        if s not in (dtypes.float32, *NARROW_FLOATS):
+        if s is not dtypes.float32 and s not in NARROW_FLOATS:
             raise NotImplementedError(f"PTX renderer: no register form for {dt!r}")
         return "f"
     return "rd" if s.itemsize == 8 else "r"
@@ -174,23 +177,51 @@ class Emitter:
         self.emit(f"mov.b32 {out}, {t};")
         return out
 
+    def fp8_bits(self, dt: DType, x: str) -> str:
+        """float32 ``x`` -> fp8 bits in a 32-bit register: round to nearest even, saturating
+        (infinities too, as exec_alu), NaN as exec_alu's code."""
+        kind, nan = FP8[dt.scalar()]
+        zero, h, out = self.new("f"), self.new("h"), self.new("r")
+        self.emit(f"mov.b32 {zero}, 0f00000000;")
+        self.emit(f"cvt.rn.satfinite.{kind}.f32 {h}, {zero}, {x};")  # x: the low byte
+        self.emit(f"cvt.u32.u16 {out}, {h};")
+        self.emit(f"and.b32 {out}, {out}, 255;")
+        p = self.new("p")
+        self.emit(f"setp.nan.f32 {p}, {x}, {x};")
+        self.emit(f"selp.b32 {out}, {nan}, {out}, {p};")
+        return out
+
+    def from_fp8_bits(self, dt: DType, bits: str) -> str:
+        """fp8 bits (low byte of a 32-bit register) -> float32 (exact, through float16)."""
+        kind = FP8[dt.scalar()][0]
+        h, pair, low, high, out = (self.new(c) for c in ("h", "r", "h", "h", "f"))
+        self.emit(f"cvt.u16.u32 {h}, {bits};")
+        self.emit(f"cvt.rn.f16x2.{kind} {pair}, {h};")
+        self.emit(f"mov.b32 {{{low}, {high}}}, {pair};")
+        self.emit(f"cvt.f32.f16 {out}, {low};")
+        return out
+
     def narrow_bits(self, dt: DType, x: str) -> str:
-        """float32 register ``x`` -> the 16 bits of float16/bfloat16 ``dt``."""
+        """float32 register ``x`` -> the bits of float16/bfloat16/fp8 ``dt``."""
+        if dt.scalar() in FP8:
+            return self.fp8_bits(dt, x)
         return self.half_bits(x) if dt.scalar() is dtypes.float16 else self.bfloat_bits(x)
 
     def from_narrow_bits(self, dt: DType, bits: str) -> str:
-        """The 16 bits of float16/bfloat16 ``dt`` -> its float32 value."""
+        """The bits of float16/bfloat16/fp8 ``dt`` -> its float32 value."""
+        if dt.scalar() in FP8:
+            return self.from_fp8_bits(dt, bits)
         if dt.scalar() is dtypes.float16:
             return self.from_half_bits(bits)
         return self.from_bfloat_bits(bits)
 
     def round_narrow(self, dt: DType, x: str) -> str:
-        """float32 ``x`` rounded to float16/bfloat16 ``dt`` (unchanged for other dtypes)."""
+        """float32 ``x`` rounded to float16/bfloat16/fp8 ``dt`` (unchanged for others)."""
         if dt.scalar() is dtypes.float16:
             h, out = self.new("h"), self.new("f")
             self.emit(f"cvt.rn.f16.f32 {h}, {x};")
             self.emit(f"cvt.f32.f16 {out}, {h};")
             return out
-        if dt.scalar() is dtypes.bfloat16:
-            return self.from_bfloat_bits(self.bfloat_bits(x))
+        if dt.scalar() in NARROW_FLOATS:
+            return self.from_narrow_bits(dt, self.narrow_bits(dt, x))
         return x
