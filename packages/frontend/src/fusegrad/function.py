@@ -174,7 +174,7 @@ class function(Generic[ReturnType]):
         self, args: Sequence[Any], kwargs: dict[str, Any], tensors: list[tuple[Key, Tensor]]
     ) -> _Trace:
         holders = []
-        swap: dict[Key, Any] = {}
+        swap: dict[Any, Any] = {}
         for k, t in tensors:
             buf = UOp.new_buffer(t.device, 1, t.dtype)
             shape = tuple(t.shape)
@@ -183,10 +183,11 @@ class function(Generic[ReturnType]):
             h.requires_grad = t.requires_grad
             holders.append(holder)
             swap[k] = h
-        for k, v in [*enumerate(args), *kwargs.items()]:
+        arguments: list[tuple[Any, Any]] = [*enumerate(args), *kwargs.items()]
+        for name, v in arguments:
             if isinstance(v, MultiTensor):  # its placeholder: a MultiTensor of shard holders
-                shards = [swap.pop((k, i)) for i in range(len(v.shards))]
-                swap[k] = MultiTensor(shards, v.axis)
+                shards = [swap.pop((name, i)) for i in range(len(v.shards))]
+                swap[name] = MultiTensor(shards, v.axis)
         new_args = [swap.get(i, a) for i, a in enumerate(args)]
         new_kwargs = {k: swap.get(k, v) for k, v in kwargs.items()}
         before = UOp.unique().arg  # buffers numbered after this one were made by the body
