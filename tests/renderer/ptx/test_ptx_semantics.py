@@ -184,3 +184,20 @@ def test_heuristic_matmul_runs_in_the_interpreter() -> None:
     ptx_interp.run_ptx(spec.src, bufs, grid=gs, block=ls or (1, 1, 1))
     got = np.frombuffer(bufs[0], np.float32).reshape(n, n)
     np.testing.assert_allclose(got, x @ y, rtol=1e-5, atol=1e-5)
+
+
+def test_interpreter_fp8_conversions_agree_with_exec_alu() -> None:
+    """The interpreter's fp8 (ISA) against exec_alu's: every code decoded, and float32 values
+    across both formats' ranges (subnormals, ties, saturation) encoded."""
+    from fusegrad.uop import bitcast, truncate
+
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.uniform(-600, 600, 500), rng.uniform(-1e-3, 1e-3, 500)])
+    values = np.concatenate([values, [2.0**-k * 1.5 for k in range(25)], [6e4, -1e5, 0.0]])
+    for kind, dt in (("e4m3x2", dtypes.fp8e4m3), ("e5m2x2", dtypes.fp8e5m2)):
+        for code in range(256):
+            got, want = ptx_interp.fp8_decode(code, kind), bitcast(code, dtypes.uint8, dt)
+            assert got == want or (np.isnan(got) and np.isnan(want)), (kind, code)
+        for x in values.astype(np.float32).tolist():
+            want = bitcast(truncate(dt)(x), dt, dtypes.uint8)
+            assert ptx_interp.fp8_encode(x, kind) == want, (kind, x)
