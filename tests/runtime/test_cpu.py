@@ -121,7 +121,7 @@ def test_missing_symbol_and_non_elf_code_are_clear_errors(rt: Any) -> None:
 
 def test_cpu_renderer_is_reported_when_unavailable(cpu: Any) -> None:
     status = dict(cpu.compiler_status())
-    assert set(status) == {"LLVM", "C"}
+    assert set(status) == {"LLVM", "C", "X86", "LVP"}
     if all(s != "ok" for s in status.values()):
         with pytest.raises(Unavailable, match="no renderer available"):
             _ = cpu.renderer
