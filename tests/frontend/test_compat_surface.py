@@ -167,7 +167,9 @@ def test_training_is_one_state_with_context() -> None:
 def test_unknown_context_name_is_an_error_and_tinygrad_names_are_known() -> None:
     with pytest.raises(KeyError, match="NOT_A_FLAG"):
         Context(NOT_A_FLAG=1)
-    with Context(JIT=0, SPEC=1, IMAGE=0, BEAM=0, NOOPT=0, CACHELEVEL=2, TRAINING=0, FUSE_OPTIM=0):
+    with Context(
+        JIT=0, SPEC=1, IMAGE=0, BEAM=0, NOOPT=0, CACHELEVEL=2, TRAINING=0, FUSE_OPTIM=0, PARALLEL=0
+    ):
         pass
 
 

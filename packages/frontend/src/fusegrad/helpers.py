@@ -79,6 +79,7 @@ from fusegrad.uop import (
 BEAM = ContextVar("BEAM", 0)
 NOOPT = ContextVar("NOOPT", 0)
 IGNORE_BEAM_CACHE = ContextVar("IGNORE_BEAM_CACHE", 0)
+PARALLEL = ContextVar("PARALLEL", -1)
 CACHELEVEL = ContextVar("CACHELEVEL", 2)
 EMULATED_DTYPES = ContextVar("EMULATED_DTYPES", "")
 CPU_THREADS = ContextVar("CPU_THREADS", 0)
@@ -902,6 +903,7 @@ __all__ = [
     "NO_COLOR",
     "NUM_CPU_THREADS",
     "OSX",
+    "PARALLEL",
     "PROFILE",
     "SPEC",
     "START_TIME",
