@@ -356,3 +356,15 @@ def test_cubin_parameters_are_pointers_then_int32s(case: Case) -> None:
     offsets = [8 * i for i in range(len(sig.buffers))]
     offsets += [offsets[-1] + 8 + 4 * i if offsets else 4 * i for i in range(len(sig.variables))]
     assert cubin_parameters(cubin, "k") == list(zip(range(len(sizes)), offsets, sizes, strict=True))
+
+
+def test_lane_by_lane_rendering_has_no_vector_accesses() -> None:
+    vector_cases = [c for c in _corpus("sm_90") if c.name.startswith("vector")]
+    assert vector_cases
+    for case in vector_cases:
+        assert ".v4." in str(PTXRenderer().render(list(case.uops), "k"))
+        src = PTXRenderer(vector_memory=False).render(list(case.uops), "k")
+        assert not re.search(r"\.v[24]\.", src), case.name
+        if find_ptxas() is not None:
+            assert assemble(src, "sm_90")[:4] == b"\x7fELF"
+    assert PTXRenderer(vector_memory=False).target_key != PTXRenderer().target_key

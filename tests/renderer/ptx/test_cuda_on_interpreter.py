@@ -127,21 +127,26 @@ def test_beam_timer_uses_events(fake_gpu: Any) -> None:
     assert fake.launches[-1][0] == spec.function_name
 
 
-def test_vector_kernel_rejects_an_unaligned_view(fake_gpu: Any) -> None:
+def test_vector_kernel_on_an_unaligned_view_runs_lane_by_lane(fake_gpu: Any) -> None:
     from fusegrad.codegen import to_program
 
-    _fake, dev = fake_gpu
+    fake, dev = fake_gpu
     n = 64
     spec = to_program(_double_kernel(n), dev.renderer)
+    assert ".global.v4.f32" in str(spec.src)
     prog = dev.load(spec)
-    prog.vector_access = True  # as for a kernel with ld.global.v4
     base = Buffer("CUDA", n + 4, dtypes.float32).copyin(np.arange(n + 4, dtype=np.float32))
     out = Buffer("CUDA", n, dtypes.float32)
     gs, ls = spec.launch_dims({})
-    with pytest.raises(ValueError, match="16-byte aligned"):
-        dev.launch(prog, [out.opaque, base.view(n, dtypes.float32, offset=4).opaque], [], gs, ls)
     dev.launch(prog, [out.opaque, base.view(n, dtypes.float32, offset=16).opaque], [], gs, ls)
     assert np.array_equal(out.numpy(), np.arange(4, n + 4, dtype=np.float32) * 2)
+    assert len(fake.modules) == 1  # aligned: the vector kernel itself
+    dev.launch(prog, [out.opaque, base.view(n, dtypes.float32, offset=4).opaque], [], gs, ls)
+    assert np.array_equal(out.numpy(), np.arange(1, n + 1, dtype=np.float32) * 2)
+    scalar = list(fake.modules.values())[-1]
+    assert len(fake.modules) == 2 and ".v4" not in scalar  # rendered lane by lane, once
+    dev.launch(prog, [out.opaque, base.view(n, dtypes.float32, offset=8).opaque], [], gs, ls)
+    assert len(fake.modules) == 2
 
 
 def test_peer_copy_between_two_gpus(fake_gpu: Any, monkeypatch: pytest.MonkeyPatch) -> None:

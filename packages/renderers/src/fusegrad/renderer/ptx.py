@@ -144,7 +144,8 @@ _NARROW = NARROW_FLOATS
 class _Kernel:
     """The state of rendering one kernel."""
 
-    def __init__(self, uops: list[UOp]) -> None:
+    def __init__(self, uops: list[UOp], vector_memory: bool) -> None:
+        self.vector_memory = vector_memory
         self.e = Emitter()
         self.values: dict[UOp, list[str]] = {}
         self.addresses: dict[UOp, _Address] = {}
@@ -175,10 +176,11 @@ def _from_memory(k: _Kernel, dt: DType, raw: str) -> str:
     return out
 
 
-def _vectorized(addr: _Address, count: int) -> bool:
+def _vectorized(k: _Kernel, addr: _Address, count: int) -> bool:
     dt = addr.element.scalar()
     return (
-        count in (2, 4)
+        k.vector_memory
+        and count in (2, 4)
         and count * dt.itemsize in (4, 8, 16)
         and (addr.aligned % count == 0 and addr.offset % (count * dt.itemsize) == 0)
     )
@@ -188,7 +190,7 @@ def _load_lanes(k: _Kernel, addr: _Address, count: int) -> list[str]:
     dt = addr.element.scalar()
     raws = [_raw_register(k, dt) for _ in range(count)]
     mtype = _MEMORY_TYPE[dt]
-    if _vectorized(addr, count):
+    if _vectorized(k, addr, count):
         k.e.emit(f"ld.{addr.space}.v{count}.{mtype} {{{', '.join(raws)}}}, {addr.at(0)};")
     else:
         for i, r in enumerate(raws):
@@ -211,7 +213,7 @@ def _store_lanes(k: _Kernel, addr: _Address, lanes: list[str]) -> None:
     dt = addr.element.scalar()
     values = [_store_value(k, dt, r) for r in lanes]
     mtype = _MEMORY_TYPE[dt]
-    if _vectorized(addr, len(lanes)):
+    if _vectorized(k, addr, len(lanes)):
         k.e.emit(f"st.{addr.space}.v{len(values)}.{mtype} {addr.at(0)}, {{{', '.join(values)}}};")
         return
     for i, r in enumerate(values):
@@ -493,7 +495,8 @@ def _memories(k: _Kernel, uops: list[UOp]) -> None:
 
 class PTXRenderer(Renderer):
     """Renders linear programs as PTX for one NVIDIA architecture (see the module
-    docstring); ``arch`` is ``sm_75``, ``sm_80``, ``sm_86``, ``sm_89`` or ``sm_90``."""
+    docstring); ``arch`` is ``sm_75``, ``sm_80``, ``sm_86``, ``sm_89`` or ``sm_90``;
+    ``vector_memory=False`` renders every memory access lane by lane."""
 
     device = "CUDA"
     suffix = "PTX"
@@ -514,8 +517,11 @@ class PTXRenderer(Renderer):
     code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = CODE_FOR_OP
     tensor_cores: tuple[TensorCore, ...] = ()
 
-    def __init__(self, arch: str = "sm_90") -> None:
+    def __init__(self, arch: str = "sm_90", vector_memory: bool = True) -> None:
         self.arch = check_arch(arch)
+        #: False: every access lane by lane (for buffers not 16-byte aligned, see the CUDA
+        #: device), else ld/st.v2/.v4 where the index allows
+        self.vector_memory = vector_memory
         self.shared_max = _SHARED_MAX[self.arch]
         if self.arch in FP8_ARCHES:  # elsewhere the lowering emulates fp8 over uint8
             self.supported_dtypes = self.supported_dtypes | {dtypes.fp8e4m3, dtypes.fp8e5m2}
@@ -523,7 +529,7 @@ class PTXRenderer(Renderer):
     @property
     def target_key(self) -> str:
         """The class, device and architecture."""
-        return f"{super().target_key}:{self.arch}"
+        return f"{super().target_key}:{self.arch}:{'v' if self.vector_memory else 's'}"
 
     def __repr__(self) -> str:
         return f"PTXRenderer({self.arch})"
@@ -531,7 +537,7 @@ class PTXRenderer(Renderer):
     def render(self, uops: list[UOp], name: str | None = None) -> str:
         """The PTX module (one ``.visible .entry``) of a linear program."""
         sig = ptx_signature(uops, name)
-        k = _Kernel(uops)
+        k = _Kernel(uops, self.vector_memory)
         params = _parameters(k, sig)
         _constants(k, uops)
         _memories(k, uops)

@@ -261,6 +261,36 @@ class CUDAProgram(Program):
         #: kernels with ld/st.v2/.v4 need 16-byte aligned buffers (views may not be)
         self.vector_access = b".global.v" in lib if lib[:4] != b"\x7fELF" else True
         self.cores = self.core_size
+        self._scalar: ctypes.c_void_p | None = None
+        self._scalar_module: ctypes.c_void_p | None = None
+
+    def function_for(self, bufs: Sequence[Any]) -> ctypes.c_void_p:
+        """The kernel to launch over ``bufs``: itself, or — when it uses vector accesses and
+        a buffer is not 16-byte aligned (a view) — the same program rendered lane by lane
+        (built on first need)."""
+        if not self.vector_access or _aligned(bufs):
+            return self.function
+        if self._scalar is None:
+            self._scalar_module, self._scalar = self._lane_by_lane()
+        return self._scalar
+
+    def _lane_by_lane(self) -> tuple[ctypes.c_void_p, ctypes.c_void_p]:
+        if self.spec is None or not self.spec.uops:
+            raise ValueError(
+                f"CUDA: {self.name} uses vector loads but a buffer is not 16-byte aligned, "
+                "and without its program it can't be rendered lane by lane"
+            )
+        from fusegrad.renderer import PTXCompiler, PTXRenderer
+
+        src = PTXRenderer(self.dev.arch, vector_memory=False).render(
+            list(self.spec.uops), self.name
+        )
+        lib = PTXCompiler(self.dev.arch, use_ptxas=False).compile(src)
+        module, function = ctypes.c_void_p(), ctypes.c_void_p()
+        self.dev.activate()
+        _call("cuModuleLoadData", ctypes.byref(module), lib + b"\0")
+        _call("cuModuleGetFunction", ctypes.byref(function), module, self.name.encode())
+        return module, function
 
     def slices(self, vals: Sequence[int]) -> int:
         """One launch: the cores of a THREAD-split kernel are blocks of the grid."""
@@ -284,8 +314,12 @@ class CUDAProgram(Program):
         self.dev.launch(self, bufs, vals, self.launch_grid(vals, global_size), local_size)
 
     def __del__(self) -> None:
-        module = getattr(self, "module", None)
-        if module is not None and module.value and not self.dev.closed:
+        modules = [getattr(self, "module", None), getattr(self, "_scalar_module", None)]
+        if self.dev.closed:
+            return
+        for module in modules:
+            if module is None or not module.value:
+                continue
             try:
                 self.dev.activate()
                 _libcuda().cuModuleUnload(module)
@@ -293,18 +327,13 @@ class CUDAProgram(Program):
                 return
 
 
-def _arguments(prog: CUDAProgram, bufs: Sequence[Any], vals: Sequence[int]) -> list[Any]:
-    args: list[Any] = []
-    for i, b in enumerate(bufs):
-        addr = int(getattr(b, "address", b))
-        if prog.vector_access and addr % 16:
-            raise ValueError(
-                f"CUDA: {prog.name} reads buffer {i} with vector loads but it is not 16-byte "
-                f"aligned (address {addr:#x}); pass a base buffer or an aligned view"
-            )
-        args.append(ctypes.c_uint64(addr))
-    args += [ctypes.c_int32(v) for v in vals]
-    return args
+def _aligned(bufs: Sequence[Any]) -> bool:
+    return all(int(getattr(b, "address", b)) % 16 == 0 for b in bufs)
+
+
+def _arguments(bufs: Sequence[Any], vals: Sequence[int]) -> list[Any]:
+    args: list[Any] = [ctypes.c_uint64(int(getattr(b, "address", b))) for b in bufs]
+    return args + [ctypes.c_int32(v) for v in vals]
 
 
 #: CUDA's launch limits: grid blocks per axis, threads per block per axis and in all
@@ -445,14 +474,15 @@ class CUDADevice(Compiled):
         """``cuLaunchKernel`` on the compute stream."""
         block = tuple((*(local_size or ()), 1, 1, 1)[:3])
         _check_dims(prog.name, tuple(int(g) for g in grid[:3]), block)
-        args = _arguments(prog, bufs, vals)
+        function = prog.function_for(bufs)
+        args = _arguments(bufs, vals)
         pointers = (ctypes.c_void_p * max(len(args), 1))(
             *[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in args]
         )
         self.activate()
         _call(
             "cuLaunchKernel",
-            prog.function,
+            function,
             *(int(g) for g in grid[:3]),
             *(int(b) for b in block),
             0,
