@@ -42,15 +42,24 @@ class Reg:
         return GPR_NAMES[width][self.num]
 
 
-@dataclass(frozen=True, slots=True)
-class VReg:
-    """A virtual register (before allocation)."""
+class VReg(int):
+    """A virtual register (before allocation): an int (its id, unique within a function,
+    so hashing and comparing are the int's: allocation looks them up constantly) with a
+    register class."""
 
-    id: int
     cls: RegClass
 
-    def __hash__(self) -> int:
-        return self.id  # ids are unique within a function
+    def __new__(cls, id: int, reg_class: RegClass) -> VReg:
+        v = super().__new__(cls, id)
+        v.cls = reg_class
+        return v
+
+    @property
+    def id(self) -> int:
+        return int(self)
+
+    def __repr__(self) -> str:
+        return f"VReg({int(self)}, {self.cls.name})"
 
 
 @dataclass(frozen=True, slots=True)

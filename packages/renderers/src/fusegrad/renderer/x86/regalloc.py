@@ -95,7 +95,7 @@ def linear_scan(code: list[Inst]) -> Allocation:
     for cls in RegClass:
         mine = sorted(
             ((lo, hi, v) for v, (lo, hi) in intervals.items() if v.cls is cls),
-            key=lambda t: (t[0], t[2].id),
+            key=lambda t: (t[0], t[2]),
         )
         _scan(mine, list(ALLOCATABLE[cls]), out)
     return out
@@ -114,14 +114,14 @@ def _scan(intervals: list[tuple[int, int, VReg]], free: list[Reg], out: Allocati
             free.sort(key=order.__getitem__)
             out.registers[v] = free.pop(0)
             active.append((hi, v))
-            active.sort(key=lambda t: (t[0], t[1].id))
+            active.sort()
             continue
         end, victim = active[-1]
         if end > hi:  # steal the register of the interval that lives longest
             out.registers[v] = out.registers.pop(victim)
             out.spills[victim] = len(out.spills)
             active[-1] = (hi, v)
-            active.sort(key=lambda t: (t[0], t[1].id))
+            active.sort()
         else:
             out.spills[v] = len(out.spills)
 
@@ -164,6 +164,10 @@ def _move(reg: Reg, slot: Mem, load: bool) -> Inst:
     return _reload(reg, slot) if load else _spill(reg, slot)
 
 
+def _spilled_memory(m: Mem, spills: dict[VReg, int]) -> bool:
+    return m.base in spills or m.index in spills
+
+
 def _spilled_operands(
     inst: Inst, alloc: Allocation
 ) -> tuple[dict[VReg, Reg], list[Reg], list[VReg], list[VReg]]:
@@ -196,9 +200,11 @@ def rewrite(code: list[Inst], alloc: Allocation) -> list[Inst]:
     when an instruction has more spilled operands than there are scratch registers, through
     registers it doesn't use, saved and restored around it)."""
     out: list[Inst] = []
+    spills = alloc.spills
     for inst in code:
-        if not alloc.spills or not any(
-            v in alloc.spills for op in inst.args for v in _mentions(op)
+        if not spills or not any(
+            op in spills if type(op) is VReg else type(op) is Mem and _spilled_memory(op, spills)
+            for op in inst.args
         ):
             args = tuple(_substitute(op, alloc.registers) for op in inst.args)
             out.append(Inst(inst.op, args, inst.width, inst.vlen))
