@@ -276,11 +276,20 @@ def test_tensor_code_runs_on_x86(x86_cpu: None) -> None:
     np.testing.assert_array_equal((Tensor(half) * 3).numpy(), half * np.float16(3))
 
 
-def test_large_reduction_splits_across_cores(x86_cpu: None) -> None:
+def test_large_elementwise_kernel_splits_across_cores(x86_cpu: None) -> None:
+    from fusegrad.codegen import to_program
+    from fusegrad.codegen.schedule import get_kernel_graph
+    from fusegrad.runtime import Device
     from fusegrad.tensor import Tensor
 
-    x = np.arange(1 << 20, dtype=np.float32) % 7
-    assert float(Tensor(x).sum().numpy()) == float(x.astype(np.float64).sum())
+    x = np.arange(1 << 22, dtype=np.float32) % 7
+    total = Tensor(x) * 3 - 1
+    graph = get_kernel_graph(UOp.sink(total.uop), cache=None)
+    specs = [to_program(k.src[0], Device["CPU"].renderer) for k in graph.kernels]
+    cores = [kernel_signature(list(s.uops)).core_count for s in specs]
+    if Device["CPU"].renderer.max_threads > 1:
+        assert any(c is not None and c > 1 for c in cores), cores  # a THREAD-split kernel
+    np.testing.assert_array_equal(total.numpy(), x * 3 - 1)
 
 
 def test_dev_selects_the_x86_renderer() -> None:
