@@ -35,9 +35,25 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeDriver, Any]
     device_cuda.device_count.cache_clear()
     dev = _open(monkeypatch, fake, "CUDA")
     yield fake, dev
+    from fusegrad.engine import synchronize
+
+    synchronize()
     for opened in [d for d in Device.opened() if isinstance(d, device_cuda.CUDADevice)]:
         opened.close()
     device_cuda.device_count.cache_clear()
+    _forget_in_engine([name for name in ("CUDA", "CUDA:1")])
+
+
+def _forget_in_engine(names: list[str]) -> None:
+    """Drop the engine's memory of the fake devices (its per-device timelines and device
+    handles), so a later ``synchronize()`` of every device does not open the real CUDA."""
+    from fusegrad.engine import launch, plan
+
+    timelines = getattr(getattr(launch, "_STATE", None), "timelines", {})
+    handles = getattr(plan, "_DEVICES", {})
+    for name in names:
+        timelines.pop(name, None)
+        handles.pop(name, None)
 
 
 def test_device_opens_with_the_gpus_architecture(fake_gpu: Any) -> None:
