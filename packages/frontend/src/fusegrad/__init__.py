@@ -11,7 +11,9 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-__version__ = "0.1.0"
+from fusegrad.version import __version__ as __version__  # first: mismatched sets fail here
+
+# isort: split
 
 # tinygrad's module paths (thin re-export modules) are attributes of the package, as there
 from fusegrad import (

@@ -10,6 +10,9 @@ Public names: ``Renderer``, ``TensorCore``, ``ProgramSpec``, ``BufferParam``, ``
 ``hand_coded_optimizations``, ``beam_search``, ``Timer``.
 """
 
+from fusegrad.codegen.version import __version__ as __version__  # first: mismatched sets fail here
+
+# isort: split
 from fusegrad.codegen.lower import STAGES, format_linear
 from fusegrad.codegen.opt import (
     KernelOptError,

@@ -24,6 +24,9 @@ The conformance suite (``fusegrad.renderer.conformance``, corpus in
 ``fusegrad.renderer.corpus``) is importable by other packages to register their renderers.
 """
 
+from fusegrad.renderer.version import __version__ as __version__  # first: mismatched sets fail here
+
+# isort: split
 from fusegrad.codegen import Renderer  # tinygrad's path: ``from tinygrad.renderer import Renderer``
 from fusegrad.renderer.c import CCompiler, CCompilerNotFoundError, CRenderer, find_c_compiler
 from fusegrad.renderer.elf import ElfLoadError, LoadedCode, load_elf

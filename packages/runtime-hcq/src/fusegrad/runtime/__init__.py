@@ -17,6 +17,9 @@ Public names:
 * profiling: ``launch_line``, ``write_trace``, ``profile_events``.
 """
 
+from fusegrad.runtime.version import __version__ as __version__  # first: mismatched sets fail here
+
+# isort: split
 from fusegrad.runtime.buffer import Buffer
 from fusegrad.runtime.device import (
     Compiled,

@@ -13,6 +13,9 @@ with the small helpers (``prod``, ``dedup``...).
 402
 """
 
+from fusegrad.uop.version import __version__ as __version__  # first: mismatched sets fail here
+
+# isort: split
 from fusegrad.uop.alu import exec_alu, threefry2x32
 from fusegrad.uop.dtype import (
     AddrSpace,

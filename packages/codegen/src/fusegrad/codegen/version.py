@@ -1,0 +1,9 @@
+"""``__version__`` of the fusegrad-codegen distribution, checked against its requirements on import.
+
+Importing this module raises ``ImportError`` when the installed fusegrad distributions
+fusegrad-codegen requires are outside the ranges it declares (see ``fusegrad.uop.version``).
+"""
+
+from fusegrad.uop.version import check_requirements
+
+__version__ = check_requirements("fusegrad-codegen")
