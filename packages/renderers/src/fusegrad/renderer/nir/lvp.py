@@ -7,8 +7,9 @@ API in Mesa's own module, with the CPU calling convention of every fusegrad CPU 
     void name(T0 *buf0, ..., int32 var0, ..., int32 core_id)
 
 it stores the buffer addresses and Variables in an argument block (uniform block 0 of the
-shader), runs the shader with only lane 0 of the execution mask set (one invocation; uniform
-values stay scalar, stores of lane 0 only), and takes the core id as the workgroup id. The IR
+shader), runs the shader with every lane of the execution mask set on the same values (one
+invocation's work: uniform values stay scalar, the lanes of the rest agree), and takes the
+core id as the workgroup id. The IR
 is printed and compiled by llvmlite like the LLVM renderer's (``LLVMCompiler``), so the
 runtime loads the same ELF objects.
 """
@@ -55,7 +56,7 @@ _LLVM_C = {  # LLVM 20 C API functions the wrapper uses: name -> (restype, argty
     "LLVMPrintModuleToString": (POINTER(ctypes.c_char), [P]),
     "LLVMDisposeMessage": (None, [POINTER(ctypes.c_char)]),
 }
-_VERSION = 2  # of the wrapper: part of the cache key
+_VERSION = 3  # of the wrapper: part of the cache key
 LANES = 4  # llvmpipe's SIMD width here (gallivm needs at least 2 lanes)
 _HEADER_RE = re.compile(
     rf"^{re.escape(HEADER)} (\w+) buffers=(\d+) variables=(\d+) core=([01])$", re.MULTILINE
@@ -119,9 +120,12 @@ class _Wrapper:
         llvm.LLVMBuildStore(b, size, llvm.LLVMBuildStructGEP2(b, jit_buffer, consts, 1, b""))
         return consts
 
-    def lane_zero_mask(self) -> Any:
+    def full_mask(self) -> Any:
+        """Every lane active: all lanes compute the same (one invocation's) values, so the
+        addresses gallivm gathers from in every lane are valid ones (an inactive lane's would
+        be garbage), and stores write the same value to the same place."""
         llvm = self.llvm
-        lanes = [llvm.LLVMConstInt(self.i32, (1 << 32) - 1 if i == 0 else 0, 0) for i in range(LANES)]  # fmt: skip
+        lanes = [llvm.LLVMConstInt(self.i32, (1 << 32) - 1, 0) for _ in range(LANES)]
         return llvm.LLVMConstVector((P * LANES)(*lanes), LANES)
 
     def body(self, shader: Any, fn: Any, consts: Any, core: bool) -> None:
@@ -138,7 +142,7 @@ class _Wrapper:
         core_id = self.llvm.LLVMGetParam(fn, self._param_count(fn) - 1) if core else zero
         system.block_id[0], system.block_id[1], system.block_id[2] = core_id, zero, zero
         params.system_values = ctypes.pointer(system)
-        lib.lp_build_mask_begin(params.mask, g, params.type, self.lane_zero_mask())
+        lib.lp_build_mask_begin(params.mask, g, params.type, self.full_mask())
         lib.lp_build_nir_soa(g, shader, byref(params), None)
         lib.lp_build_mask_end(params.mask)
         self.llvm.LLVMBuildRetVoid(self.builder)

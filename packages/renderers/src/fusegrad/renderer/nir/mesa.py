@@ -174,6 +174,8 @@ def load_mesa() -> Mesa:
     _load_from_memory(stub_library(_MISSING), "fusegrad-llvm20-stub")
     lib = ctypes.CDLL(str(mesa_path), mode=os.RTLD_LOCAL | os.RTLD_LAZY)
     bindings.bind(lib)
+    if not lib.lp_build_init():  # gallivm's one-time setup (LLVM targets, SIMD width)
+        raise MesaUnavailable("llvmpipe's lp_build_init failed")
     tables = {
         name: table.in_dll(lib, name) for name, table in bindings.GLOBALS.items()
     }  # fmt: skip

@@ -10,8 +10,9 @@ kernel's ``SPECIAL core`` is the workgroup id, one workgroup per core):
   gate is false and selects ``alt`` (no branch); a gated store is an ``if``;
 * ``DEFINE_REG``: one function-temporary variable per element and lane (constant indices
   only); ``nir_lower_vars_to_ssa`` turns them into SSA values and phis;
-* ``RANGE``/``END``: a ``loop`` with a counter variable and a ``break`` at the end; ``IF``/
-  ``ENDIF``: ``if``;
+* ``RANGE``/``END``: a ``loop`` with a counter variable, a ``break`` at the end and the body
+  in an ``if`` (llvmpipe finishes a breaking iteration with its lanes masked off, and would
+  still load); ``IF``/``ENDIF``: ``if``;
 * vectors are lists of scalar values (``VECTORIZE``/``GEP`` pick lanes): llvmpipe vectorizes
   across invocations, not within one; the renderer still declares the host's vector widths
   so UPCAST puts more work in each loop iteration.
@@ -303,7 +304,7 @@ class _Program:
         self.sig = kernel_signature(uops, name)
         self.vals: dict[UOp, list[Def]] = {}
         self.regs: dict[UOp, list[Any]] = {}  # DEFINE_REG -> variables (element-major, lanes)
-        self.flow: dict[UOp, Any] = {}  # RANGE -> (loop, counter var), IF -> nir_if
+        self.flow: dict[UOp, Any] = {}  # RANGE -> (loop, counter var, body if), IF -> nir_if
         self.slots = {b: 8 * i for i, b in enumerate(self.sig.buffers)}
         first = 8 * len(self.sig.buffers)
         self.slots.update({v: first + 8 * i for i, v in enumerate(self.sig.variables)})
@@ -397,18 +398,24 @@ def _range(p: _Program, u: UOp) -> None:
     p.nir.store_var(counter, p.nir.imm(n, 0))
     loop = p.nir.push_loop()
     i = p.nir.load_var(counter, n)
-    nif = p.nir.push_if(p.nir.alu(Op.nir_op_ige, i, p.vals[u.src[0]][0]))
+    end = p.vals[u.src[0]][0]
+    nif = p.nir.push_if(p.nir.alu(Op.nir_op_ige, i, end))
     p.nir.jump_break()
     p.nir.pop_if(nif)
-    p.flow[u] = (loop, counter)
+    # llvmpipe runs the rest of the iteration that breaks with its lanes masked off: stores
+    # are skipped, loads of uniform addresses are not (i == end would read past the buffer);
+    # an if skips the body when no lane is active
+    body = p.nir.push_if(p.nir.alu(Op.nir_op_ilt, i, end))
+    p.flow[u] = (loop, counter, body)
     p.vals[u] = [i]
 
 
 def _end(p: _Program, u: UOp) -> None:
     rng = u.src[0]
-    loop, counter = p.flow[rng]
+    loop, counter, body = p.flow[rng]
     n = bits(rng.dtype)
     p.nir.store_var(counter, p.nir.alu(Op.nir_op_iadd, p.vals[rng][0], p.nir.imm(n, 1)))
+    p.nir.pop_if(body)
     p.nir.pop_loop(loop)
 
 
@@ -598,7 +605,11 @@ class NIRRenderer(Renderer):
     local_max = None
     # vectors (lists of scalars here) only for what the optimizer's UPCAST makes of them: more
     # work per iteration of llvmpipe's masked loops (2x on elementwise kernels)
-    vector_widths: ClassVar[dict[DType, tuple[int, ...]]] = host_vector_widths()
+    # (only of the dtypes it renders: UPCAST of an emulated float16 made float32 vector ALU
+    # the linear spec rejects)
+    vector_widths: ClassVar[dict[DType, tuple[int, ...]]] = {
+        dt: widths for dt, widths in host_vector_widths().items() if dt in NIR_DTYPES
+    }
     supported_dtypes = NIR_DTYPES
     code_for_op: ClassVar[dict[Ops, Callable[..., Any]]] = CODE_FOR_OP
 

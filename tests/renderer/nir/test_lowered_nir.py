@@ -1,0 +1,75 @@
+"""Kernels from the real lowering pipeline on the NIR renderer: codegen's lowering corpus
+(tests/codegen/lower), lowered for NIRRenderer with and without CPU opts (upcasts, unrolls,
+core splits), compiled by the LVP compiler, run, and compared with the PYTHON emulator
+running the same linear program (as tests/renderer/test_lowered.py does for the other CPU
+renderers)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fusegrad.codegen import to_program
+from fusegrad.renderer import CPUProgram, kernel_signature
+from fusegrad.renderer.nir import LVPCompiler, NIRRenderer, mesa_unavailable
+
+LOWER_TESTS = Path(__file__).parents[2] / "codegen" / "lower"
+REASON = mesa_unavailable()
+
+
+def _load(name: str) -> Any:
+    mod_name = f"_fusegrad_tests_renderer_lower_{name}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    path = LOWER_TESTS / f"{name}.py"
+    if not path.exists():
+        pytest.skip(f"codegen's lowering corpus {path} is not there", allow_module_level=True)
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_targets, _corpus = _load("targets"), _load("corpus")
+
+
+def _params() -> list[Any]:
+    if REASON is not None:
+        return [pytest.param(None, "", marks=pytest.mark.skip(reason=REASON))]
+    return [
+        pytest.param(c, variant, id=f"{c.name}-{variant}")
+        for c in _corpus.build()
+        for variant in (("plain", "opt") if "cpu" in c.opts else ("plain",))
+    ]
+
+
+@pytest.fixture(scope="module")
+def pair() -> tuple[NIRRenderer, LVPCompiler]:
+    return NIRRenderer(), LVPCompiler()
+
+
+@pytest.mark.parametrize(("c", "variant"), _params())
+def test_lowered_kernel_matches_emulator(
+    pair: tuple[NIRRenderer, LVPCompiler], c: Any, variant: str
+) -> None:
+    renderer, compiler = pair
+    spec = to_program(c.opts["cpu"](c.ast) if variant == "opt" else c.ast, renderer)
+    want = _targets.run_program(spec, c.inputs, c.var_vals)
+    got = [np.array(a, dtype=w.dtype).reshape(-1) for a, w in zip(c.inputs, want, strict=True)]
+    src = renderer.render(list(spec.uops), spec.name)
+    CPUProgram(compiler.compile_cached(src), kernel_signature(list(spec.uops), spec.name))(
+        got, c.var_vals
+    )
+    for slot in c.expected:
+        if c.exact:
+            np.testing.assert_array_equal(got[slot], want[slot])
+        else:  # approximated transcendentals vs the emulator's double-then-round
+            np.testing.assert_allclose(
+                got[slot].astype(np.float64), want[slot].astype(np.float64), rtol=2e-6, atol=1e-7
+            )
