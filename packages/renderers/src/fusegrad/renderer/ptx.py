@@ -244,9 +244,11 @@ def _index(k: _Kernel, u: UOp) -> None:
     if base in k.promoted:
         return  # element registers, resolved by LOAD/STORE
     assert isinstance(base.dtype, PtrDType)
-    element, space = base.dtype.base, _SPACE[base.dtype.addrspace]
+    # a vector-typed element is its scalar lanes, consecutive in memory
+    element, space = base.dtype.base.scalar(), _SPACE[base.dtype.addrspace]
+    lanes = base.dtype.base.count
     gate = k.lane(u.src[2]) if len(u.src) == 3 else None
-    size = element.itemsize
+    size = element.itemsize * lanes
     if idx.op is Ops.CONST:
         address = _Address(space, k.lane(base), int(idx.arg) * size, element, 4, gate)
         k.addresses[u] = address
@@ -267,7 +269,7 @@ def _index(k: _Kernel, u: UOp) -> None:
             sign = "u" if idx.dtype.scalar() in dtypes.uints else "s"
             e.emit(f"mul.wide.{sign}32 {out}, {i}, {size};")
             e.emit(f"add.s64 {out}, {out}, {k.lane(base)};")
-    k.addresses[u] = _Address(space, out, 0, element, _alignment(idx), gate)
+    k.addresses[u] = _Address(space, out, 0, element, min(4, _alignment(idx) * lanes), gate)
 
 
 def _register_lanes(k: _Kernel, idx: UOp, count: int) -> list[str]:
