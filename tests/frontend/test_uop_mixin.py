@@ -130,3 +130,129 @@ def test_uop_movement_errors_are_pytorchs() -> None:
         x.flip(2)
     assert x.reshape(12).reshape(3, 4) is x.reshape(12).reshape(3, 4)
     assert x.shape == (3, 4) and x.dtype is dtypes.float32
+
+
+UNARY = [
+    "neg",
+    "reciprocal",
+    "trunc",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "atanh",
+    "asinh",
+    "acosh",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "square",
+    "abs",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "erf",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "logical_not",
+    "relu",
+    "relu6",
+    "sigmoid",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "leaky_relu",
+    "gelu",
+    "quick_gelu",
+    "swish",
+    "silu",
+    "elu",
+    "celu",
+    "selu",
+    "softplus",
+    "mish",
+    "logsigmoid",
+    "softsign",
+]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_is_the_same_graph_on_uop_and_tensor(name: str) -> None:
+    t = Tensor(np.linspace(-0.9, 0.9, 12, dtype=np.float32).reshape(3, 4)).realize()
+    via_tensor, via_uop = getattr(t, name)(), getattr(t.uop, name)()
+    assert via_tensor.uop is via_uop
+    np.testing.assert_allclose(Tensor(via_uop).numpy(), via_tensor.numpy(), equal_nan=True)
+
+
+def _floats() -> tuple[Tensor, Tensor]:
+    a = Tensor(np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)).realize()
+    b = Tensor(np.linspace(0.5, 2, 4, dtype=np.float32)).realize()
+    return a, b
+
+
+BINARY: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("add", lambda a, b: a.add(b)),
+    ("sub_scalar", lambda a, b: a.sub(2)),
+    ("mul_reverse", lambda a, b: a.mul(3, True)),
+    ("div", lambda a, b: a.div(b)),
+    ("mod", lambda a, b: a.mod(b)),
+    ("fmod", lambda a, b: a.fmod(b)),
+    ("pow", lambda a, b: a.pow(b)),
+    ("pow2", lambda a, b: a.pow(2)),
+    ("maximum", lambda a, b: a.maximum(b)),
+    ("minimum", lambda a, b: a.minimum(0.5)),
+    ("copysign", lambda a, b: a.copysign(b)),
+    ("logaddexp", lambda a, b: a.logaddexp(b)),
+    ("lerp", lambda a, b: a.lerp(b, 0.25)),
+    ("lt", lambda a, b: a.lt(b)),
+    ("ge", lambda a, b: a.ge(0)),
+    ("le", lambda a, b: a.le(b)),
+    ("eq", lambda a, b: a.eq(b)),
+    ("where", lambda a, b: (a > 0).where(a, b)),
+    ("masked_fill", lambda a, b: a.masked_fill(a < 0, 9.0)),
+    ("clamp", lambda a, b: a.clamp(-1, 1)),
+    ("isclose", lambda a, b: a.isclose(b)),
+    ("operators", lambda a, b: (2 * a + 1) / (b - 5) - a**2),
+    ("compare_ops", lambda a, b: ((a < b) & (a >= -1)) | (a > 2)),
+    ("reflected", lambda a, b: 1 - a),
+    ("negate", lambda a, b: -a),
+]
+
+
+@pytest.mark.parametrize(("name", "op"), BINARY, ids=[b[0] for b in BINARY])
+def test_binary_is_the_same_graph_on_uop_and_tensor(
+    name: str, op: Callable[[Any, Any], Any]
+) -> None:
+    a, b = _floats()
+    via_tensor, via_uop = op(a, b), op(a.uop, b.uop)
+    assert via_tensor.uop is via_uop, f"{via_tensor.uop}\n!=\n{via_uop}"
+    np.testing.assert_array_equal(Tensor(via_uop).numpy(), via_tensor.numpy())
+
+
+def test_int_ops_commit_weak_dtypes_as_a_tensor() -> None:
+    t = Tensor(np.arange(12, dtype=np.int32).reshape(3, 4) - 6).realize()
+    x = t.uop
+    for op in (lambda v: v // 4, lambda v: v % 5, lambda v: v / 2, lambda v: ~v, lambda v: v << 1,
+               lambda v: v.bitwise_and(6), lambda v: v * 2.5, lambda v: v.trunc()):  # fmt: skip
+        assert op(t).uop is op(x)
+    assert (x / 2).dtype is dtypes.float32 and (x * 2.5).dtype is dtypes.float32
+    np.testing.assert_array_equal(Tensor(x // 4).numpy(), (t.numpy() // 4))
+
+
+def test_symbolic_uops_keep_their_algebra() -> None:
+    i = UOp.variable("i", 0, 9)
+    assert (i + 1).src[1] is UOp.const(1) and (i + 1).dtype is dtypes.weakint  # no device: symbolic
+    assert (i * 2.5).dtype is dtypes.weakfloat
+    r = UOp.range(8, 0)
+    assert (r < 4).src[1] is UOp.const(4)

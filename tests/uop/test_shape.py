@@ -118,9 +118,13 @@ def test_broadcast_shapes_names_the_shapes_that_dont_fit() -> None:
 def test_elementwise_ops_broadcast_their_sources() -> None:
     a, b = buffer(2, 1, 4), buffer(3, 1)
     assert (a + b).shape == (2, 3, 4)
-    assert (a * 2.0).shape == (2, 1, 4)  # a plain constant has no shape
+    assert (a * 2.0).shape == (2, 1, 4)
+    assert (a * 2.0).src[1] is UOp.const(2.0, dtypes.float32, "CPU", (2, 1, 4))  # as a Tensor's
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match .* \(4\)"):
+        _ = buffer(2, 3) + buffer(4)
+    # nodes built directly broadcast by shape inference, which names the shapes
     with pytest.raises(ValueError, match="don't broadcast"):
-        _ = (buffer(2, 3) + buffer(4)).shape
+        _ = UOp(Ops.ADD, dtypes.float32, (buffer(2, 3), buffer(4))).shape
 
 
 def test_symbolic_shapes() -> None:

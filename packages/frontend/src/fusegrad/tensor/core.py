@@ -27,7 +27,7 @@ from fusegrad.uop import (
     sint,
     to_dtype,
 )
-from fusegrad.uop.mixin import DefaultDevice, OpMixinBase
+from fusegrad.uop.mixin import DefaultDevice, OpMixinBase, broadcast_shape
 
 if TYPE_CHECKING:
     from fusegrad.tensor.multi import MultiTensor
@@ -41,24 +41,6 @@ DefaultDevice.get = lambda: canonical_device(None)  # UOp.arange & co. without d
 
 ALL_TENSORS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 """Every live Tensor by id (autograd finds the tensors a graph reaches through it)."""
-
-
-def broadcast_shape(*shapes: tuple[sint, ...]) -> tuple[sint, ...]:
-    """PyTorch broadcasting; RuntimeError naming the sizes when shapes don't broadcast."""
-    ndim = max((len(s) for s in shapes), default=0)
-    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
-    out: list[sint] = []
-    for i, dims in enumerate(zip(*padded, strict=True)):
-        sizes = [d for d in dims if not (isinstance(d, int) and d == 1)]
-        first = sizes[0] if sizes else 1
-        bad = next((d for d in sizes if d is not first and d != first), None)
-        if bad is not None:
-            raise RuntimeError(
-                f"The size of tensor a ({first}) must match the size of tensor b ({bad}) at "
-                f"non-singleton dimension {i}: shapes {' and '.join(map(str, shapes))}"
-            )
-        out.append(first)
-    return tuple(out)
 
 
 _PY_SCALARS = (bool, int, float)  # exactly these types (a subclass takes the general path)
@@ -309,7 +291,7 @@ class TensorCore(OpMixinBase):
             return type(self)(x, device=self.device)  # type: ignore[return-value]
         raise TypeError(f"unsupported operand type {type(x).__name__} for a Tensor operation")
 
-    def _promoted(self, *xs: Any, reverse: builtins.bool = False) -> list[Tensor]:
+    def _promoted(self, *xs: Any, reverse: builtins.bool = False) -> list[Tensor]:  # type: ignore[override]
         """This tensor and ``xs`` as tensors of one dtype and one broadcast shape."""
         if len(xs) == 1 and type(xs[0]) in _PY_SCALARS:
             # ``x + 1``, ``x * 2.0`` where the scalar keeps x's dtype: the constant made at

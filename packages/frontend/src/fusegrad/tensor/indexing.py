@@ -343,7 +343,7 @@ class IndexingMixin:
             wrapped = (i < 0).where(i + n, i)
             add_check(wrapped, raw, n, d, -n, "index")
             idx.append(wrapped)
-        from fusegrad.tensor.core import broadcast_shape
+        from fusegrad.uop.mixin import broadcast_shape
 
         bshape = broadcast_shape(*(i.shape for i in idx))
         return [i._broadcast_to(bshape) for i in idx], adv, bshape
@@ -585,7 +585,7 @@ class IndexingMixin:
         """The elements where ``mask`` is True, as 1-d. Without ``size`` the length depends on
         the data (the mask is realized); with ``size`` the result has that length, cut or padded
         with ``fill_value``, and stays lazy."""
-        from fusegrad.tensor.core import broadcast_shape
+        from fusegrad.uop.mixin import broadcast_shape
 
         if mask.dtype is not dtypes.bool:
             raise RuntimeError(f"masked_select: expected a bool mask, got {mask.dtype!r}")

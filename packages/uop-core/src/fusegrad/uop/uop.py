@@ -29,11 +29,14 @@ from fusegrad.uop.dtype import (
     Invalid,
     InvalidType,
     PtrDType,
+    commit_weak,
     dtypes,
     least_upper_dtype,
     promoted_dtype,
 )
 from fusegrad.uop.helpers import all_int, argfix, prod
+from fusegrad.uop.mixin.base import broadcast_shape
+from fusegrad.uop.mixin.elementwise import ElementwiseMixin
 from fusegrad.uop.mixin.movement import MovementMixin
 from fusegrad.uop.opcodes import AxisType, GroupOp, Ops
 
@@ -171,7 +174,7 @@ class graph_property(Generic[T]):
         return cast(T, node.__dict__[name])
 
 
-class UOp(MovementMixin, metaclass=UOpMetaClass):
+class UOp(ElementwiseMixin, MovementMixin, metaclass=UOpMetaClass):
     """An immutable IR node. Do not assign to its fields; build a new node with ``replace``."""
 
     # fields in slots; __dict__ stays unallocated until a cached property is first computed
@@ -699,6 +702,8 @@ class UOp(MovementMixin, metaclass=UOpMetaClass):
         ``kwargs`` are node fields (``dtype``, ``arg``, ``tag``) set on the result."""
         if kwargs:
             return self.alu(op, *src).replace(**kwargs)
+        if self._device is not None and op in _TENSOR_ALU:
+            return self._tensor_alu(op, *src)
         srcs = src
         if len(srcs) == 1 and op in _SAME_DTYPE_BINARY:
             fast = _same_dtype_binary(self, op, srcs[0])
@@ -728,37 +733,37 @@ class UOp(MovementMixin, metaclass=UOpMetaClass):
         return self.alu(Ops.ADD, x)
 
     def __radd__(self, x: ConstType) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.ADD, self)
+        return _reflected(self, Ops.ADD, x)
 
     def __sub__(self, x: UOp | ConstType) -> UOp:
         return self.alu(Ops.SUB, x)
 
     def __rsub__(self, x: ConstType) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.SUB, self)
+        return _reflected(self, Ops.SUB, x)
 
     def __mul__(self, x: UOp | ConstType) -> UOp:
         return self.alu(Ops.MUL, x)
 
     def __rmul__(self, x: ConstType) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.MUL, self)
+        return _reflected(self, Ops.MUL, x)
 
     def __floordiv__(self, x: UOp | ConstType) -> UOp:
         return self.alu(Ops.FLOORDIV, x)
 
     def __rfloordiv__(self, x: ConstType) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.FLOORDIV, self)
+        return _reflected(self, Ops.FLOORDIV, x)
 
     def __mod__(self, x: UOp | ConstType) -> UOp:
         return self.alu(Ops.FLOORMOD, x)
 
     def __rmod__(self, x: ConstType) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.FLOORMOD, self)
+        return _reflected(self, Ops.FLOORMOD, x)
 
     def __truediv__(self, x: UOp | ConstType) -> UOp:
         return self.alu(Ops.FDIV, x)
 
     def __rtruediv__(self, x: ConstType) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.FDIV, self)
+        return _reflected(self, Ops.FDIV, x)
 
     def cdiv(self, x: UOp | ConstType) -> UOp:
         """Integer division truncating toward zero (C's ``/``)."""
@@ -777,15 +782,19 @@ class UOp(MovementMixin, metaclass=UOpMetaClass):
         return self.alu(Ops.CMPLT, x)
 
     def __gt__(self, x: UOp | ConstType) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.CMPLT, self)
+        return _reflected(self, Ops.CMPLT, x)
 
     def __le__(self, x: UOp | ConstType) -> UOp:
+        if self._device is not None:
+            return self.le(x)
         other = _as_uop(x, self.dtype)
         if dtypes.is_float(least_upper_dtype(self.dtype, other.dtype)):
             return (self < other) | self.eq(other)  # NaN <= y is False
         return (other < self).logical_not()
 
     def __ge__(self, x: UOp | ConstType) -> UOp:
+        if self._device is not None:
+            return self.ge(x)
         return _as_uop(x, self.dtype) <= self
 
     def eq(self, x: UOp | ConstType) -> UOp:
@@ -800,19 +809,19 @@ class UOp(MovementMixin, metaclass=UOpMetaClass):
         return self.alu(Ops.AND, x)
 
     def __rand__(self, x: ConstType) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.AND, self)
+        return _reflected(self, Ops.AND, x)
 
     def __or__(self, x: UOp | ConstType) -> UOp:
         return self.alu(Ops.OR, x)
 
     def __ror__(self, x: ConstType) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.OR, self)
+        return _reflected(self, Ops.OR, x)
 
     def __xor__(self, x: UOp | ConstType) -> UOp:
         return self.alu(Ops.XOR, x)
 
     def __rxor__(self, x: ConstType) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.XOR, self)
+        return _reflected(self, Ops.XOR, x)
 
     def __lshift__(self, x: UOp | int) -> UOp:
         return self.alu(Ops.SHL, x)
@@ -821,10 +830,10 @@ class UOp(MovementMixin, metaclass=UOpMetaClass):
         return self.alu(Ops.SHR, x)
 
     def __rlshift__(self, x: int) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.SHL, self)
+        return _reflected(self, Ops.SHL, x)
 
     def __rrshift__(self, x: int) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.SHR, self)
+        return _reflected(self, Ops.SHR, x)
 
     def __invert__(self) -> UOp:
         if self.dtype.scalar() is dtypes.bool:
@@ -837,13 +846,15 @@ class UOp(MovementMixin, metaclass=UOpMetaClass):
         return self.alu(Ops.POW, x)
 
     def __rpow__(self, x: ConstType) -> UOp:
-        return _as_uop(x, self.dtype).alu(Ops.POW, self)
+        return _reflected(self, Ops.POW, x)
 
     __hash__ = object.__hash__
     __eq__ = object.__eq__
 
     def logical_not(self) -> UOp:
-        """Boolean negation."""
+        """Boolean negation (of a tensor-level node: True where it is zero, as a Tensor)."""
+        if self._device is not None:
+            return ElementwiseMixin.logical_not(self)
         return self.ne(True)
 
     def maximum(self, x: UOp | ConstType) -> UOp:
@@ -854,6 +865,8 @@ class UOp(MovementMixin, metaclass=UOpMetaClass):
         """Elementwise min: ``-max(-a, -b)`` (which the simplifier understands) for floats and
         ``weakint``; a WHERE for fixed-width ints and bool, where negation wraps around
         (``-(-128)`` is ``-128`` in int8, ``-0`` is 0 but ``-5`` is 251 in uint8)."""
+        if self._device is not None:
+            return ElementwiseMixin.minimum(self, x)
         other = _as_uop(x, self.dtype)
         scalar = least_upper_dtype(self.dtype, other.dtype).scalar()
         if scalar in dtypes.floats or scalar is dtypes.weakint:
@@ -884,6 +897,9 @@ class UOp(MovementMixin, metaclass=UOpMetaClass):
         return UOp(Ops.RECIPROCAL, _float_dtype(self.dtype), (self.cast(_float_dtype(self.dtype)),))
 
     def trunc(self) -> UOp:
+        """Rounding toward zero (a tensor-level int node is returned as is, as a Tensor)."""
+        if self._device is not None:
+            return ElementwiseMixin.trunc(self)
         return UOp(Ops.TRUNC, self.dtype, (self,))
 
     # -- symbolic ---------------------------------------------------------------------------
@@ -1105,8 +1121,88 @@ class UOp(MovementMixin, metaclass=UOpMetaClass):
         dt = self.dtype if dtype is None else dtype
         return UOp.const(value, dt, self._device, self.shape if shape is None else tuple(shape))
 
+    def _operand(self, x: Any) -> UOp:
+        """``x`` as a tensor-level operand: a Python scalar is a 0-d constant on this device
+        whose dtype is what the scalar promotes this node's dtype to."""
+        if isinstance(x, UOp):
+            return x
+        if isinstance(x, (bool, int, float)):
+            dt = commit_weak(least_upper_dtype(self.dtype, dtypes.weak_from_py(x)))
+            return self._const(x, dt, ())
+        raise TypeError(f"unsupported operand type {type(x).__name__} for a tensor-level UOp")
+
+    def _broadcast_to(self, shape: tuple[sint, ...]) -> UOp:
+        if self.shape == tuple(shape):
+            return self
+        if self.ndim > len(shape):
+            raise RuntimeError(f"can't broadcast {self.shape} to {tuple(shape)}: too many dims")
+        full = (1,) * (len(shape) - self.ndim) + self.shape
+        broadcast_shape(full, tuple(shape))
+        return self._mop(Ops.RESHAPE, full)._mop(Ops.EXPAND, tuple(shape))
+
+    def _promoted(self, *xs: Any, reverse: bool = False) -> list[UOp]:
+        """This node and ``xs`` as tensor-level operands of one dtype (weak dtypes committed)
+        and one broadcast shape, as a Tensor's operands are."""
+        if len(xs) == 1 and type(xs[0]) in (bool, int, float):
+            scalar = xs[0]
+            if _scalar_dtype(self.dtype, type(scalar).__name__) is self.dtype:
+                const = UOp.const(scalar, self.dtype, self._device, self.shape)
+                return [const, self] if reverse else [self, const]
+        operands = [self, *(self._operand(x) for x in xs)]
+        if reverse:
+            operands = operands[::-1]
+        dt = commit_weak(least_upper_dtype(*(u.dtype for u in operands)))
+        shape = broadcast_shape(*(u.shape for u in operands))
+        return [u.cast(dt)._broadcast_to(shape) for u in operands]
+
+    def _tensor_alu_reflected(self, op: Ops, x: Any) -> UOp:
+        if op is Ops.CMPLT:  # x < self
+            return self.gt(x)
+        name, kwargs = _TENSOR_ALU[op]
+        method: Callable[..., UOp] = getattr(ElementwiseMixin, name)
+        return method(self, x, True, **kwargs)
+
+    def _tensor_alu(self, op: Ops, *src: Any) -> UOp:
+        """``alu`` of a tensor-level node: the mixin's method for ``op`` (broadcasting,
+        committing weak dtypes), so ``x + 1`` on a UOp and on a Tensor is the same graph."""
+        name, kwargs = _TENSOR_ALU[op]
+        method: Callable[..., UOp] = getattr(ElementwiseMixin, name)
+        return method(self, *src, **kwargs)
+
 
 # -- module helpers ------------------------------------------------------------------------------
+
+# ALU ops on tensor-level nodes: the ElementwiseMixin method (and its keyword arguments) that
+# builds them as a Tensor does
+_TENSOR_ALU: dict[Ops, tuple[str, dict[str, Any]]] = {
+    Ops.ADD: ("add", {}),
+    Ops.SUB: ("sub", {}),
+    Ops.MUL: ("mul", {}),
+    Ops.FDIV: ("div", {}),
+    Ops.FLOORDIV: ("div", {"rounding_mode": "floor"}),
+    Ops.CDIV: ("div", {"rounding_mode": "trunc"}),
+    Ops.FLOORMOD: ("mod", {}),
+    Ops.CMOD: ("fmod", {}),
+    Ops.POW: ("pow", {}),
+    Ops.MAX: ("maximum", {}),
+    Ops.CMPLT: ("lt", {}),
+    Ops.CMPEQ: ("eq", {}),
+    Ops.CMPNE: ("ne", {}),
+    Ops.AND: ("bitwise_and", {}),
+    Ops.OR: ("bitwise_or", {}),
+    Ops.XOR: ("bitwise_xor", {}),
+    Ops.SHL: ("lshift", {}),
+    Ops.SHR: ("rshift", {}),
+    Ops.WHERE: ("where", {}),
+}
+
+
+@functools.cache
+def _scalar_dtype(dtype: DType, kind: str) -> DType:
+    """The dtype of ``tensor op scalar`` for a tensor-level node of ``dtype`` and a Python
+    scalar whose type is named ``kind``."""
+    weak = {"bool": dtypes.bool, "int": dtypes.weakint, "float": dtypes.weakfloat}[kind]
+    return commit_weak(least_upper_dtype(dtype, weak))
 
 
 def _float_dtype(dt: DType) -> DType:
@@ -1198,6 +1294,13 @@ def _cast_operand(u: UOp, out: DType) -> UOp:
             raise ValueError(f"can't combine vectors of {u.dtype.count} and {out.count}")
         u = UOp(Ops.VECTORIZE, u.dtype.vec(out.count), (u,) * out.count)
     return u.cast(out)
+
+
+def _reflected(u: UOp, op: Ops, x: UOp | ConstType) -> UOp:
+    """``x op u`` for a Python number ``x`` (``__radd__`` and friends)."""
+    if u._device is not None:
+        return u._tensor_alu_reflected(op, x)
+    return _as_uop(x, u.dtype).alu(op, u)
 
 
 def sint_to_uop(x: sint, dtype: DType = dtypes.weakint) -> UOp:

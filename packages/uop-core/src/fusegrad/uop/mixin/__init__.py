@@ -13,8 +13,16 @@ spell the same graph. What needs the scheduler, a device or autograd stays in th
 
 from __future__ import annotations
 
-from fusegrad.uop.mixin.base import OpMixinBase
+from fusegrad.uop.mixin.base import OpMixinBase, broadcast_shape
 from fusegrad.uop.mixin.create import DefaultDevice, index_uop
+from fusegrad.uop.mixin.elementwise import ElementwiseMixin
 from fusegrad.uop.mixin.movement import MovementMixin
 
-__all__ = ["DefaultDevice", "MovementMixin", "OpMixinBase", "index_uop"]
+__all__ = [
+    "DefaultDevice",
+    "ElementwiseMixin",
+    "MovementMixin",
+    "OpMixinBase",
+    "broadcast_shape",
+    "index_uop",
+]

@@ -1,0 +1,574 @@
+"""Elementwise math for ``UOp`` and ``Tensor`` alike: unary functions, binary ops with
+broadcasting and promotion, comparisons, bitwise ops and ``where``. Everything lowers to the ALU
+ops of the IR (see ``fusegrad.uop.mixin.base`` for the primitives). The operators themselves
+(``+``, ``<``...) are defined by each class: ``Tensor``'s call these methods, ``UOp``'s call
+them for tensor-level nodes and build symbolic ALU nodes otherwise.
+
+>>> from fusegrad.uop import UOp, dtypes
+>>> x = UOp.new_buffer("CPU", 4, dtypes.float32).reshape(2, 2)
+>>> x.relu().shape, x.add(1).dtype, x.int().div(2).dtype
+((2, 2), dtypes.float32, dtypes.float32)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Self
+
+from fusegrad.uop.dtype import DType, commit_weak, dtypes, least_upper_dtype, least_upper_float
+from fusegrad.uop.mixin.base import OpMixinBase, broadcast_shape
+from fusegrad.uop.opcodes import Ops
+
+_LOG2_E = 1 / math.log(2)
+_LN_2 = math.log(2)
+
+
+def _where_dtype(x: Any, y: Any, tensor: type[Any]) -> DType:
+    dts: list[DType] = [
+        v.dtype if isinstance(v, tensor) else dtypes.weak_from_py(v) for v in (x, y)
+    ]
+    return commit_weak(least_upper_dtype(*dts))
+
+
+def _check_int_or_bool(t: OpMixinBase, name: str) -> None:
+    if dtypes.is_float(t.dtype):
+        raise RuntimeError(
+            f'"{name}" not implemented for {t.dtype!r} (needs an int or bool tensor)'
+        )
+
+
+_MAX_MULTIPLIED_POWER = 8  # x ** n for integral 2 <= n <= this multiplies
+
+
+class ElementwiseMixin(OpMixinBase):
+    """Unary and binary elementwise methods (mixed into UOp and Tensor)."""
+
+    __slots__ = ()
+
+    # -- primitives ----------------------------------------------------------------------------
+    def _unary(self, op: Ops) -> Self:
+        x = self._to_float()
+        return x._apply(op)
+
+    def _binop(self, op: Ops, x: Any, reverse: bool = False) -> Self:
+        a, b = self._promoted(x, reverse=reverse)
+        return a._apply(op, b)
+
+    def neg(self) -> Self:
+        """-x (logical not for bool)."""
+        if self.dtype is dtypes.bool:
+            return self.logical_not()
+        return self._apply(Ops.NEG)
+
+    def reciprocal(self) -> Self:
+        """1/x."""
+        return self._unary(Ops.RECIPROCAL)
+
+    def trunc(self) -> Self:
+        """Round toward zero."""
+        if not dtypes.is_float(self.dtype):
+            return self
+        return self._apply(Ops.TRUNC)
+
+    def sqrt(self) -> Self:
+        """Square root (NaN below 0)."""
+        return self._unary(Ops.SQRT)
+
+    def rsqrt(self) -> Self:
+        """1/sqrt(x)."""
+        return self.sqrt().reciprocal()
+
+    def sin(self) -> Self:
+        """Sine."""
+        return self._unary(Ops.SIN)
+
+    def cos(self) -> Self:
+        """Cosine, as sin(pi/2 - x)."""
+        x = self._to_float()
+        return (x._const(math.pi / 2) - x).sin()
+
+    def tan(self) -> Self:
+        """Tangent."""
+        return self.sin() / self.cos()
+
+    def asin(self) -> Self:
+        """Arcsine (Abramowitz-Stegun 4.4.46, |error| < 2e-8)."""
+        coefficients = (
+            -0.0012624911,
+            0.0066700901,
+            -0.0170881256,
+            0.0308918810,
+            -0.0501743046,
+            0.0889789874,
+            -0.2145988016,
+            1.5707963050,
+        )
+        x = self._to_float()
+        a = x.abs()
+        poly = a * 0 + coefficients[0]
+        for c in coefficients[1:]:
+            poly = poly * a + c
+        return x.sign() * (math.pi / 2 - (1 - a).sqrt() * poly)
+
+    def acos(self) -> Self:
+        """Arccosine."""
+        return math.pi / 2 - self.asin()
+
+    def atan(self) -> Self:
+        """Arctangent."""
+        x = self._to_float()
+        return (x / (1 + x * x).sqrt()).asin()
+
+    def sinh(self) -> Self:
+        """Hyperbolic sine."""
+        return (self.exp() - self.neg().exp()) / 2
+
+    def cosh(self) -> Self:
+        """Hyperbolic cosine."""
+        return (self.exp() + self.neg().exp()) / 2
+
+    def atanh(self) -> Self:
+        """Inverse hyperbolic tangent."""
+        return ((1 + self) / (1 - self)).log() / 2
+
+    def asinh(self) -> Self:
+        """Inverse hyperbolic sine (odd, accurate for large negative x)."""
+        a = self._to_float().abs()
+        return self.sign() * (a + (a * a + 1).sqrt()).log()
+
+    def acosh(self) -> Self:
+        """Inverse hyperbolic cosine."""
+        x = self._to_float()
+        return (x + (x * x - 1).sqrt()).log()
+
+    def exp(self) -> Self:
+        """e**x."""
+        return (self._to_float() * _LOG2_E).exp2()
+
+    def exp2(self) -> Self:
+        """2**x."""
+        return self._unary(Ops.EXP2)
+
+    def log(self) -> Self:
+        """Natural logarithm."""
+        return self.log2() * _LN_2
+
+    def log2(self) -> Self:
+        """Base-2 logarithm."""
+        return self._unary(Ops.LOG2)
+
+    def log10(self) -> Self:
+        """Base-10 logarithm."""
+        return self.log2() * math.log10(2)
+
+    def log1p(self) -> Self:
+        """log(1 + x)."""
+        return (1 + self).log()
+
+    def expm1(self) -> Self:
+        """exp(x) - 1."""
+        return self.exp() - 1
+
+    def square(self) -> Self:
+        """x*x."""
+        return self * self
+
+    def abs(self) -> Self:
+        """|x| (NaN stays NaN)."""
+        if self.dtype is dtypes.bool or dtypes.is_unsigned(self.dtype):
+            return self
+        return self.maximum(-self)
+
+    def sign(self) -> Self:
+        """-1, 0 or 1 (0 for NaN, like PyTorch)."""
+        if self.dtype is dtypes.bool:
+            return self
+        one, zero = self._const(1), self._const(0)
+        out = (self < 0).where(-one, (self > 0).where(one, zero))
+        return out
+
+    def floor(self) -> Self:
+        """Round toward -inf."""
+        if not dtypes.is_float(self.dtype):
+            return self
+        t = self.trunc()
+        return (t > self).where(t - 1, t)
+
+    def ceil(self) -> Self:
+        """Round toward +inf."""
+        if not dtypes.is_float(self.dtype):
+            return self
+        t = self.trunc()
+        return (t < self).where(t + 1, t)
+
+    def round(self) -> Self:
+        """Round half to even."""
+        if not dtypes.is_float(self.dtype):
+            return self
+        f = self.floor()
+        d = self - f
+        f_even = (f - (f / 2).floor() * 2).eq(0)
+        half = d.eq(0.5).where(f_even.where(f, f + 1), (d < 0.5).where(f, f + 1))
+        return half
+
+    def erf(self) -> Self:
+        """The error function (Abramowitz-Stegun 7.1.26, |error| < 1.5e-7)."""
+        x = self._to_float()
+        t = 1.0 / (1.0 + 0.3275911 * x.abs())
+        poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t
+                + 0.254829592) * t  # fmt: skip
+        return x.sign() * (1.0 - poly * (-x * x).exp())
+
+    def isnan(self) -> Self:
+        """True where NaN."""
+        return self.ne(self)
+
+    def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Self:
+        """True where +-inf."""
+        if not dtypes.is_float(self.dtype):
+            return self._const(False, dtypes.bool)
+        out = self._const(False, dtypes.bool)
+        if detect_positive:
+            out = out | self.eq(math.inf)
+        if detect_negative:
+            out = out | self.eq(-math.inf)
+        return out
+
+    def isfinite(self) -> Self:
+        """True where neither inf nor NaN."""
+        return (self.isinf() | self.isnan()).logical_not()
+
+    def logical_not(self) -> Self:
+        """True where x is zero."""
+        if self.dtype is dtypes.bool:
+            return self._apply(Ops.CMPNE, self._const(True), dtype=dtypes.bool)
+        return self.eq(0)
+
+    def bitwise_not(self) -> Self:
+        """~x for ints (logical not for bool)."""
+        _check_int_or_bool(self, "bitwise_not")
+        if self.dtype is dtypes.bool:
+            return self.logical_not()
+        return self._apply(
+            Ops.XOR, self._const(-1 if not dtypes.is_unsigned(self.dtype) else self.dtype.max)
+        )
+
+    # -- activations ----------------------------------------------------------------------------
+    def relu(self) -> Self:
+        """max(x, 0); NaN stays NaN; gradient 0 at 0."""
+        return (self <= 0).where(self._const(0), self)
+
+    def relu6(self) -> Self:
+        """min(max(x, 0), 6)."""
+        return self.relu() - (self - 6).relu()
+
+    def sigmoid(self) -> Self:
+        """1 / (1 + exp(-x))."""
+        return (1 + (-self._to_float()).exp()).reciprocal()
+
+    def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Self:
+        """max(0, min(1, alpha*x + beta))."""
+        return (alpha * self + beta).relu() - (alpha * self + beta - 1).relu()
+
+    def hardswish(self) -> Self:
+        """x * relu6(x + 3) / 6."""
+        return self * (self + 3).relu6() * (1 / 6)
+
+    def hardtanh(self, min_val: float = -1, max_val: float = 1) -> Self:
+        """x clipped to [min_val, max_val]."""
+        return self.clip(min_val, max_val)
+
+    def leaky_relu(self, neg_slope: float = 0.01) -> Self:
+        """x, or neg_slope * x below 0."""
+        return (self < 0).where(self * neg_slope, self)
+
+    def tanh(self) -> Self:
+        """Hyperbolic tangent."""
+        return 2.0 * (2.0 * self._to_float()).sigmoid() - 1.0
+
+    def gelu(self, approximate: str = "tanh") -> Self:
+        """GELU: the tanh approximation (tinygrad's default) or exact with ``"none"``."""
+        if approximate == "none":
+            return 0.5 * self * (1 + (self / math.sqrt(2)).erf())
+        if approximate != "tanh":
+            raise ValueError(f"gelu: approximate must be 'tanh' or 'none', got {approximate!r}")
+        return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self**3)).tanh())
+
+    def quick_gelu(self) -> Self:
+        """x * sigmoid(1.702 x)."""
+        return self * (self * 1.702).sigmoid()
+
+    def swish(self) -> Self:
+        """x * sigmoid(x)."""
+        return self * self.sigmoid()
+
+    def silu(self) -> Self:
+        """x * sigmoid(x)."""
+        return self.swish()
+
+    def elu(self, alpha: float = 1.0) -> Self:
+        """x above 0, alpha*(exp(x)-1) below."""
+        return (self > 0).where(self._to_float(), alpha * (self.exp() - 1))
+
+    def celu(self, alpha: float = 1.0) -> Self:
+        """max(0, x) + min(0, alpha*(exp(x/alpha)-1))."""
+        return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
+
+    def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Self:
+        """gamma * elu(x, alpha)."""
+        return gamma * self.elu(alpha)
+
+    def softplus(self, beta: float = 1.0) -> Self:
+        """log(1 + exp(beta*x)) / beta, computed stably."""
+        return (self * beta).logaddexp(0.0) * (1 / beta)
+
+    def mish(self) -> Self:
+        """x * tanh(softplus(x))."""
+        return self * self.softplus().tanh()
+
+    def logsigmoid(self) -> Self:
+        """log(sigmoid(x))."""
+        return -(-self).softplus()
+
+    def softsign(self) -> Self:
+        """x / (1 + |x|)."""
+        return self / (1 + self.abs())
+
+    # -- binary ---------------------------------------------------------------------------------
+    def add(self, x: Any, reverse: bool = False) -> Self:
+        """self + x (logical or for two bools)."""
+        a, b = self._promoted(x, reverse=reverse)
+        if a.dtype is dtypes.bool:
+            return a._apply(Ops.OR, b)
+        return a._apply(Ops.ADD, b)
+
+    def sub(self, x: Any, reverse: bool = False) -> Self:
+        """self - x."""
+        a, b = self._promoted(x, reverse=reverse)
+        if a.dtype is dtypes.bool:
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported"
+            )
+        return a._apply(Ops.SUB, b)
+
+    def mul(self, x: Any, reverse: bool = False) -> Self:
+        """self * x (logical and for two bools)."""
+        a, b = self._promoted(x, reverse=reverse)
+        if a.dtype is dtypes.bool:
+            return a._apply(Ops.AND, b)
+        return a._apply(Ops.MUL, b)
+
+    def div(self, x: Any, reverse: bool = False, rounding_mode: str | None = None) -> Self:
+        """True division (ints give the default float), or "trunc"/"floor" rounding."""
+        a, b = self._promoted(x, reverse=reverse)
+        if rounding_mode is None:
+            dt = least_upper_float(a.dtype)
+            return a.cast(dt)._apply(Ops.FDIV, b.cast(dt))
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(
+                f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}"
+            )
+        if dtypes.is_float(a.dtype):
+            q = a._apply(Ops.FDIV, b)
+            return q.trunc() if rounding_mode == "trunc" else q.floor()
+        if a.dtype is dtypes.bool:
+            a, b = a.int(), b.int()
+        return a._apply(Ops.CDIV if rounding_mode == "trunc" else Ops.FLOORDIV, b)
+
+    def idiv(self, x: Any, reverse: bool = False) -> Self:
+        """Integer division truncating toward zero."""
+        return self.div(x, reverse, rounding_mode="trunc")
+
+    def fmod(self, x: Any, reverse: bool = False) -> Self:
+        """Remainder with the sign of the dividend (C fmod)."""
+        a, b = self._promoted(x, reverse=reverse)
+        if dtypes.is_float(a.dtype):
+            return a - (a / b).trunc() * b
+        return a._apply(Ops.CMOD, b)
+
+    def mod(self, x: Any, reverse: bool = False) -> Self:
+        """Remainder with the sign of the divisor (Python %)."""
+        a, b = self._promoted(x, reverse=reverse)
+        if dtypes.is_float(a.dtype):
+            r = a.fmod(b)
+            fix = r.ne(0) & ((r < 0) ^ (b < 0))
+            return fix.where(r + b, r)
+        if a.dtype is dtypes.bool:
+            a, b = a.int(), b.int()
+        return a._apply(Ops.FLOORMOD, b)
+
+    def pow(self, x: Any, reverse: bool = False) -> Self:
+        """self ** x (ints stay ints). An integral Python exponent in 2..8 (or -1)
+        multiplies instead (exact for ints, how PyTorch computes x**2 and x**3 for floats, and
+        far cheaper than a general pow in a kernel)."""
+        if not reverse and not isinstance(x, bool) and isinstance(x, (int, float)):
+            keeps_dtype = isinstance(x, int) or dtypes.is_float(self.dtype)
+            if keeps_dtype and float(x).is_integer() and -1 <= x <= _MAX_MULTIPLIED_POWER:
+                out = self._multiplied_power(int(x))
+                if out is not None:
+                    return out
+        a, b = self._promoted(x, reverse=reverse)
+        if a.dtype is dtypes.bool:
+            a, b = a.int(), b.int()
+        return a._apply(Ops.POW, b)
+
+    def _multiplied_power(self, n: int) -> Self | None:
+        """self ** n by square-and-multiply; None for a bool base, an int base with n < 0, and
+        n in (0, 1) (pow keeps x ** 0 in the gradient graph, x ** 1 is a new tensor)."""
+        if self.dtype is dtypes.bool or n in (0, 1) or (n < 0 and not dtypes.is_float(self.dtype)):
+            return None
+        if n == -1:
+            return self.reciprocal()
+        result: Self | None = None
+        square = self
+        while n:
+            if n & 1:
+                result = square if result is None else result * square
+            n >>= 1
+            if n:
+                square = square * square
+        assert result is not None
+        return result
+
+    def maximum(self, x: Any) -> Self:
+        """Elementwise max (NaN propagates)."""
+        a, b = self._promoted(x)
+        if a.dtype is dtypes.bool:
+            return a | b
+        return a._apply(Ops.MAX, b)
+
+    def minimum(self, x: Any) -> Self:
+        """Elementwise min (NaN propagates)."""
+        a, b = self._promoted(x)
+        if a.dtype is dtypes.bool:
+            return a & b
+        if dtypes.is_float(a.dtype):
+            return -((-a).maximum(-b))
+        return ~((~a).maximum(~b))
+
+    def copysign(self, other: Any) -> Self:
+        """|self| with the sign of ``other`` (-0.0 counts as negative)."""
+        a, b = self._promoted(other)
+        a, b = a._to_float(), b._to_float()
+        neg = (b < 0) | (b.eq(0) & (b.reciprocal() < 0))
+        mag = a.abs()
+        return neg.where(-mag, mag)
+
+    def logaddexp(self, other: Any) -> Self:
+        """log(exp(self) + exp(other)), stably."""
+        a, b = self._promoted(other)
+        a, b = a._to_float(), b._to_float()
+        m = a.maximum(b)
+        safe = m.isinf().where(m._const(0), m)
+        return ((a - safe).exp() + (b - safe).exp()).log() + safe
+
+    def lerp(self, end: Any, weight: Any) -> Self:
+        """self + (end - self) * weight."""
+        out: Self = self + (end - self) * weight
+        return out
+
+    # -- comparisons -----------------------------------------------------------------------------
+    def _cmp(self, op: Ops, x: Any, reverse: bool = False) -> Self:
+        a, b = self._promoted(x, reverse=reverse)
+        return a._apply(op, b, dtype=dtypes.bool)
+
+    def eq(self, x: Any) -> Self:
+        """self == x."""
+        return self._cmp(Ops.CMPEQ, x)
+
+    def ne(self, x: Any) -> Self:
+        """self != x."""
+        return self._cmp(Ops.CMPNE, x)
+
+    def lt(self, x: Any) -> Self:
+        """self < x."""
+        return self._cmp(Ops.CMPLT, x)
+
+    def gt(self, x: Any) -> Self:
+        """self > x."""
+        return self._cmp(Ops.CMPLT, x, reverse=True)
+
+    def le(self, x: Any) -> Self:
+        """self <= x (False with NaN)."""
+        a, b = self._promoted(x)
+        if dtypes.is_float(a.dtype):
+            return a.lt(b) | a.eq(b)
+        return b.lt(a).logical_not()
+
+    def ge(self, x: Any) -> Self:
+        """self >= x (False with NaN)."""
+        a, b = self._promoted(x)
+        return b.le(a)
+
+    # -- bitwise ---------------------------------------------------------------------------------
+    def _bitwise(self, op: Ops, x: Any, name: str, reverse: bool = False) -> Self:
+        a, b = self._promoted(x, reverse=reverse)
+        _check_int_or_bool(a, name)
+        return a._apply(op, b)
+
+    def bitwise_and(self, x: Any, reverse: bool = False) -> Self:
+        """self & x."""
+        return self._bitwise(Ops.AND, x, "bitwise_and", reverse)
+
+    def bitwise_or(self, x: Any, reverse: bool = False) -> Self:
+        """self | x."""
+        return self._bitwise(Ops.OR, x, "bitwise_or", reverse)
+
+    def bitwise_xor(self, x: Any, reverse: bool = False) -> Self:
+        """self ^ x."""
+        return self._bitwise(Ops.XOR, x, "bitwise_xor", reverse)
+
+    def lshift(self, x: Any, reverse: bool = False) -> Self:
+        """self << x."""
+        return self._bitwise(Ops.SHL, x, "lshift", reverse)
+
+    def rshift(self, x: Any, reverse: bool = False) -> Self:
+        """self >> x."""
+        return self._bitwise(Ops.SHR, x, "rshift", reverse)
+
+    # -- selection -------------------------------------------------------------------------------
+    def where(self, x: Any, y: Any) -> Self:
+        """x where this condition is True, else y."""
+        cond = self.cast(dtypes.bool)
+        dt = _where_dtype(x, y, type(self))
+        a = cond._operand(x).cast(dt) if isinstance(x, type(self)) else cond._const(x, dt, ())
+        b = cond._operand(y).cast(dt) if isinstance(y, type(self)) else cond._const(y, dt, ())
+        shape = broadcast_shape(cond.shape, a.shape, b.shape)
+        c, a, b = (t._broadcast_to(shape) for t in (cond, a, b))
+        return c._apply(Ops.WHERE, a, b, dtype=dt)
+
+    def masked_fill(self, mask: Self, value: Any) -> Self:
+        """value where mask is True (this tensor's dtype kept)."""
+        fill = self._operand(value).cast(self.dtype)
+        return mask.where(fill, self)
+
+    def clamp(self, min_: Any = None, max_: Any = None, **kwargs: Any) -> Self:
+        """x clipped to [min_, max_] (either may be None, not both); PyTorch's keyword names
+        ``min=``/``max=`` work too."""
+        unknown = set(kwargs) - {"min", "max"}
+        if unknown:
+            raise TypeError(f"clamp() got unexpected keyword arguments {sorted(unknown)}")
+        min_ = kwargs.get("min", min_)
+        max_ = kwargs.get("max", max_)
+        if min_ is None and max_ is None:
+            raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+        out = self
+        if min_ is not None:
+            out = out.maximum(min_)
+        if max_ is not None:
+            out = out.minimum(max_)
+        return out
+
+    def clip(self, min_: Any = None, max_: Any = None, **kwargs: Any) -> Self:
+        """Alias of clamp."""
+        return self.clamp(min_, max_, **kwargs)
+
+    def isclose(
+        self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+    ) -> Self:
+        """|self - other| <= atol + rtol * |other| (infinities equal only to themselves)."""
+        a, b = self._promoted(other)
+        close = a.eq(b) | ((a - b).abs() <= atol + rtol * b.abs()) & (a - b).isfinite()
+        if equal_nan:
+            close = close | (a.isnan() & b.isnan())
+        return close
