@@ -132,8 +132,8 @@ def make_distributed_step(
             Tensor.training = False
         return out[0]
 
-    gradients_step = TinyJit(gradients) if jit else gradients
-    update_step = TinyJit(update) if jit else update
+    gradients_step: Callable[[Tensor, Tensor], Tensor] = TinyJit(gradients) if jit else gradients
+    update_step: Callable[[], Tensor] = TinyJit(update) if jit else update
 
     def step(x: Tensor, y: Tensor) -> Tensor:
         # the loss is averaged before the update: the update's assigns make the engine forget
