@@ -77,8 +77,7 @@ class ScalarTestRenderer(Renderer):
     device = "SCALAR"
     suffix = "TESTSCALAR"
     supported_dtypes = frozenset(dtypes.all) - {
-        dtypes.weakint, dtypes.weakfloat, dtypes.bfloat16, dtypes.float16,
-        dtypes.fp8e4m3, dtypes.fp8e5m2,
+        dtypes.weakint, dtypes.weakfloat, dtypes.bfloat16, dtypes.float16, *dtypes.fp8s,
     }  # fmt: skip
     code_for_op = {  # noqa: RUF012
         op: (lambda *a: "")
