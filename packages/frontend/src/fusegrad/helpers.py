@@ -49,7 +49,6 @@ import numpy as np
 from fusegrad.codegen import DiskCache
 from fusegrad.codegen import cache_dir as _cache_dir
 from fusegrad.engine import GlobalCounters
-from fusegrad.jit import JIT
 from fusegrad.tensor.flags import CHECK_INDEX, FUSE_OPTIM
 from fusegrad.uop import (
     DEBUG,
@@ -80,6 +79,7 @@ BEAM = ContextVar("BEAM", 0)
 NOOPT = ContextVar("NOOPT", 0)
 IGNORE_BEAM_CACHE = ContextVar("IGNORE_BEAM_CACHE", 0)
 PARALLEL = ContextVar("PARALLEL", -1)
+JIT = ContextVar("JIT", 1)
 CACHELEVEL = ContextVar("CACHELEVEL", 2)
 EMULATED_DTYPES = ContextVar("EMULATED_DTYPES", "")
 CPU_THREADS = ContextVar("CPU_THREADS", 0)
