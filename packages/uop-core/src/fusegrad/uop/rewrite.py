@@ -33,6 +33,8 @@ from fusegrad.uop.flags import TRACK_MATCH_STATS, VIZ
 from fusegrad.uop.opcodes import Ops
 from fusegrad.uop.pattern import PatternMatcher, RewriteFn, UPat, rule_name
 from fusegrad.uop.uop import UOp
+from fusegrad.uop.viztrace import ACTIVE as _TRACE
+from fusegrad.uop.viztrace import Step, Trace, source_of
 
 MAX_REWRITES = 2_000_000
 
@@ -96,6 +98,21 @@ if TRACK_MATCH_STATS:
     atexit.register(lambda: print(match_stats.report()))
 if VIZ:
     add_tracer(rewrite_log)
+if VIZ or TRACK_MATCH_STATS:  # the stage trace (fusegrad.uop.viztrace), shown by fusegrad.viz
+    _TRACE.append(Trace())
+if VIZ:
+
+    def _viz_at_exit() -> None:
+        import importlib
+
+        try:
+            viz = importlib.import_module("fusegrad.viz")
+        except ImportError:
+            return
+        if _TRACE:
+            viz.at_exit(_TRACE[0])
+
+    atexit.register(_viz_at_exit)
 
 
 class _Marker:
@@ -124,7 +141,8 @@ class _Rewriter:
         self.count = 0
         # nodes waiting for a rule's result to be rewritten: meeting one again is a cycle
         self.waiting: set[UOp] = set()
-        self.apply: Callable[[UOp, Any], UOp | None] = pm.rewrite if not _tracers else self._traced
+        traced = _tracers or _TRACE
+        self.apply: Callable[[UOp, Any], UOp | None] = pm.rewrite if not traced else self._traced
 
     def _traced(self, u: UOp, ctx: Any) -> UOp | None:
         return self.pm.rewrite_traced(u, ctx, self._report)
@@ -133,6 +151,8 @@ class _Rewriter:
         event = RewriteEvent(self.name, rule_name(fn), before, after)
         for t in list(_tracers):
             t(event)
+        if _TRACE:
+            _TRACE[0].step(Step(event.rule, source_of(fn), before, after, self.name))
 
     def _count(self) -> None:
         self.count += 1
@@ -261,6 +281,14 @@ def graph_rewrite(
 ) -> UOp:
     """``sink``'s graph rewritten with ``pm`` (see the module docstring for the orders)."""
     rw = _Rewriter(pm, ctx, name)
+    if _TRACE:  # VIZ / TRACK_MATCH_STATS: the call is a stage of the trace
+        trace, out = _TRACE[0], sink
+        stage = trace.begin(name or "graph_rewrite", sink)
+        try:
+            out = rw.walk(sink) if walk else rw.bottom_up(sink) if bottom_up else rw.top_down(sink)
+        finally:
+            trace.end(stage, out)
+        return out
     if walk:
         return rw.walk(sink)
     return rw.bottom_up(sink) if bottom_up else rw.top_down(sink)

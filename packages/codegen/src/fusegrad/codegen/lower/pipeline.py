@@ -45,7 +45,9 @@ from fusegrad.uop import (
     UOp,
     dtypes,
     graph_rewrite,
+    viztrace,
 )
+from fusegrad.uop.viztrace import ACTIVE as _TRACE
 
 StageFn = Callable[[UOp, LowerContext], UOp]
 Needed = Callable[[Census, LowerContext], bool]
@@ -184,6 +186,8 @@ def lower(
         print(ast)
     ctx = LowerContext(renderer)
     graph = without_empty_loops(ast)
+    if _TRACE:  # VIZ: one group per kernel lowering, one stage per pipeline stage
+        return _traced_lower(ast, graph, ctx, stages)
     for stage in stages:
         start = time.perf_counter()
         skip = stage.when is not None and not stage.when(ctx.census(graph), ctx)
@@ -199,6 +203,34 @@ def lower(
         verify_target_ops(uops, renderer)
     if DEBUG >= 6:
         print(format_linear(uops))
+    return uops, ctx
+
+
+def _as_text(src: str | bytes) -> str:
+    return src if isinstance(src, str) else src.decode(errors="replace")
+
+
+def _traced_lower(
+    ast: UOp, graph: UOp, ctx: LowerContext, stages: tuple[Stage, ...]
+) -> tuple[list[UOp], LowerContext]:
+    """``lower``'s loop recording each stage that runs in the active VIZ trace."""
+    trace = _TRACE[0]
+    with viztrace.group(kernel_name(ast), "kernel", key=ctx):
+        for stage in stages:
+            if stage.when is not None and not stage.when(ctx.census(graph), ctx):
+                continue
+            rec = trace.begin(stage.name, graph, kind="lower")
+            out = graph
+            try:
+                out = stage.run(graph, ctx)
+            finally:
+                trace.end(rec, out)
+            graph = out
+    uops = with_every_parameter(ast, list(graph.src))
+    if SPEC:
+        verify_linear(uops)
+        verify_target_ops(uops, renderer=ctx.renderer)
+    trace.attach(ctx, linear=format_linear(uops))
     return uops, ctx
 
 
@@ -313,9 +345,12 @@ def render(
     found = [u for u in nodes(ast) if u.op is Ops.DEFINE_VAR]
     variables = tuple(sorted(found, key=lambda v: v.arg))  # UOp.variables' order, one walk
     name = kernel_name(ast)
+    src = renderer.render(uops, name)
+    if _TRACE:
+        viztrace.attach(ctx, source=_as_text(src), renderer=type(renderer).__name__, name=name)
     return ProgramSpec(
         name=name,
-        src=renderer.render(uops, name),
+        src=src,
         device=renderer.device,
         ast=ast,
         uops=tuple(uops),

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from fusegrad.uop import UOp
+from fusegrad.uop.viztrace import ACTIVE as _TRACE
+from fusegrad.uop.viztrace import Step, source_of
 
 
 def nodes(root: UOp) -> set[UOp]:
@@ -49,6 +51,8 @@ def rebuild(root: UOp, fn: Callable[[UOp], UOp | None]) -> UOp:
     """``root``'s graph rebuilt in one pass: each node on its rebuilt sources, then replaced
     by ``fn(node)`` unless that is None. No pattern matching and no fixed point: the cheap
     form of a rewrite whose rules each fire once on a node and make nothing they apply to."""
+    if _TRACE:  # VIZ: the walk is a stage of the trace, each replacement a step
+        return _traced_rebuild(root, fn)
     new: dict[UOp, UOp] = {}
     for u in toposort(root):
         srcs = tuple(new[s] for s in u.src)
@@ -56,4 +60,24 @@ def rebuild(root: UOp, fn: Callable[[UOp], UOp | None]) -> UOp:
         v = u if same else u.replace(src=srcs)
         out = fn(v)
         new[u] = v if out is None else out
+    return new[root]
+
+
+def _traced_rebuild(root: UOp, fn: Callable[[UOp], UOp | None]) -> UOp:
+    trace = _TRACE[0]
+    name = getattr(fn, "__qualname__", repr(fn))
+    source = source_of(fn)
+    stage = trace.begin(name, root, kind="walk")
+    new: dict[UOp, UOp] = {}
+    try:
+        for u in toposort(root):
+            srcs = tuple(new[s] for s in u.src)
+            same = all(a is b for a, b in zip(srcs, u.src, strict=True))
+            v = u if same else u.replace(src=srcs)
+            out = fn(v)
+            if out is not None and out is not v:
+                trace.step(Step(name, source, v, out, name))
+            new[u] = v if out is None else out
+    finally:
+        trace.end(stage, new.get(root, root))
     return new[root]

@@ -47,7 +47,8 @@ from fusegrad.codegen.schedule.realize import (
     pm_prepare,
     view_base,
 )
-from fusegrad.uop import DEBUG, Ops, UOp, graph_rewrite
+from fusegrad.uop import DEBUG, Ops, UOp, graph_rewrite, viztrace
+from fusegrad.uop.viztrace import ACTIVE as _TRACE
 
 # Most buffers one kernel may take, by device name prefix (None: no limit). Metal's argument
 # table has 31 slots; WebGPU guarantees 8 storage buffers per stage.
@@ -183,6 +184,16 @@ def build_template(
 ) -> ScheduleTemplate:
     """Run every stage on ``sink`` (no cache): the schedule over placeholder buffers."""
     st = ScheduleState(sink, inputs, cap)
+    if _TRACE:  # VIZ: the schedule is a group of the trace, each stage a record
+        with viztrace.group(f"schedule {len(_TRACE[0].groups)}", "schedule", key=sink):
+            for name, stage in SCHEDULE_STAGES:
+                rec = viztrace.begin(f"schedule: {name}", st.sink, kind="schedule")
+                try:
+                    stage(st)
+                finally:
+                    viztrace.end(rec, st.sink)
+        assert st.template is not None
+        return st.template
     for name, stage in SCHEDULE_STAGES:
         start = time.perf_counter()
         stage(st)
