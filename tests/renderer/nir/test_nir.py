@@ -3,7 +3,7 @@ the compiler's input checks, clear errors for what is not mapped, and results on
 
 from __future__ import annotations
 
-import ctypes
+import re
 import struct
 
 import pytest
@@ -108,16 +108,28 @@ def test_optimized_shader_has_no_registers_left(renderer: NIRRenderer) -> None:
     assert "deref_var" not in text and "phi" in text  # the accumulator became an SSA phi
 
 
-def test_nir_print_of_a_shader_is_a_string(renderer: NIRRenderer) -> None:
-    uops, _ = _double_plus_one()
-    shader, _ = renderer.build(uops)
-    try:
-        from fusegrad.renderer.nir.builder import print_shader
+def test_serialized_shader_prints_like_the_built_one(renderer: NIRRenderer) -> None:
+    from fusegrad.renderer.nir.builder import deserialize, print_shader, serialize
 
-        assert "impl main" in print_shader(renderer.mesa.lib, shader)
+    lib = renderer.mesa.lib
+    shader, _ = renderer.build(_double_plus_one()[0])
+    copy = deserialize(lib, serialize(lib, shader))
+    try:
+        assert "impl main" in print_shader(lib, shader)
+        assert print_shader(lib, copy) == print_shader(lib, shader)
     finally:
-        renderer.mesa.lib.ralloc_free(shader)
-    assert ctypes.sizeof(ctypes.c_void_p) == 8
+        lib.ralloc_free(shader)
+        lib.ralloc_free(copy)
+
+
+def test_llvmpipe_ir_has_the_cpu_calling_convention(
+    renderer: NIRRenderer, compiler: LVPCompiler
+) -> None:
+    uops = list(multicore_case().uops)
+    ir = compiler.ir(renderer.render(uops, "split"))
+    buffers = len(kernel_signature(uops).buffers)
+    params = ", ".join(["ptr %\\w+"] * buffers + ["i32 %\\w+"])  # buffers, then the core id
+    assert re.search(rf"^define void @split\({params}\)", ir, re.MULTILINE)
 
 
 def test_float_zero_constants_follow_ieee(renderer: NIRRenderer, compiler: LVPCompiler) -> None:
