@@ -580,3 +580,9 @@ def test_process_and_timing_helpers(tmp_path: Path, capsys: pytest.CaptureFixtur
     bar = h.tqdm(range(3), desc="x", disable=True)
     assert list(bar) == [0, 1, 2] and bar.n == 3
     assert next(h.count(5, 2)) == 5 and h.temp("f18").endswith("f18")
+
+
+def test_device_compiler_takes_tinygrads_cachekey() -> None:
+    from fusegrad.device import Compiler
+
+    assert Compiler("mine").cache_key == "mine" and Compiler(cache_key="k").cache_key == "k"

@@ -292,9 +292,11 @@ class Compiler:
     #: a name for the cache key; include the flags and target that change the output
     cache_key: str = ""
 
-    def __init__(self, cache_key: str | None = None) -> None:
-        if cache_key is not None:
-            self.cache_key = cache_key
+    def __init__(self, cachekey: str | None = None, *, cache_key: str | None = None) -> None:
+        # ``cachekey`` is tinygrad's name; ``cache_key=`` fusegrad's compilers pass
+        key = cachekey if cachekey is not None else cache_key
+        if key is not None:
+            self.cache_key = key
         self.disk = DiskCache("compile")
 
     def compile(self, src: str) -> bytes:
