@@ -186,7 +186,7 @@ def test_emulated_dtypes_forces_emulation_with_equal_results(kernels: None) -> N
 
     with Context(EMULATED_DTYPES="bfloat16,half"):
         assert emulated_dtypes() == {dtypes.bfloat16, dtypes.float16}
-    a = np.linspace(-3, 3, 37).astype(np.float16)
+    a = np.linspace(-3, 3, 256).astype(np.float16)  # vectorizable: upcast lanes split
     native = (Tensor(a) * 1.7 + 0.3).numpy()
     with Context(EMULATED_DTYPES="half"):
         emulated = (Tensor(a) * 1.7 + 0.31).numpy()
@@ -195,6 +195,24 @@ def test_emulated_dtypes_forces_emulation_with_equal_results(kernels: None) -> N
     assert native.dtype == np.float16
     with Context(EMULATED_DTYPES="int32"), pytest.raises(ValueError, match="EMULATED_DTYPES"):
         emulated_dtypes()
+
+
+def _float16_uops(scale: float, emulated: str) -> int:
+    """float16 nodes in the program of a fresh float16 kernel (``scale`` makes it new)."""
+    from fusegrad.codegen import to_program
+    from fusegrad.uop import Ops
+
+    lin = (Tensor(np.ones(8, np.float16)) * scale).schedule_linear()
+    ast = next(u for u in lin.toposort() if u.op is Ops.CALL).src[0]
+    with Context(EMULATED_DTYPES=emulated):
+        spec = to_program(ast, Device["CPU"].renderer)
+    return sum(u.dtype.scalar() is dtypes.float16 for u in spec.uops)
+
+
+def test_emulated_dtypes_rewrites_the_program() -> None:
+    assert dtypes.float16 in Device["CPU"].renderer.supported_dtypes  # native on the CPU
+    assert _float16_uops(1.0625, "") > 0
+    assert _float16_uops(1.1875, "half") == 0  # every float16 value computed as float32
 
 
 def test_default_float_half_from_the_environment() -> None:

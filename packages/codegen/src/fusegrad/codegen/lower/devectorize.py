@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusegrad.codegen.lower.context import LowerContext
+from fusegrad.codegen.lower.dtype_emulation import emulated_dtypes
 from fusegrad.codegen.lower.simplify import (
     gep,
     lanes,
@@ -58,7 +59,10 @@ def _split_lane(x: UOp) -> _Lane:
 
 
 def widths(ctx: LowerContext, dt: DType) -> tuple[int, ...]:
-    """Vector widths the target has for ``dt``'s scalar type, widest first (1 always)."""
+    """Vector widths the target has for ``dt``'s scalar type, widest first (1 always); a
+    dtype ``EMULATED_DTYPES`` forces into emulation has none (the emulation is scalar)."""
+    if dt.scalar() in emulated_dtypes():
+        return (1,)
     have = ctx.renderer.vector_widths.get(dt.scalar(), ())
     return tuple(sorted({1, *have}, reverse=True))
 

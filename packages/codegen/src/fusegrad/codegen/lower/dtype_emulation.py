@@ -28,6 +28,7 @@ rounded once. Integers of 64 bits convert through float64, as ``truncate`` does.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from fusegrad.codegen.flags import EMULATED_DTYPES
@@ -201,9 +202,13 @@ def encode_const(dt: DType, value: float) -> UOp:
 
 def emulated_dtypes() -> frozenset[DType]:
     """The dtypes ``EMULATED_DTYPES`` names (ValueError naming a bad one)."""
-    names = [n.strip() for n in str(EMULATED_DTYPES.value or "").split(",") if n.strip()]
+    return _parse_emulated(str(EMULATED_DTYPES.value or ""))
+
+
+@functools.cache
+def _parse_emulated(value: str) -> frozenset[DType]:
     out = set()
-    for name in names:
+    for name in (n.strip() for n in value.split(",") if n.strip()):
         dt = dtypes.fields().get(name)
         if dt is None or dt not in _STORAGE:
             raise ValueError(
