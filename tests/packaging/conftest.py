@@ -154,58 +154,59 @@ def build_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path
     return target
 
 
-def make_venv(folder: Path, installs: list[str | Path]) -> Venv:
-    """A fresh venv in ``folder`` with ``installs`` installed by the dev venv's pip.
+@pytest.fixture(scope="session")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder ``tools/dev release --out`` filled, once per test run.
 
-    The venv has no pip of its own (``--without-pip`` saves seconds); ``pip --python``
-    installs into it from outside.
+    tools/release.py (what ``tools/dev release`` runs) builds the wheels and sdists of the
+    checkout, checks them with twine and installs the three sets into fresh venvs with a smoke
+    test each; ``log.txt`` holds its output. The other fixtures reuse its artifacts and venvs.
     """
-    run_ok([sys.executable, "-m", "venv", "--without-pip", folder], cwd=folder.parent)
-    python = folder / "bin" / "python"
-    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", python, "install", "-q"]
-    run_ok([*pip, *installs], cwd=folder.parent)
-    return Venv(folder, python)
+
+    def build(folder: Path) -> None:
+        output = run_ok(
+            [sys.executable, ROOT / "tools" / "release.py", "--out", folder / "out"],
+            cwd=folder,
+            timeout=1200,
+        )
+        (folder / "log.txt").write_text(output)
+
+    return build_once(tmp_path_factory, "release", build)
 
 
 @pytest.fixture(scope="session")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def wheels(release: Path) -> dict[str, Path]:
     """Distribution name -> wheel file, built from the checkout once per test run."""
-
-    def build(folder: Path) -> None:
-        sources = [ROOT / "packages" / package.directory for package in PACKAGES]
-        pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
-        run_ok([*pip_wheel, "--no-build-isolation", "-w", folder, *sources], cwd=folder)
-
-    folder = build_once(tmp_path_factory, "wheels", build)
     found = {}
     for package in PACKAGES:
         name = package.distribution
-        matches = sorted(folder.glob(f"{name.replace('-', '_')}-*.whl"))
+        matches = sorted((release / "out" / "dist").glob(f"{name.replace('-', '_')}-*.whl"))
         assert len(matches) == 1, f"expected one wheel of {name}, found {matches}"
         found[name] = matches[0]
     return found
 
 
+def release_venv(release: Path, name: str) -> Venv:
+    root = release / "out" / f"venv-{name}"
+    return Venv(root, root / "bin" / "python")
+
+
 @pytest.fixture(scope="session")
-def full_venv(tmp_path_factory: pytest.TempPathFactory, wheels: dict[str, Path]) -> Venv:
+def full_venv(release: Path) -> Venv:
     """A fresh venv with all five wheels and their third-party dependencies installed."""
-
-    def build(folder: Path) -> None:
-        make_venv(folder / "venv", [*wheels.values()])
-
-    folder = build_once(tmp_path_factory, "full-venv", build)
-    return Venv(folder / "venv", folder / "venv" / "bin" / "python")
+    return release_venv(release, "all")
 
 
 @pytest.fixture(scope="session")
-def uop_venv(tmp_path_factory: pytest.TempPathFactory, wheels: dict[str, Path]) -> Venv:
+def codegen_venv(release: Path) -> Venv:
+    """A fresh venv with the fusegrad-uop and fusegrad-codegen wheels only."""
+    return release_venv(release, "codegen")
+
+
+@pytest.fixture(scope="session")
+def uop_venv(release: Path) -> Venv:
     """A fresh venv with the fusegrad-uop wheel alone, installed with its dependencies."""
-
-    def build(folder: Path) -> None:
-        make_venv(folder / "venv", [wheels["fusegrad-uop"]])
-
-    folder = build_once(tmp_path_factory, "uop-venv", build)
-    return Venv(folder / "venv", folder / "venv" / "bin" / "python")
+    return release_venv(release, "uop")
 
 
 @pytest.fixture(scope="session")
