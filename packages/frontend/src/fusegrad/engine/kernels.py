@@ -29,6 +29,7 @@ from fusegrad.engine.plan import (
     template_plan,
     whole_buffer,
 )
+from fusegrad.runtime.profiler import host_span
 from fusegrad.uop import DEBUG, Ops, UOp
 
 
@@ -43,13 +44,16 @@ def schedule(targets: Sequence[UOp]) -> tuple[list[UOp], bool]:
     if tpl is not None and plan is not None:  # a hit runs without building a kernel graph
         new = [UOp.new_buffer(p.src[1].arg, p.arg, p.dtype) for p in tpl.allocate]
         if plan.steps:
-            run_plan(plan, [*lookup.inputs, *new], named_values(lookup.var_vals))
+            with host_span("launch"):
+                run_plan(plan, [*lookup.inputs, *new], named_values(lookup.var_vals))
         return lookup.views(new), plan.whole
-    kg = lookup.kernel_graph()
+    with host_span("schedule"):
+        kg = lookup.kernel_graph()
     calls = kg.calls
     if calls:
         plan, uops = calls_plan(calls, kg.buffers)
-        run_plan(plan, uops, bound_values(calls))
+        with host_span("launch"):
+            run_plan(plan, uops, bound_values(calls))
     return [kg.becomes[t] for t in sink.src], False
 
 

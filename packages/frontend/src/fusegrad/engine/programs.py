@@ -15,6 +15,7 @@ from typing import Any
 from fusegrad.codegen import ProgramSpec, Renderer, to_program
 from fusegrad.codegen.opt import BEAM, NOOPT
 from fusegrad.runtime import Compiled, Program
+from fusegrad.runtime.profiler import host_span
 from fusegrad.uop import UOp
 
 
@@ -60,13 +61,16 @@ def get_kernel(ast: UOp, device: Compiled) -> Kernel:
     if hit is not None:
         return hit
     beam = BEAM >= 1
-    spec = to_program(ast, renderer, timer=device.timer) if beam else to_program(ast, renderer)
+    with host_span("lower"):
+        spec = to_program(ast, renderer, timer=device.timer) if beam else to_program(ast, renderer)
     names = tuple(str(v.arg[0]) for v in spec.variables)
     fixed = None
     if not names:
         gs, ls = spec.launch_dims({})
         fixed = (gs, ls, int(spec.estimates.ops), int(spec.estimates.mem))
-    kernel = _KERNELS[key] = Kernel(spec, device.load(spec), names, fixed)
+    with host_span("compile", kernel=spec.name, device=device.device):
+        program = device.load(spec)
+    kernel = _KERNELS[key] = Kernel(spec, program, names, fixed)
     return kernel
 
 

@@ -4,7 +4,10 @@ Rings call ``record`` after every exec and copy command with the engine's start 
 clock (``time.perf_counter_ns``). With ``DEBUG>=2`` each kernel prints one line: device,
 name, launch size, time, GFLOP/s and GB/s from its ProgramSpec's estimates. With
 ``PROFILE=1`` the events are kept and written at exit as a Chrome trace (open it in
-https://ui.perfetto.dev or chrome://tracing).
+https://ui.perfetto.dev or chrome://tracing): device spans per command (``pid`` the device,
+``tid`` its engine, ``cat`` ``kernel`` or ``copy``) and host spans (``pid`` ``host``, ``tid``
+the thread, ``cat`` ``host``) of scheduling, lowering, compiling and launching, which the
+engine opens with ``host_span`` (a no-op object when PROFILE is off).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import json
 import os
 import tempfile
 import threading
+import time
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from fusegrad.runtime.flags import PROFILE, PROFILE_PATH
@@ -69,6 +74,7 @@ def record(
         device, _, engine = ring.rpartition(":")
         event = {
             "name": name,
+            "cat": "kernel" if isinstance(cmd, ExecCmd) else "copy",
             "ph": "X",
             "ts": start_ns / 1e3,
             "dur": (end_ns - start_ns) / 1e3,
@@ -80,10 +86,74 @@ def record(
             _events.append(event)
 
 
+class _NoSpan:
+    """``host_span`` while PROFILE is off: entering and leaving do nothing."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_SPAN = _NoSpan()
+
+
+class HostSpan:
+    """A host span of the PROFILE trace (``with host_span("compile", kernel=name):``)."""
+
+    __slots__ = ("args", "name", "start")
+
+    def __init__(self, name: str, args: dict[str, Any]) -> None:
+        self.name, self.args, self.start = name, args, 0
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter_ns()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        end = time.perf_counter_ns()
+        if not _HOOKED:
+            hook_exit()
+        event = {
+            "name": self.name,
+            "cat": "host",
+            "ph": "X",
+            "ts": self.start / 1e3,
+            "dur": (end - self.start) / 1e3,
+            "pid": "host",
+            "tid": threading.current_thread().name,
+            "args": self.args if kind is None else {**self.args, "error": kind.__name__},
+        }
+        with _lock:
+            _events.append(event)
+
+
+def host_span(name: str, **args: Any) -> HostSpan | _NoSpan:
+    """A context manager timing a host step (schedule, lower, compile, launch) into the
+    PROFILE trace; a shared no-op object when PROFILE is off."""
+    return HostSpan(name, args) if PROFILE.value else _NO_SPAN
+
+
 def _event_args(cmd: ExecCmd | CopyCmd) -> dict[str, Any]:
     if isinstance(cmd, CopyCmd):
         return {"bytes": cmd.dest.nbytes}
-    return {"global": list(cmd.global_size), "local": cmd.local_size, "vals": list(cmd.vals)}
+    ops, mem = _estimates(cmd)
+    return {"global": list(cmd.global_size), "local": cmd.local_size, "vals": list(cmd.vals),
+            "ops": ops, "mem": mem}  # fmt: skip
+
+
+def _estimates(cmd: ExecCmd) -> tuple[int, int]:
+    """The launch's operation count and bytes moved, from its ProgramSpec (0 without one)."""
+    spec = getattr(cmd.program, "spec", None)
+    if spec is None:
+        return 0, 0
+    names = [str(v.arg[0]) for v in spec.variables]
+    est = spec.estimates.at(dict(zip(names, cmd.vals, strict=False)))
+    return int(est.ops), int(est.mem)
 
 
 def events() -> list[dict[str, Any]]:
@@ -102,12 +172,13 @@ def trace_path() -> Path:
 def write_trace(path: Path | None = None) -> Path:
     """Write the recorded events as Chrome trace JSON; returns the path."""
     out = path or trace_path()
+    recorded = events()
     meta = [
-        {"name": "process_name", "ph": "M", "pid": pid, "args": {"name": pid}}
-        for pid in sorted({e["pid"] for e in events()})
+        {"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": pid}}
+        for pid in sorted({e["pid"] for e in recorded})
     ]
     tmp = out.with_suffix(out.suffix + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"traceEvents": meta + events(), "displayTimeUnit": "ns"}))
+    tmp.write_text(json.dumps({"traceEvents": meta + recorded, "displayTimeUnit": "ns"}))
     tmp.replace(out)
     return out
 
