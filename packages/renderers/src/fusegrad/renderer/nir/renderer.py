@@ -10,9 +10,9 @@ kernel's ``SPECIAL core`` is the workgroup id, one workgroup per core):
   gate is false and selects ``alt`` (no branch); a gated store is an ``if``;
 * ``DEFINE_REG``: one function-temporary variable per element and lane (constant indices
   only); ``nir_lower_vars_to_ssa`` turns them into SSA values and phis;
-* ``RANGE``/``END``: a ``loop`` with a counter variable, a ``break`` at the end and the body
-  in an ``if`` (llvmpipe finishes a breaking iteration with its lanes masked off, and would
-  still load); ``IF``/``ENDIF``: ``if``;
+* ``RANGE``/``END``: a bottom-tested ``loop`` (counter variable, ``break`` last) under an
+  ``if`` on a non-empty range (llvmpipe finishes a breaking iteration with its lanes masked
+  off, and would still load after a ``break`` at the top); ``IF``/``ENDIF``: ``if``;
 * vectors are lists of scalar values (``VECTORIZE``/``GEP`` pick lanes): llvmpipe vectorizes
   across invocations, not within one; the renderer still declares the host's vector widths
   so UPCAST puts more work in each loop iteration.
@@ -304,7 +304,7 @@ class _Program:
         self.sig = kernel_signature(uops, name)
         self.vals: dict[UOp, list[Def]] = {}
         self.regs: dict[UOp, list[Any]] = {}  # DEFINE_REG -> variables (element-major, lanes)
-        self.flow: dict[UOp, Any] = {}  # RANGE -> (loop, counter var, body if), IF -> nir_if
+        self.flow: dict[UOp, Any] = {}  # RANGE -> (loop, counter, guard if, end), IF -> nir_if
         self.slots = {b: 8 * i for i, b in enumerate(self.sig.buffers)}
         first = 8 * len(self.sig.buffers)
         self.slots.update({v: first + 8 * i for i, v in enumerate(self.sig.variables)})
@@ -393,30 +393,31 @@ def _define_reg(p: _Program, u: UOp) -> None:
 
 
 def _range(p: _Program, u: UOp) -> None:
+    """A bottom-tested loop under an ``if`` on a non-empty range: llvmpipe finishes the
+    iteration that breaks with every lane masked off, where stores are skipped but uniform
+    loads are not; with the ``break`` last, nothing is left to run after it."""
     n = bits(u.dtype)
+    end = p.vals[u.src[0]][0]
     counter = p.nir.local_variable("i", n, f"ridx{len(p.flow)}")
     p.nir.store_var(counter, p.nir.imm(n, 0))
+    guard = p.nir.push_if(p.nir.alu(Op.nir_op_ilt, p.nir.imm(n, 0), end))
     loop = p.nir.push_loop()
     i = p.nir.load_var(counter, n)
-    end = p.vals[u.src[0]][0]
-    nif = p.nir.push_if(p.nir.alu(Op.nir_op_ige, i, end))
-    p.nir.jump_break()
-    p.nir.pop_if(nif)
-    # llvmpipe runs the rest of the iteration that breaks with its lanes masked off: stores
-    # are skipped, loads of uniform addresses are not (i == end would read past the buffer);
-    # an if skips the body when no lane is active
-    body = p.nir.push_if(p.nir.alu(Op.nir_op_ilt, i, end))
-    p.flow[u] = (loop, counter, body)
+    p.flow[u] = (loop, counter, guard, end)
     p.vals[u] = [i]
 
 
 def _end(p: _Program, u: UOp) -> None:
     rng = u.src[0]
-    loop, counter, body = p.flow[rng]
+    loop, counter, guard, end = p.flow[rng]
     n = bits(rng.dtype)
-    p.nir.store_var(counter, p.nir.alu(Op.nir_op_iadd, p.vals[rng][0], p.nir.imm(n, 1)))
-    p.nir.pop_if(body)
+    step = p.nir.alu(Op.nir_op_iadd, p.vals[rng][0], p.nir.imm(n, 1))
+    p.nir.store_var(counter, step)
+    last = p.nir.push_if(p.nir.alu(Op.nir_op_ige, step, end))
+    p.nir.jump_break()
+    p.nir.pop_if(last)
     p.nir.pop_loop(loop)
+    p.nir.pop_if(guard)
 
 
 def _if(p: _Program, u: UOp) -> None:
