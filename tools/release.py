@@ -149,7 +149,9 @@ def build(out: Path) -> dict[str, list[Path]]:
 def twine_check(out: Path) -> None:
     start = step("twine check --strict")
     files = sorted(out.glob("*.whl")) + sorted(out.glob("*.tar.gz"))
-    for line in run([sys.executable, "-m", "twine", "check", "--strict", *files], out).splitlines():
+    for line in run(
+        [sys.executable, "-m", "twine", "--no-color", "check", "--strict", *files], out
+    ).splitlines():
         print(f"   {line.strip()}")
     done(start)
 
