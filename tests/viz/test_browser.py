@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fusegrad.viz import VizData, VizServer
+from fusegrad.viz import VizData, VizServer, load
+from fusegrad.viz.data import PAGE
 
 webdriver = pytest.importorskip("selenium.webdriver")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -131,3 +133,32 @@ def test_search_and_rule_source(
     hit = browser.find_element(By.CSS_SELECTOR, "tr.hit")
     line = int(href.rsplit("line=", 1)[1])
     assert hit.get_attribute("id") == f"L{line}"
+
+
+def test_minilm_first_call_lists_every_kernel(
+    browser: Any, minilm_viz: tuple[VizData, set[str]]
+) -> None:
+    viz, names = minilm_viz
+    with VizServer(viz) as server:
+        browser.get(server.url)
+        _wait(browser, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
+        shown = browser.find_elements(By.CSS_SELECTOR, ".group-name.kernel")
+        assert {e.text.rsplit(" (", 1)[0] for e in shown} == names
+        shown[-1].click()
+        assert _drawn(browser) > 0
+
+
+def test_100k_node_trace_opens_in_under_3s(browser: Any, big_trace_file: Path) -> None:
+    start = time.perf_counter()
+    viz = VizData(load(big_trace_file))
+    with VizServer(viz) as server:
+        browser.get(server.url)
+        _wait(browser, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
+        browser.find_element(By.CSS_SELECTOR, '.group-name[data-g="0"]').click()
+        drawn = _drawn(browser)
+        seconds = time.perf_counter() - start
+        assert drawn == PAGE
+        assert "page 1/" in browser.find_element(By.ID, "title").text
+        browser.find_element(By.ID, "page-next").click()
+        _wait(browser, lambda d: "page 2/" in d.find_element(By.ID, "title").text)
+    assert seconds < 3.0, f"the 100k-node trace took {seconds:.2f} s to open and draw"

@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fusegrad.uop import Ops, PatternMatcher, UOp, UPat, graph_rewrite
-from fusegrad.uop.viztrace import capture
-from fusegrad.viz import VizData, VizServer, export, load, save
+from fusegrad.viz import VizData, VizServer, load, save
 from fusegrad.viz.data import PAGE
 
 
@@ -114,21 +112,8 @@ def test_module_serves_a_saved_trace(tmp_path: Path, step_viz: VizData) -> None:
             proc.wait(timeout=30)
 
 
-def big_trace(n: int) -> dict[str, Any]:
-    """A graph_rewrite of an ``n``-node chain where every node is rewritten."""
-    x = UOp.variable("x", 0, 10)
-    chain = x
-    for i in range(n // 2):
-        chain = chain * (i + 2)  # a MUL and a new CONST per step
-    pm = PatternMatcher([(UPat(Ops.MUL, name="m"), lambda m: UOp(Ops.ADD, m.dtype, m.src, m.arg))])
-    with capture() as trace:
-        graph_rewrite(UOp.sink(chain), pm, name="mul to add")
-    assert trace.groups[0].stages[0].output is not None
-    return export(trace)
-
-
-def test_100k_node_trace_opens_in_under_3s(tmp_path: Path) -> None:
-    path = save(big_trace(100_000), tmp_path / "big.pkl")
+def test_100k_node_trace_opens_in_under_3s(big_trace_file: Path) -> None:
+    path = big_trace_file
     start = time.perf_counter()
     viz = VizData(load(path))
     with VizServer(viz) as server:
