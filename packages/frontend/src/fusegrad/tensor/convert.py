@@ -24,7 +24,25 @@ def canonical_device(device: str | None) -> str:
     if sep and kind.upper() == "DISK":
         return f"DISK:{path}"  # the path is case-sensitive
     name = device.upper()
-    return name[:-2] if name.endswith(":0") else name
+    name = name[:-2] if name.endswith(":0") else name
+    _check_kind(name.partition(":")[0])
+    return name
+
+
+_KNOWN_KINDS: set[str] = set()
+
+
+def _check_kind(kind: str) -> None:
+    """A device kind the runtime can open (checked once per kind: ``ValueError`` listing the
+    known kinds otherwise). Unchecked when the runtime can't be imported."""
+    if kind in _KNOWN_KINDS:
+        return
+    try:
+        from fusegrad.runtime import Device
+    except ImportError:  # the runtime is optional for building graphs
+        return
+    Device.check_known(kind)
+    _KNOWN_KINDS.add(kind)
 
 
 def default_device() -> str:
@@ -83,17 +101,39 @@ def infer_dtype(data: Any) -> DType:
         if not data:
             return dtypes.default_float
         return _lub(infer_dtype(x) for x in data)
-    return dtypes.from_py(data)
+    return py_dtype(data)
+
+
+def py_dtype(value: Any) -> DType:
+    """The dtype of a Python scalar: ``dtypes.from_py``, except that an int outside the
+    default int's range is int64 (uint64 from 2**63 up), as NumPy infers it, instead of
+    wrapping: ``Tensor([2**40])`` holds 2**40."""
+    dt = dtypes.from_py(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        return dt
+    if dtypes.min(dt) <= value <= dtypes.max(dt):
+        return dt
+    for wide in (dtypes.int64, dtypes.uint64):
+        if dtypes.min(wide) <= value <= dtypes.max(wide):
+            return wide
+    raise OverflowError(f"Python int {value} does not fit in int64 or uint64")
 
 
 def _lub(dts: Any) -> DType:
-    ranks = {dtypes.bool: 0}
     best = dtypes.bool
     for dt in dts:
-        rank = ranks.get(dt, 2 if dtypes.is_float(dt) else 1)
-        if rank > ranks.get(best, 2 if dtypes.is_float(best) else 1):
+        if _rank(dt) > _rank(best):
             best = dt
     return best
+
+
+def _rank(dt: DType) -> tuple[int, int]:
+    # bool < ints (the wider range first: a list holding 2**40 is int64) < floats
+    if dt is dtypes.bool:
+        return (0, 0)
+    if dtypes.is_float(dt):
+        return (2, 0)
+    return (1, int(dtypes.max(dt)))
 
 
 def to_storage(arr: np.ndarray[Any, Any], dt: DType) -> np.ndarray[Any, Any]:
@@ -127,7 +167,8 @@ def list_to_array(data: Any, dt: DType) -> np.ndarray[Any, Any]:
     if dt is dtypes.bool:
         return np.array(data, dtype=np.bool_).reshape(shape)
     try:
-        raw = np.array(data, dtype=np.float64 if _has_float(data) else np.int64)
+        ints = np.uint64 if dt is dtypes.uint64 else np.int64
+        raw = np.array(data, dtype=np.float64 if _has_float(data) else ints)
     except OverflowError as e:
         raise OverflowError(f"value too large for {dt!r} in Tensor data: {e}") from None
     return raw.reshape(shape)
@@ -140,7 +181,10 @@ def _has_float(data: Any) -> bool:
 
 
 def array_to_uop(arr: np.ndarray[Any, Any], dt: DType | None, device: str) -> UOp:
-    """A BUFFER view holding ``arr`` (zero-copy for contiguous arrays of the same dtype)."""
+    """A BUFFER view holding ``arr`` (zero-copy for contiguous arrays of the same dtype).
+    A non-native byte order (``>i4`` on a little-endian host) is swapped, as ``astype`` would."""
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     target = dt if dt is not None else from_numpy_dtype(arr.dtype)
     flat = to_storage(arr, target)
     buf = HOST.new_buffer(flat, target, device)
@@ -149,7 +193,7 @@ def array_to_uop(arr: np.ndarray[Any, Any], dt: DType | None, device: str) -> UO
 
 def scalar_to_uop(value: ConstType, dt: DType | None, device: str) -> UOp:
     """A 0-d tensor constant."""
-    target = dt if dt is not None else dtypes.from_py(value)
+    target = dt if dt is not None else py_dtype(value)
     return UOp.const(value, target, device, ())
 
 

@@ -408,6 +408,17 @@ def _load_class(kind: str) -> Callable[[str], Compiled]:
     return plugin.load()  # type: ignore[no-any-return]
 
 
+def check_known(name: str) -> str:
+    """``name`` in canonical form, after checking that its kind is one the registry can open
+    (built in or a plugin): ``ValueError`` listing the known kinds otherwise."""
+    canon = canonicalize(name)
+    kind = canon.partition(":")[0]
+    if kind in BUILTIN_DEVICES or kind in _plugins():
+        return canon
+    known = sorted(set(BUILTIN_DEVICES) | set(_plugins()))
+    raise ValueError(f"unknown device {name!r}: known device kinds are {known}")
+
+
 class DeviceRegistry:
     """``Device[name]``: the opened device of that name (opened on first use, then cached).
 
@@ -424,6 +435,11 @@ class DeviceRegistry:
     def canonicalize(self, name: str) -> str:
         """The canonical form of a device name."""
         return canonicalize(name)
+
+    def check_known(self, name: str) -> str:
+        """The canonical form of ``name``; ``ValueError`` listing the known kinds when no
+        device of its kind can be opened (see ``check_known``)."""
+        return check_known(name)
 
     def __getitem__(self, name: str) -> Compiled:
         key = canonicalize(name)
@@ -456,7 +472,7 @@ class DeviceRegistry:
     @DEFAULT.setter
     def DEFAULT(self, name: str | None) -> None:
         # None removes the override: the default follows DEV again
-        self._default = None if name is None else canonicalize(name)
+        self._default = None if name is None else check_known(name)
 
     @property
     def default_override(self) -> str | None:

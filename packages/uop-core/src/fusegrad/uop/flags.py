@@ -27,9 +27,15 @@ def getenv(key: str, default: Any = 0) -> Any:
     raw = os.environ.get(key)
     if raw is None:
         return default
-    if isinstance(default, bool):
-        return bool(int(raw))
-    return type(default)(raw)
+    kind = int if isinstance(default, bool) else type(default)
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(
+            f"environment variable {key}={raw!r}: expected {kind.__name__}"
+            f" (like {key}={int(default) if kind is int else default!r})"
+        ) from None
+    return bool(value) if isinstance(default, bool) else value
 
 
 class ContextVar:

@@ -1,0 +1,92 @@
+"""Bad input gets a clear exception naming the value, or is converted correctly (issue #24)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from fusegrad import Device, Tensor, dtypes
+
+
+def _import_with(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    code = "import fusegrad"
+    full = {**os.environ, **env}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(("key", "value"), [("BEAM", "abc"), ("JIT", "abc"), ("DEBUG", "x")])
+def test_bad_env_var_names_the_variable_and_value(key: str, value: str) -> None:
+    proc = _import_with({key: value})
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert f"{key}={value!r}" in last, last
+    assert "invalid literal" not in last
+
+
+def test_unknown_device_raises_at_tensor_creation() -> None:
+    with pytest.raises(ValueError, match=r"unknown device 'FOO'.*'CPU'.*'PYTHON'"):
+        Tensor([1.0, 2.0], device="FOO")
+
+
+def test_unknown_default_device_raises_at_assignment() -> None:
+    before = Device.default_override
+    with pytest.raises(ValueError, match=r"unknown device 'FOO'.*'CPU'"):
+        Device.DEFAULT = "FOO"
+    assert Device.default_override == before
+
+
+def test_known_device_names_still_accepted() -> None:
+    assert Tensor([1.0], device="cpu").device == "CPU"
+    assert Tensor([1.0], device="CPU:0").device == "CPU"
+
+
+@pytest.mark.parametrize("npdt", [">i4", ">f4", ">f8", ">i8", ">u2", "<i4"])
+def test_big_endian_arrays_are_byte_swapped(npdt: str) -> None:
+    arr = np.array([[1, -2 if "u" not in npdt else 2], [300, 7]], dtype=npdt)
+    t = Tensor(arr)
+    assert t.dtype.itemsize == arr.dtype.itemsize
+    np.testing.assert_array_equal(t.numpy(), arr.astype(arr.dtype.newbyteorder("=")))
+
+
+@pytest.mark.parametrize(
+    ("value", "dtype"),
+    [
+        (2**31 - 1, dtypes.int32),
+        (2**31, dtypes.int64),
+        (2**32, dtypes.int64),
+        (2**40, dtypes.int64),
+        (2**63 - 1, dtypes.int64),
+        (-(2**31), dtypes.int32),
+        (-(2**31) - 1, dtypes.int64),
+        (-(2**63), dtypes.int64),
+        (2**63, dtypes.uint64),
+        (2**64 - 1, dtypes.uint64),
+    ],
+)
+def test_python_ints_outside_int32_infer_a_wide_dtype(value: int, dtype: object) -> None:
+    listed, scalar = Tensor([value]), Tensor(value)
+    assert listed.dtype is dtype and scalar.dtype is dtype
+    assert listed.tolist() == [value]
+    assert scalar.item() == value
+
+
+def test_list_with_one_wide_int_is_int64() -> None:
+    t = Tensor([1, 2**40, -3])
+    assert t.dtype is dtypes.int64
+    assert t.tolist() == [1, 2**40, -3]
+
+
+@pytest.mark.parametrize("data", [[2**64], [2**63, -1]])
+def test_ints_beyond_64_bits_raise_overflow(data: list[int]) -> None:
+    with pytest.raises(OverflowError):
+        Tensor(data)
