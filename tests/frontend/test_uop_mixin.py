@@ -256,3 +256,51 @@ def test_symbolic_uops_keep_their_algebra() -> None:
     assert (i * 2.5).dtype is dtypes.weakfloat
     r = UOp.range(8, 0)
     assert (r < 4).src[1] is UOp.const(4)
+
+
+REDUCE_AND_MORE: list[tuple[str, Op]] = [
+    ("sum", lambda x: x.sum(1)),
+    ("sum_keepdim", lambda x: x.sum(0, keepdim=True)),
+    ("prod", lambda x: x.prod()),
+    ("max", lambda x: x.max(1)),
+    ("min", lambda x: x.min(0)),
+    ("mean", lambda x: x.mean()),
+    ("var", lambda x: x.var(1)),
+    ("std", lambda x: x.std(0)),
+    ("any", lambda x: (x > 0).any(1)),
+    ("all", lambda x: (x > -6).all()),
+    ("argmax", lambda x: x.argmax(1)),
+    ("argmin", lambda x: x.argmin(0)),
+    ("logsumexp", lambda x: x.logsumexp(1)),
+    ("softmax", lambda x: x.softmax()),
+    ("log_softmax", lambda x: x.log_softmax(0)),
+    ("cumsum", lambda x: x.cumsum(1)),
+    ("cumprod", lambda x: (x / 10).cumprod(0)),
+    ("cummax", lambda x: x.cummax(1)),
+    ("sort", lambda x: x.sort(1)),
+    ("argsort", lambda x: x.argsort(0, descending=True)),
+    ("topk", lambda x: x.topk(2, 1)),
+    ("matmul", lambda x: x @ x.T),
+    ("dot", lambda x: x.dot(x.T)),
+    ("linear", lambda x: x.linear(x.T)),
+    ("einsum", lambda x: x.einsum("ij,kj->ik", x)),
+    ("eye", lambda x: type(x).eye(3, 4, device="CPU") * x),
+]
+
+
+@pytest.mark.parametrize(("name", "op"), REDUCE_AND_MORE, ids=[r[0] for r in REDUCE_AND_MORE])
+def test_reduce_sort_linear_are_the_same_graph_on_uop_and_tensor(name: str, op: Op) -> None:
+    t = Tensor(np.linspace(-5, 5, 12, dtype=np.float32).reshape(3, 4) ** 2 - 7).realize()
+    via_tensor, via_uop = _pieces(op(t)), _pieces(op(t.uop))
+    for a, b in zip(via_tensor, via_uop, strict=True):
+        assert a.uop is b, f"{a.uop}\n!=\n{b}"
+    # (realizing one output replaces its graph in the others: compare graphs first)
+    for a, b in zip(via_tensor, via_uop, strict=True):
+        np.testing.assert_allclose(Tensor(b).numpy(), a.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_uop_arange_is_tensor_arange() -> None:
+    assert UOp.arange(5, device="CPU") is Tensor.arange(5, device="CPU").uop
+    assert UOp.arange(1, 10, 3, device="CPU") is Tensor.arange(1, 10, 3, device="CPU").uop
+    assert UOp.arange(0.5, 2.5, 0.5) is Tensor.arange(0.5, 2.5, 0.5).uop  # the default device
+    np.testing.assert_array_equal(Tensor(UOp.arange(2, 9, 2)).numpy(), np.arange(2, 9, 2))

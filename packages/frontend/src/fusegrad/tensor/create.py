@@ -9,14 +9,15 @@
 from __future__ import annotations
 
 import ctypes
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fusegrad.engine import storage_dtype
 from fusegrad.tensor.convert import canonical_device
-from fusegrad.uop import DType, Invalid, Ops, UOp, argfix, dtypes, prod, sint, to_dtype
+from fusegrad.uop import Invalid, UOp, argfix, dtypes, prod, sint, to_dtype
+from fusegrad.uop.mixin import arange_uop
+from fusegrad.uop.mixin import index_uop as index_uop  # noqa: PLC0414 (random.py imports it from here)
 
 if TYPE_CHECKING:
     from fusegrad.tensor.tensor import Tensor
@@ -30,22 +31,6 @@ def _shape_arg(shape: tuple[Any, ...]) -> tuple[sint, ...]:
         if isinstance(s, int) and s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(out)}")
     return tuple(out)
-
-
-def index_uop(n: int, dtype: DType, device: str) -> UOp:
-    """The values 0..n-1 as a tensor-level UOp of ``dtype`` (see the module docstring)."""
-    if n <= 1:
-        return UOp.const(0, dtype, device, (n,))
-    bits = max(1, math.ceil(math.log2(n)))
-    total: UOp | None = None
-    for j in range(bits):
-        pair = UOp.const(2**j, dtype, device, (1,)).pad(((1, 0),))
-        view = [1] * bits
-        view[bits - 1 - j] = 2
-        term = pair.reshape(tuple(view)).expand((2,) * bits)
-        total = term if total is None else UOp(Ops.ADD, dtype, (total, term))
-    assert total is not None
-    return total.reshape((2**bits,)).shrink(((0, n),))
 
 
 def as_leaf(t: Tensor, requires_grad: bool | None) -> Tensor:
@@ -120,30 +105,10 @@ class CreateMixin:
         **kwargs: Any,
     ) -> Tensor:
         """start, start+step, ... below stop (ints give the default int, floats the default float)."""
-        if stop is None:
-            start, stop = 0, start
-        if step == 0:
-            raise RuntimeError("arange: step must be nonzero")
-        is_float = any(isinstance(v, float) for v in (start, stop, step))
-        dt = (
-            to_dtype(dtype)
-            if dtype is not None
-            else (dtypes.default_float if is_float else dtypes.default_int)
-        )
-        n = max(0, math.ceil((stop - start) / step))
-        dev = canonical_device(device)
-        idx_dt = dtypes.int32 if n < 2**31 else dtypes.int64
+        dt = to_dtype(dtype) if dtype is not None else None
         requires_grad = kwargs.pop("requires_grad", None)
-        idx = cls(index_uop(n, idx_dt, dev), **kwargs)
-        if start == 0 and step == 1:
-            return as_leaf(idx.cast(dt), requires_grad)
-        compute = (
-            dtypes.float64
-            if dtypes.is_float(dt) and dt is dtypes.float64
-            else (dtypes.default_float if dtypes.is_float(dt) or is_float else idx_dt)
-        )
-        out: Tensor = (idx.cast(compute) * step + start).cast(dt)
-        return as_leaf(out, requires_grad)
+        uop = arange_uop(start, stop, step, dt, canonical_device(device))
+        return as_leaf(cls(uop, **kwargs), requires_grad)
 
     @classmethod
     def linspace(

@@ -35,9 +35,7 @@ from fusegrad.uop.dtype import (
     promoted_dtype,
 )
 from fusegrad.uop.helpers import all_int, argfix, prod
-from fusegrad.uop.mixin.base import broadcast_shape
-from fusegrad.uop.mixin.elementwise import ElementwiseMixin
-from fusegrad.uop.mixin.movement import MovementMixin
+from fusegrad.uop.mixin import ElementwiseMixin, OpMixin, broadcast_shape
 from fusegrad.uop.opcodes import AxisType, GroupOp, Ops
 
 if TYPE_CHECKING:
@@ -174,7 +172,7 @@ class graph_property(Generic[T]):
         return cast(T, node.__dict__[name])
 
 
-class UOp(ElementwiseMixin, MovementMixin, metaclass=UOpMetaClass):
+class UOp(OpMixin, metaclass=UOpMetaClass):
     """An immutable IR node. Do not assign to its fields; build a new node with ``replace``."""
 
     # fields in slots; __dict__ stays unallocated until a cached property is first computed
@@ -1120,6 +1118,49 @@ class UOp(ElementwiseMixin, MovementMixin, metaclass=UOpMetaClass):
     def _const(self, value: Any, dtype: DType | None = None, shape: Any = None) -> UOp:
         dt = self.dtype if dtype is None else dtype
         return UOp.const(value, dt, self._device, self.shape if shape is None else tuple(shape))
+
+    @classmethod
+    def arange(
+        cls, start: Any, stop: Any = None, step: Any = 1, dtype: DType | None = None, **kwargs: Any
+    ) -> UOp:
+        """``start, start+step, ...`` below ``stop`` on ``device=`` (default: the frontend's
+        default device) as a tensor-level UOp; the same graph as ``Tensor.arange``."""
+        from fusegrad.uop.mixin.create import DefaultDevice, arange_uop
+
+        device = DefaultDevice.of(kwargs.pop("device", None))
+        if kwargs:
+            raise TypeError(f"arange: unknown keyword(s) {sorted(kwargs)}")
+        return arange_uop(start, stop, step, dtype, device)
+
+    @classmethod
+    def eye(cls, n: int, m: int | None = None, dtype: DType | None = None, **kwargs: Any) -> UOp:
+        """The n x m identity matrix on ``device=`` (the same graph as ``Tensor.eye``)."""
+        if n < 0 or (m is not None and m < 0):
+            raise RuntimeError(f"eye: n and m must be non-negative, got {n}, {m}")
+        cols = n if m is None else m
+        rows_u = cls.arange(n, **kwargs).reshape(n, 1)
+        cols_u = cls.arange(cols, **kwargs).reshape(1, cols)
+        return rows_u.eq(cols_u).cast(dtypes.default_float if dtype is None else dtype)
+
+    def contiguous(self, **kwargs: Any) -> UOp:
+        """This value in a buffer of its own, row-major (a buffer view already is one)."""
+        if self.op is Ops.BUFFER or (self.op is Ops.RESHAPE and self.src[0].op is Ops.BUFFER):
+            return self
+        return UOp(Ops.CONTIGUOUS, self.dtype, (self,)).replace(**kwargs)
+
+    def __matmul__(self, x: UOp) -> UOp:
+        return self.matmul(x)
+
+    def __rmatmul__(self, x: UOp) -> UOp:
+        return x.matmul(self)
+
+    def contiguous_backward(self) -> UOp:
+        """The same value; its gradient is realized here."""
+        return UOp(Ops.CONTIGUOUS_BACKWARD, self.dtype, (self,))
+
+    def detach(self) -> UOp:
+        """The same value, cut off from gradients."""
+        return UOp(Ops.DETACH, self.dtype, (self,))
 
     def _operand(self, x: Any) -> UOp:
         """``x`` as a tensor-level operand: a Python scalar is a 0-d constant on this device

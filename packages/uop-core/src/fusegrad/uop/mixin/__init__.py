@@ -14,15 +14,33 @@ spell the same graph. What needs the scheduler, a device or autograd stays in th
 from __future__ import annotations
 
 from fusegrad.uop.mixin.base import OpMixinBase, broadcast_shape
-from fusegrad.uop.mixin.create import DefaultDevice, index_uop
+from fusegrad.uop.mixin.create import DefaultDevice, arange_uop, index_uop
 from fusegrad.uop.mixin.elementwise import ElementwiseMixin
+from fusegrad.uop.mixin.linalg import LinalgMixin
+from fusegrad.uop.mixin.linear import LinearMixin
 from fusegrad.uop.mixin.movement import MovementMixin
+from fusegrad.uop.mixin.reduce import ReduceMixin
+from fusegrad.uop.mixin.sort import SortMixin
 
 __all__ = [
     "DefaultDevice",
     "ElementwiseMixin",
+    "LinalgMixin",
+    "LinearMixin",
     "MovementMixin",
     "OpMixinBase",
+    "ReduceMixin",
+    "SortMixin",
+    "arange_uop",
     "broadcast_shape",
     "index_uop",
 ]
+
+
+class OpMixin(ElementwiseMixin, ReduceMixin, SortMixin, MovementMixin, LinearMixin, LinalgMixin):
+    """Every shared op group, in ``Tensor``'s order (what ``UOp`` mixes in)."""
+
+    __slots__ = ()
+
+
+__all__ += ["OpMixin"]

@@ -51,3 +51,27 @@ def index_uop(n: int, dtype: DType, device: Any) -> UOp:
         total = term if total is None else UOp(Ops.ADD, dtype, (total, term))
     assert total is not None
     return total._mop(Ops.RESHAPE, (2**bits,))._mop(Ops.SHRINK, ((0, n),))
+
+
+def arange_uop(start: Any, stop: Any, step: Any, dtype: DType | None, device: Any) -> UOp:
+    """``start, start+step, ...`` below ``stop`` as a tensor-level UOp (ints give the default
+    int, floats the default float): what ``UOp.arange`` and ``Tensor.arange`` build."""
+    from fusegrad.uop.dtype import dtypes
+
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    is_float = any(isinstance(v, float) for v in (start, stop, step))
+    dt = dtype if dtype is not None else (dtypes.default_float if is_float else dtypes.default_int)
+    n = max(0, math.ceil((stop - start) / step))
+    idx_dt = dtypes.int32 if n < 2**31 else dtypes.int64
+    idx = index_uop(n, idx_dt, device)
+    if start == 0 and step == 1:
+        return idx.cast(dt)
+    if dtypes.is_float(dt) and dt is dtypes.float64:
+        compute = dtypes.float64
+    else:
+        compute = dtypes.default_float if dtypes.is_float(dt) or is_float else idx_dt
+    out: UOp = (idx.cast(compute) * step + start).cast(dt)
+    return out

@@ -151,6 +151,11 @@ class MovementMixin(OpMixinBase):
         pairs = _normalize_padding(self.ndim, padding)
         if mode not in ("constant", "reflect", "replicate", "circular"):
             raise NotImplementedError(f"pad: unsupported mode {mode!r}")
+        for axis, ((b, a), s) in enumerate(zip(pairs, self.shape, strict=True)):
+            if isinstance(s, int) and -min(b, 0) - min(a, 0) > s:
+                raise ValueError(
+                    f"pad: padding ({b}, {a}) crops more than the size {s} of dim {axis}"
+                )
         # (a symbolic size plus 0 would be a new node: n + 0 is not n)
         crop = [
             (-min(b, 0), s if min(a, 0) == 0 else s + min(a, 0))
@@ -342,6 +347,8 @@ class MovementMixin(OpMixinBase):
     def repeat(self, repeats: Any, *args: Any) -> Self:
         """Tile: dim i repeated repeats[i] times (PyTorch's repeat)."""
         reps = argfix(repeats, *args)
+        if any(isinstance(r, int) and r < 0 for r in reps):
+            raise ValueError(f"repeat: repeats must be >= 0, got {tuple(reps)}")
         if len(reps) < self.ndim:
             raise RuntimeError(
                 "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
