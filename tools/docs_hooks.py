@@ -13,12 +13,18 @@ as code (and ``[1, 2]`` in its output is not read as a Markdown link).
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-MERGED = ROOT / "build" / "docs-src" / "fusegrad"
+
+
+def merged_root() -> Path:
+    """Where the tree goes: ``$FUSEGRAD_DOCS_SRC`` (mkdocs.yml reads the same variable), by
+    default ``build/docs-src`` (the tests build into a folder of their own)."""
+    return Path(os.environ.get("FUSEGRAD_DOCS_SRC") or ROOT / "build" / "docs-src").resolve()
 
 
 def fence_doctests(source: str) -> str:
@@ -49,12 +55,13 @@ def fence_doctests(source: str) -> str:
 
 
 def merge_sources() -> Path:
-    """(Re)make ``build/docs-src/fusegrad`` from the checkout; returns it."""
-    shutil.rmtree(MERGED.parent, ignore_errors=True)
-    MERGED.mkdir(parents=True)
+    """(Re)make ``merged_root()/fusegrad`` from the checkout; returns it."""
+    merged = merged_root() / "fusegrad"
+    shutil.rmtree(merged, ignore_errors=True)
+    merged.mkdir(parents=True)
     for src in sorted((ROOT / "packages").glob("*/src/fusegrad")):
         for entry in src.iterdir():
-            target = MERGED / entry.name
+            target = merged / entry.name
             if entry.name == "__pycache__":
                 continue
             if target.exists():
@@ -63,9 +70,9 @@ def merge_sources() -> Path:
                 shutil.copytree(entry, target, ignore=shutil.ignore_patterns("__pycache__"))
             else:
                 shutil.copy2(entry, target)
-    for module in MERGED.rglob("*.py"):
+    for module in merged.rglob("*.py"):
         module.write_text(fence_doctests(module.read_text(encoding="utf-8")), encoding="utf-8")
-    return MERGED
+    return merged
 
 
 def on_startup(**kwargs: Any) -> None:

@@ -210,6 +210,28 @@ def uop_venv(release: Path) -> Venv:
 
 
 @pytest.fixture(scope="session")
+def docs_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site ``mkdocs build --strict`` makes from the checkout (what tools/dev docs runs),
+    once per test run; its griffe source tree (tools/docs_hooks.py) goes to a folder of its own."""
+
+    def build(folder: Path) -> None:
+        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "FUSEGRAD_DOCS_SRC": str(folder / "src")}
+        mkdocs = Path(sys.executable).with_name("mkdocs")
+        done = subprocess.run(
+            [mkdocs, "build", "--strict", "--site-dir", folder / "site"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}{done.stderr}"
+
+    return build_once(tmp_path_factory, "docs", build) / "site"
+
+
+@pytest.fixture(scope="session")
 def dev_venv() -> Venv:
     """The interpreter running the tests: the dev venv with the editable installs."""
     return Venv(Path(sys.prefix), Path(sys.executable))
