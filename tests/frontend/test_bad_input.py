@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from fusegrad import Device, Tensor, dtypes
 
+pytestmark = pytest.mark.kernels  # the real engine and device, not the reference interpreter
+
 
 def _import_with(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     code = "import fusegrad"
@@ -90,3 +92,45 @@ def test_list_with_one_wide_int_is_int64() -> None:
 def test_ints_beyond_64_bits_raise_overflow(data: list[int]) -> None:
     with pytest.raises(OverflowError):
         Tensor(data)
+
+
+def _conv_input() -> tuple[Tensor, Tensor]:
+    return Tensor.ones(1, 1, 5, 5), Tensor.ones(1, 1, 3, 3)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda x, w: x.conv2d(w, dilation=0), r"conv2d: dilation .* \(0, 0\)"),
+        (lambda x, w: x.conv2d(w, stride=0), r"conv2d: stride .* \(0, 0\)"),
+        (lambda x, w: x.conv2d(w, stride=(1, -1)), r"conv2d: stride .* \(1, -1\)"),
+        (lambda x, w: x.conv2d(Tensor.ones(1, 1, 0, 3)), r"conv2d: kernel size .* \(0, 3\)"),
+        (lambda x, w: x.conv_transpose2d(w, stride=0), r"conv_transpose2d: stride"),
+        (lambda x, w: x.conv_transpose2d(w, dilation=0), r"conv_transpose2d: dilation"),
+        (lambda x, w: x.max_pool2d(2, stride=0), r"pool: stride .* \(0, 0\)"),
+        (lambda x, w: x.avg_pool2d(0), r"pool: kernel_size .* \(0, 0\)"),
+        (lambda x, w: x.max_pool2d((2, 0)), r"pool: kernel_size .* \(2, 0\)"),
+        (lambda x, w: x.max_pool2d(2, dilation=0), r"pool: dilation"),
+        (lambda x, w: x.conv2d(w, padding=-9), r"pad: padding \(-9, -9\) .* size 5 of dim 2"),
+        (lambda x, w: x.pad((-9, 0)), r"pad: padding \(-9, 0\) .* size 5 of dim 3"),
+        (lambda x, w: x.repeat(1, 1, -1, 1), r"repeat: repeats must be >= 0.*-1"),
+    ],
+)
+def test_bad_conv_pool_pad_repeat_arguments_raise_value_error(call: object, message: str) -> None:
+    x, w = _conv_input()
+    with pytest.raises(ValueError, match=message):
+        call(x, w)  # type: ignore[operator]
+
+
+def test_allowed_crops_and_zero_repeats_still_work() -> None:
+    x, w = _conv_input()
+    assert x.conv2d(w, padding=-1).shape == (1, 1, 1, 1)
+    assert x.pad((-5, 0)).shape == (1, 1, 5, 0)
+    assert x.repeat(1, 1, 0, 1).shape == (1, 1, 0, 5)
+
+
+@pytest.mark.parametrize("shape", [(2**64 + 4,), (2**32, 2**32)])
+def test_huge_allocations_say_the_size_overflows(shape: tuple[int, ...]) -> None:
+    t = Tensor.zeros(*shape).contiguous() if len(shape) > 1 else Tensor.empty(*shape)
+    with pytest.raises(OverflowError, match=r"allocation size \d+ bytes overflows"):
+        (t.flatten()[:4] + 1).realize()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -59,6 +60,11 @@ class Allocator(Generic[Opaque]):
         """``size`` bytes of device memory (raises OutOfMemoryError with the sizes)."""
         if not isinstance(size, int) or size < 0:
             raise ValueError(f"{self.device}: allocation size must be an int >= 0, got {size!r}")
+        if size > sys.maxsize:
+            raise OverflowError(
+                f"{self.device}: allocation size {size} bytes overflows the address space"
+                f" (at most {sys.maxsize} bytes)"
+            )
         try:
             return self._alloc(size, options or DEFAULT_SPEC)
         except (MemoryError, OverflowError) as e:
