@@ -12,25 +12,25 @@ nested_int64:
     25: 41b900000000                   mov r9d, 0
 .Lloop1:
     2b: 4983f903                       cmp r9, 3
-    2f: 0f8d3d000000                   jge .Lexit2
+    2f: 0f8d3f000000                   jge .Lexit2
     35: bb00000000                     mov ebx, 0
 .Lloop3:
     3a: 4883fb04                       cmp rbx, 4
-    3e: 0f8d25000000                   jge .Lexit4
+    3e: 0f8d27000000                   jge .Lexit4
     44: 496be904                       imul rbp, r9, 4
-    48: 4801dd                         add rbp, rbx
-    4b: c4a17b1004ce                   vmovsd xmm0, qword ptr [rsi + r9*8]
-    51: c5fb100cdf                     vmovsd xmm1, qword ptr [rdi + rbx*8]
-    56: c5fb59c1                       vmulsd xmm0, xmm0, xmm1
-    5a: c4c17b1104e8                   vmovsd qword ptr [r8 + rbp*8], xmm0
-    60: 4883c301                       add rbx, 1
-    64: e9d1ffffff                     jmp .Lloop3
+    48: 488d6c1d00                     lea rbp, [rbp + rbx]
+    4d: c4a17b1004ce                   vmovsd xmm0, qword ptr [rsi + r9*8]
+    53: c5fb100cdf                     vmovsd xmm1, qword ptr [rdi + rbx*8]
+    58: c5fb59c1                       vmulsd xmm0, xmm0, xmm1
+    5c: c4c17b1104e8                   vmovsd qword ptr [r8 + rbp*8], xmm0
+    62: 4883c301                       add rbx, 1
+    66: e9cfffffff                     jmp .Lloop3
 .Lexit4:
-    69: 4983c101                       add r9, 1
-    6d: e9b9ffffff                     jmp .Lloop1
+    6b: 4983c101                       add r9, 1
+    6f: e9b7ffffff                     jmp .Lloop1
 .Lexit2:
-    72: c5f877                         vzeroupper
-    75: 4881c4b8000000                 add rsp, 0xb8
-    7c: 5d                             pop rbp
-    7d: 5b                             pop rbx
-    7e: c3                             ret
+    74: c5f877                         vzeroupper
+    77: 4881c4b8000000                 add rsp, 0xb8
+    7e: 5d                             pop rbp
+    7f: 5b                             pop rbx
+    80: c3                             ret

@@ -57,6 +57,13 @@ def int_alu(ctx: Selection, x: UOp) -> UOp:
         ctx.emit("cmovb" if dt in dtypes.uints else "cmovl", d, other)
         ctx.values[x] = d
         return SELECTED
+    if x.op is Ops.ADD and dt.itemsize == 8:  # 64-bit: one lea, no copy first
+        d = ctx.new(GPR)
+        other = ctx.operand(b)
+        at = Mem(base=ctx.gpr(a), disp=other.value) if isinstance(other, Imm) else None
+        ctx.emit("lea", d, at or Mem(base=ctx.gpr(a), index=ctx.gpr(b)))
+        ctx.values[x] = d
+        return SELECTED
     d = _binary(ctx, {**_BITWISE, **_ARITH}[x.op], a, b, dt)
     if x.op in _ARITH:
         normalize(ctx, d, dt)

@@ -65,6 +65,9 @@ class X86Renderer(Renderer):
         dtypes.bool: (8, 4),
     }
     supported_dtypes = frozenset({dtypes.bool, *INTS, *FLOATS})
+    #: index math in 64 bits: registers are 64-bit and addresses take them directly, where
+    #: int32 index math would re-extend after every add and multiply
+    index_dtype_32 = False
     code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = dict.fromkeys(SELECTED_OPS, _not_printed)
 
     def render(self, uops: list[UOp], name: str | None = None) -> str:
