@@ -143,3 +143,12 @@ def test_matching_fake_set_imports(tmp_path: Path) -> None:
         "from fusegrad.uop.version import check_requirements as c; print(c('fusegrad-codegen'))",
     )
     assert done.stdout.strip() == "0.2.1", done.stderr
+
+
+def test_version_module_doctests() -> None:
+    import doctest
+
+    import fusegrad.uop.version
+
+    result = doctest.testmod(fusegrad.uop.version)
+    assert result.attempted > 0 and result.failed == 0, result
