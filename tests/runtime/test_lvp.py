@@ -12,7 +12,6 @@ from fusegrad.renderer.conformance import compare, fresh_buffers
 from fusegrad.renderer.nir import mesa as nir_mesa
 from fusegrad.renderer.nir import mesa_unavailable
 from fusegrad.runtime import Buffer, CPUDevice, run_linear
-from fusegrad.uop import dtypes
 
 needs_mesa = pytest.mark.skipif(mesa_unavailable() is not None, reason=str(mesa_unavailable()))
 
@@ -99,9 +98,7 @@ def test_the_cpu_device_lists_the_lvp_option() -> None:
     finally:
         dev.close()
     reason = mesa_unavailable()
-    assert status["LVP"] == ("ok" if reason is None else status["LVP"])
-    assert reason is None or "unavailable" in status["LVP"]
-    assert (
-        dtypes.float32
-        in __import__("fusegrad.renderer", fromlist=["NIRRenderer"]).NIRRenderer.supported_dtypes
-    )
+    if reason is None:
+        assert status["LVP"] == "ok"
+    else:  # the option stays listed, saying why it can't run
+        assert status["LVP"].startswith("unavailable") and "pip install" in status["LVP"]
