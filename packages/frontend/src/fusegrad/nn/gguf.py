@@ -217,5 +217,9 @@ def gguf_load(src: Any) -> tuple[dict[str, Any], dict[str, Tensor]]:
     for name, dims, gtype, offset in infos:
         if name in tensors:
             raise ValueError(f"gguf: tensor {name!r} appears twice")
+        if offset % align:
+            raise ValueError(
+                f"gguf: tensor {name!r} offset {offset} violates general.alignment {align}"
+            )
         tensors[name] = _load_tensor(source, name, dims, gtype, data + offset)
     return kv, tensors

@@ -289,12 +289,25 @@ def _load_zip(source: ByteSource) -> Any:
 
             def locate(st: Storage) -> tuple[ByteSource, int]:
                 if st.key not in blobs:
-                    blobs[st.key] = _storage_bytes(source, archive, infos, f"{root}data/{st.key}")
+                    name = f"{root}data/{st.key}"
+                    blobs[st.key] = _storage_bytes(source, archive, infos, name)
+                    _check_storage_size(infos[name], st)
                 return blobs[st.key]
 
             return _unpickle(io.BytesIO(pickled), _Context(locate))
     except (zipfile.BadZipFile, struct.error, OverflowError, EOFError, KeyError, OSError) as e:
         raise ValueError(f"torch_load: malformed zip checkpoint {source.path}: {e}") from None
+
+
+def _check_storage_size(info: zipfile.ZipInfo, st: Storage) -> None:
+    # a storage file shorter than its declared elements: the tensors over its end would read
+    # whatever follows it in the archive
+    need = st.numel * st.dtype.itemsize
+    if info.file_size < need:
+        raise ValueError(
+            f"torch_load: storage {info.filename!r} has {info.file_size} bytes, its"
+            f" {st.numel} {st.dtype!r} elements need {need}"
+        )
 
 
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:

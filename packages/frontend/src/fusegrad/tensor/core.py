@@ -340,6 +340,9 @@ class TensorCore(OpMixinBase):
 
     def numpy(self) -> np.ndarray[Any, Any]:
         """The values as a NumPy array (bfloat16/fp8 as float32)."""
+        from fusegrad.tensor.extra import check_disk_read
+
+        check_disk_read(self.uop, str(self.device))  # a truncated file: OSError, not SIGBUS
         self.realize()
         return to_numpy(self.uop)
 

@@ -14,6 +14,7 @@ on a DISK tensor raises RuntimeError: a file runs no kernels.
 
 from __future__ import annotations
 
+import mmap
 import os
 from typing import TYPE_CHECKING, Any, overload
 
@@ -149,6 +150,40 @@ def _host_window(u: UOp) -> Any:
     return HOST.get(u) if u.op is Ops.BUFFER else None
 
 
+def _check_file_extent(path: str, window: Any, offset: int, nbytes: int) -> None:
+    """``OSError`` when the bytes to read are past the file's end *now*: a file truncated
+    after it was mapped would kill the interpreter with SIGBUS when the mapping is read.
+    ``offset`` is within ``window`` (a host array over a file mapping) when there is one."""
+    start = offset
+    mapping = window.base.obj if isinstance(getattr(window, "base", None), memoryview) else None
+    if isinstance(mapping, mmap.mmap):
+        have = mapping.size()  # the mapped file's size now (fstat of the mapping's own fd)
+        start += window.ctypes.data - np.frombuffer(mapping, np.uint8).ctypes.data
+    else:
+        have = os.path.getsize(path)
+    if start + nbytes > have:
+        raise OSError(
+            f"DISK:{path}: bytes [{start}, {start + nbytes}) are past the end of the file"
+            f" ({have} bytes; truncated after it was opened?)"
+        )
+
+
+def check_disk_read(u: UOp, device: str) -> None:
+    """``OSError`` when reading tensor UOp ``u`` on DISK ``device`` would touch bytes past its
+    file's end (see ``_check_file_extent``); nothing for other devices."""
+    if not device.startswith("DISK:"):
+        return
+    try:
+        view = _disk_view(u)
+    except RuntimeError:  # not a plain window of the file: whatever reads it says so
+        return
+    if view is None:
+        return
+    path, offset, dtype, shape = view
+    nbytes = int(prod(shape)) * dtype.itemsize
+    _check_file_extent(path, _host_window(u), offset, nbytes)
+
+
 def _disk_or_raise(t: Tensor) -> tuple[str, int, DType, tuple[int, ...]]:
     view = _disk_view(t.uop)
     if view is None:
@@ -176,6 +211,7 @@ class ExtraMixin:
         path, offset, dtype, shape = _disk_or_raise(self)
         nbytes = int(prod(shape)) * dtype.itemsize
         window = _host_window(self.uop)
+        _check_file_extent(path, window, offset, nbytes)
         if window is not None:  # a file window already mapped (safe_load, torch_load...)
             raw = window.view(np.uint8)[offset : offset + nbytes].copy()
         else:

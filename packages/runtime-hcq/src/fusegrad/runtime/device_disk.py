@@ -74,7 +74,20 @@ class DiskAllocator(Allocator[DiskMemory]):
         return opaque.sub(offset, size)
 
     def _as_buffer(self, opaque: DiskMemory) -> memoryview:
+        self._check_extent(opaque)
         return opaque.view
+
+    def _check_extent(self, opaque: DiskMemory) -> None:
+        # a file truncated after it was mapped: touching the lost pages is SIGBUS, so check
+        # its size now (the mapping's own fd: the same file even if the path was replaced)
+        if opaque.mapping is None or opaque.writable:
+            return
+        have = opaque.mapping.size()
+        if opaque.offset + opaque.size > have:
+            raise OSError(
+                f"{self.device}: bytes [{opaque.offset}, {opaque.offset + opaque.size}) are past"
+                f" the end of the file ({have} bytes; truncated after it was opened?)"
+            )
 
     def _copyin(self, dest: DiskMemory, src: memoryview) -> None:
         if not dest.writable:
@@ -85,6 +98,7 @@ class DiskAllocator(Allocator[DiskMemory]):
         dest.view[:] = src
 
     def _copyout(self, dest: memoryview, src: DiskMemory) -> None:
+        self._check_extent(src)
         dest[:] = src.view
 
 
