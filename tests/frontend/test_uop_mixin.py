@@ -304,3 +304,46 @@ def test_uop_arange_is_tensor_arange() -> None:
     assert UOp.arange(1, 10, 3, device="CPU") is Tensor.arange(1, 10, 3, device="CPU").uop
     assert UOp.arange(0.5, 2.5, 0.5) is Tensor.arange(0.5, 2.5, 0.5).uop  # the default device
     np.testing.assert_array_equal(Tensor(UOp.arange(2, 9, 2)).numpy(), np.arange(2, 9, 2))
+
+
+def _image(x: Any) -> Any:
+    return x.reshape(1, 1, 3, 4)
+
+
+def _kernel(x: Any) -> Any:
+    return x.reshape(1, 1, 3, 4).shrink(((0, 1), (0, 1), (0, 2), (0, 2)))
+
+
+NN: list[tuple[str, Op]] = [
+    ("conv2d", lambda x: _image(x).conv2d(_kernel(x), padding=1)),
+    ("conv_transpose2d", lambda x: _image(x).conv_transpose2d(_kernel(x), stride=2)),
+    ("avg_pool2d", lambda x: x.reshape(1, 1, 3, 4).avg_pool2d((2, 2), stride=1)),
+    ("max_pool2d", lambda x: x.reshape(1, 1, 3, 4).max_pool2d((2, 2), stride=1, padding=1)),
+    ("layernorm", lambda x: x.layernorm()),
+    (
+        "batchnorm",
+        lambda x: x.reshape(1, 3, 4).batchnorm(None, None, x.mean(1), x.std(1).reciprocal()),
+    ),
+    (
+        "sdpa",
+        lambda x: x.reshape(1, 3, 4).scaled_dot_product_attention(
+            x.reshape(1, 3, 4), x.reshape(1, 3, 4), is_causal=True
+        ),
+    ),
+    ("binary_crossentropy", lambda x: x.sigmoid().binary_crossentropy((x > 0).float())),
+    ("binary_crossentropy_logits", lambda x: x.binary_crossentropy_logits((x > 0).float())),
+]
+
+
+@pytest.mark.parametrize(("name", "op"), NN, ids=[n[0] for n in NN])
+def test_nn_functional_is_the_same_graph_on_uop_and_tensor(name: str, op: Op) -> None:
+    t = Tensor(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)).realize()
+    via_tensor, via_uop = op(t), op(t.uop)
+    assert via_tensor.uop is via_uop
+    np.testing.assert_allclose(Tensor(via_uop).numpy(), via_tensor.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_uop_full_ones_zeros_are_tensors_nodes() -> None:
+    assert UOp.ones(2, 3, device="CPU") is Tensor.ones(2, 3, device="CPU").uop
+    assert UOp.zeros((4,)) is Tensor.zeros(4).uop
+    assert UOp.full((2,), True, device="CPU") is Tensor.full((2,), True, device="CPU").uop

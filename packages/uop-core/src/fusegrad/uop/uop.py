@@ -1133,6 +1133,28 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         return arange_uop(start, stop, step, dtype, device)
 
     @classmethod
+    def full(
+        cls, shape: Any, fill_value: Any, dtype: DType | None = None, device: Any = None
+    ) -> UOp:
+        """A tensor-level constant of ``fill_value`` (dtype inferred from it like PyTorch) on
+        ``device`` (the same node as ``Tensor.full``)."""
+        sh = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        dt = dtype if dtype is not None else dtypes.from_py(fill_value)
+        from fusegrad.uop.mixin.create import DefaultDevice
+
+        return UOp.const(fill_value, dt, DefaultDevice.of(device), sh)
+
+    @classmethod
+    def zeros(cls, *shape: Any, **kwargs: Any) -> UOp:
+        """Zeros (default float)."""
+        return cls.full(argfix(*shape), 0.0, **kwargs)
+
+    @classmethod
+    def ones(cls, *shape: Any, **kwargs: Any) -> UOp:
+        """Ones (default float)."""
+        return cls.full(argfix(*shape), 1.0, **kwargs)
+
+    @classmethod
     def eye(cls, n: int, m: int | None = None, dtype: DType | None = None, **kwargs: Any) -> UOp:
         """The n x m identity matrix on ``device=`` (the same graph as ``Tensor.eye``)."""
         if n < 0 or (m is not None and m < 0):

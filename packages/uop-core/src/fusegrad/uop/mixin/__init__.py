@@ -19,6 +19,7 @@ from fusegrad.uop.mixin.elementwise import ElementwiseMixin
 from fusegrad.uop.mixin.linalg import LinalgMixin
 from fusegrad.uop.mixin.linear import LinearMixin
 from fusegrad.uop.mixin.movement import MovementMixin
+from fusegrad.uop.mixin.nn import NNMixin
 from fusegrad.uop.mixin.reduce import ReduceMixin
 from fusegrad.uop.mixin.sort import SortMixin
 
@@ -28,6 +29,7 @@ __all__ = [
     "LinalgMixin",
     "LinearMixin",
     "MovementMixin",
+    "NNMixin",
     "OpMixinBase",
     "ReduceMixin",
     "SortMixin",
@@ -37,7 +39,9 @@ __all__ = [
 ]
 
 
-class OpMixin(ElementwiseMixin, ReduceMixin, SortMixin, MovementMixin, LinearMixin, LinalgMixin):
+class OpMixin(
+    ElementwiseMixin, ReduceMixin, SortMixin, MovementMixin, LinearMixin, LinalgMixin, NNMixin
+):
     """Every shared op group, in ``Tensor``'s order (what ``UOp`` mixes in)."""
 
     __slots__ = ()
