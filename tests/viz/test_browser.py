@@ -162,3 +162,24 @@ def test_100k_node_trace_opens_in_under_3s(browser: Any, big_trace_file: Path) -
         browser.find_element(By.ID, "page-next").click()
         _wait(browser, lambda d: "page 2/" in d.find_element(By.ID, "title").text)
     assert seconds < 3.0, f"the 100k-node trace took {seconds:.2f} s to open and draw"
+
+
+def test_timeline_draws_every_profile_span(browser: Any, step_viz: VizData) -> None:
+    from fusegrad import Tensor
+    from fusegrad.runtime import profiler
+    from fusegrad.uop import Context
+
+    before = len(profiler.events())
+    with Context(PROFILE=1):
+        (Tensor([1.0, 2.0, 3.0]) * 5).sum().numpy()
+    spans = [e for e in profiler.events()[before:] if e["ph"] == "X"]
+    assert {"kernel", "host"} <= {e["cat"] for e in spans}
+    with VizServer(VizData({**step_viz.data, "profile": spans})) as server:
+        browser.get(server.url)
+        _wait(browser, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
+        browser.find_element(By.ID, "timeline-btn").click()
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline-svg rect.span"))
+        rects = browser.find_elements(By.CSS_SELECTOR, "#timeline-svg rect.span")
+        assert len(rects) == len(spans)
+        host = browser.find_elements(By.CSS_SELECTOR, "#timeline-svg rect.span.host")
+        assert len(host) == sum(e["cat"] == "host" for e in spans)
