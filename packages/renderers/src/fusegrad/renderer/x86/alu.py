@@ -43,6 +43,17 @@ def _binary(ctx: Selection, op: str, a: UOp, b: UOp, dt: DType) -> VReg:
     return d
 
 
+def _add64(ctx: Selection, a: UOp, b: UOp) -> VReg:
+    d = ctx.new(GPR)
+    base = ctx.gpr(a)
+    other = ctx.operand(b)
+    if isinstance(other, Imm):
+        ctx.emit("lea", d, Mem(base=base, disp=other.value))
+    else:
+        ctx.emit("lea", d, Mem(base=base, index=other))
+    return d
+
+
 def int_alu(ctx: Selection, x: UOp) -> UOp:
     """ADD/SUB/MUL/AND/OR/XOR/MAX on integers and bools."""
     a, b = x.src
@@ -58,11 +69,7 @@ def int_alu(ctx: Selection, x: UOp) -> UOp:
         ctx.values[x] = d
         return SELECTED
     if x.op is Ops.ADD and dt.itemsize == 8:  # 64-bit: one lea, no copy first
-        d = ctx.new(GPR)
-        other = ctx.operand(b)
-        at = Mem(base=ctx.gpr(a), disp=other.value) if isinstance(other, Imm) else None
-        ctx.emit("lea", d, at or Mem(base=ctx.gpr(a), index=ctx.gpr(b)))
-        ctx.values[x] = d
+        ctx.values[x] = _add64(ctx, a, b)
         return SELECTED
     d = _binary(ctx, {**_BITWISE, **_ARITH}[x.op], a, b, dt)
     if x.op in _ARITH:
