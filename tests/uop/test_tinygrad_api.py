@@ -349,3 +349,43 @@ def test_pm_cast_weak_commits_to_the_defaults() -> None:
     assert graph_rewrite(UOp.const((1, 2)), pm_cast_weak).dtype is dtypes.default_int.vec(2)
     assert graph_rewrite(UOp.invalid(), pm_cast_weak) is UOp.invalid(dtypes.default_int)
     _ = Invalid
+
+
+def test_small_tinygrad_helpers() -> None:
+    x, y = UOp.variable("x", 0, 9), UOp.variable("y", 0, 9)
+    assert list((x + y + 3).split_uop(Ops.ADD)) == [x, y, UOp.const(3)]
+    assert (x + 3).pop_const() == (x, 3) and (x * 2).pop_const(Ops.MUL) == (x, 2)
+    assert x.usum(y, x) is x + y + x and x.uprod(y) is x * y
+    assert x.ufix(2) is UOp.const(2) and x.ufix(y) is y
+    assert UOp.variable("b", 0, 300, dtypes.int32).overflows(dtypes.uint8)
+    assert not x.overflows(dtypes.int8)
+    bound = (x + x.bind(4)).unbind_all()
+    assert bound == (x + x, {x: 4}) and x.bind(4).val == 4
+    with pytest.raises(ValueError, match="bound to 4 and 5"):
+        (x.bind(4) + x.bind(5)).unbind_all()
+    buf = UOp.new_buffer("CPU", 4, dtypes.float32)
+    assert buf.after(buf.store(1.0)).without_after is buf
+
+
+def test_creation_and_like_methods() -> None:
+    n = UOp.variable("n", 1, 8)
+    e = UOp.empty(2, 3, device="CPU")
+    assert e.shape == (2, 3) and e.base.op is Ops.BUFFER and e.dtype is dtypes.float32
+    z = e.zeros_like()
+    assert (
+        z is UOp.const(0.0, dtypes.float32, "CPU", (2, 3))
+        and e.ones_like(dtype=dtypes.int32).dtype is dtypes.int32
+    )
+    assert e.empty_like().shape == (2, 3) and e.empty_like().base is not e.base
+    inv = UOp.invalids(2, device="CPU")
+    assert inv.base.op is Ops.CONST and inv.base.arg is Invalid
+    sym = UOp.new_buffer("CPU", 8, dtypes.float32).shrink(((0, n),))
+    assert sym.max_shape == (8,) and sym.max_numel() == 8
+    with pytest.raises(ValueError, match="no default device"):
+        from fusegrad.uop.mixin import DefaultDevice
+
+        saved, DefaultDevice.get = DefaultDevice.get, None
+        try:
+            UOp.ones(2)
+        finally:
+            DefaultDevice.get = saved

@@ -1134,15 +1134,137 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
 
     @classmethod
     def full(
-        cls, shape: Any, fill_value: Any, dtype: DType | None = None, device: Any = None
+        cls,
+        shape: Any,
+        fill_value: Any,
+        dtype: DType | None = None,
+        device: Any = None,
+        buffer: bool = True,
     ) -> UOp:
         """A tensor-level constant of ``fill_value`` (dtype inferred from it like PyTorch) on
-        ``device`` (the same node as ``Tensor.full``)."""
+        ``device`` (the same node as ``Tensor.full``; ``buffer`` is tinygrad's and changes
+        nothing: constants fold into the kernels that read them)."""
         sh = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         dt = dtype if dtype is not None else dtypes.from_py(fill_value)
         from fusegrad.uop.mixin.create import DefaultDevice
 
         return UOp.const(fill_value, dt, DefaultDevice.of(device), sh)
+
+    def full_like(
+        self, fill_value: Any, dtype: DType | None = None, device: Any = None, buffer: bool = True
+    ) -> UOp:
+        """``fill_value`` in this node's shape, dtype and device (unless given)."""
+        dev = self._device if device is None else device
+        return UOp.full(self.shape, fill_value, self.dtype if dtype is None else dtype, dev)
+
+    def zeros_like(self, **kwargs: Any) -> UOp:
+        """Zeros in this node's shape, dtype and device."""
+        return self.full_like(0, **kwargs)
+
+    def ones_like(self, **kwargs: Any) -> UOp:
+        """Ones in this node's shape, dtype and device."""
+        return self.full_like(1, **kwargs)
+
+    @classmethod
+    def empty(cls, *shape: Any, device: Any = None, dtype: DType | None = None) -> UOp:
+        """A fresh buffer of ``shape`` (default float), viewed in that shape."""
+        from fusegrad.uop.mixin.create import DefaultDevice
+
+        sh = argfix(*shape)
+        if not all_int(sh):
+            raise ValueError(f"UOp.empty: the shape must be ints, got {sh}")
+        dt = dtypes.default_float if dtype is None else dtype
+        buf = UOp.new_buffer(DefaultDevice.of(device), int(prod(sh)), dt)
+        return buf.reshape(sh)
+
+    def empty_like(self, dtype: DType | None = None, device: Any = None) -> UOp:
+        """A fresh buffer in this node's shape (and dtype and device unless given)."""
+        dev = self._device if device is None else device
+        return UOp.empty(self.shape, device=dev, dtype=self.dtype if dtype is None else dtype)
+
+    @classmethod
+    def invalids(cls, *shape: Any, device: Any = None, dtype: DType | None = None) -> UOp:
+        """A tensor-level value that is never defined (a placeholder to assign into)."""
+        from fusegrad.uop.mixin.create import DefaultDevice
+
+        dt = dtypes.default_float if dtype is None else dtype
+        return UOp.const(Invalid, dt, DefaultDevice.of(device), argfix(*shape))
+
+    @property
+    def max_shape(self) -> tuple[int, ...]:
+        """The shape with each symbolic size at its largest value."""
+        return tuple(int(s.vmax) if isinstance(s, UOp) else s for s in self.shape)
+
+    def max_numel(self) -> int:
+        """The element count at the largest symbolic sizes."""
+        return int(prod(self.max_shape))
+
+    def ufix(self, x: Any) -> UOp:
+        """``x`` as a UOp like this one: a Python value becomes ``const_like(x)``."""
+        return x if isinstance(x, UOp) else self.const_like(x)
+
+    def vconst_like(self, b: Any) -> UOp:
+        """A constant of this node's dtype, a vector constant when ``b`` is a tuple."""
+        return UOp.const(b, self.dtype.scalar()) if isinstance(b, tuple) else self.const_like(b)
+
+    def pop_const(self, op: Ops = Ops.ADD) -> tuple[UOp, ConstType]:
+        """``(x, c)`` for ``x <op> c`` with a constant ``c``; ``(self, identity)`` otherwise.
+
+        >>> x = UOp.variable("x", 0, 9)
+        >>> (x + 3).pop_const() == (x, 3), x.pop_const(Ops.MUL) == (x, 1)
+        (True, True)
+        """
+        if self.op is op and self.src[1].op is Ops.CONST:
+            value: ConstType = self.src[1].arg
+            return self.src[0], value
+        return self, {Ops.ADD: 0, Ops.MUL: 1}.get(op, 0)
+
+    def split_uop(self, sep: Ops) -> Iterator[UOp]:
+        """The operands of a chain of ``sep`` ops (``a + b + c`` -> a, b, c)."""
+        if self.op is sep:
+            for s in self.src:
+                yield from s.split_uop(sep)
+        else:
+            yield self
+
+    def usum(self, *uops: UOp) -> UOp:
+        """This node plus ``uops``."""
+        return functools.reduce(lambda a, b: a + b, uops, self)
+
+    def uprod(self, *uops: UOp) -> UOp:
+        """This node times ``uops``."""
+        return functools.reduce(lambda a, b: a * b, uops, self)
+
+    def overflows(self, dtype: DType) -> bool:
+        """True when this node's range doesn't fit in ``dtype``."""
+        return bool(self.vmin < dtypes.min(dtype) or self.vmax > dtypes.max(dtype))
+
+    @property
+    def without_after(self) -> UOp:
+        """The node under its AFTERs (the buffer an assign writes to)."""
+        u = self
+        while u.op is Ops.AFTER:
+            u = u.src[0]
+        return u
+
+    @property
+    def val(self) -> int:
+        """The bound value of a bound Variable."""
+        return self.unbind()[1]
+
+    def unbind_all(self) -> tuple[UOp, dict[UOp, int]]:
+        """This graph with every bound Variable replaced by the Variable, and their values."""
+        values: dict[UOp, int] = {}
+        mapping: dict[UOp, UOp] = {}
+        for u in self.toposort():
+            if u.is_bound_var:
+                var, value = u.unbind()
+                if values.setdefault(var, value) != value:
+                    raise ValueError(
+                        f"unbind_all: {var.expr} is bound to {values[var]} and {value}"
+                    )
+                mapping[u] = var
+        return (self.substitute(mapping) if mapping else self), values
 
     @classmethod
     def zeros(cls, *shape: Any, **kwargs: Any) -> UOp:
@@ -1401,9 +1523,9 @@ def _as_sint(x: Any) -> sint:
     raise TypeError(f"expected an int size, got {x!r}")
 
 
-def smax(*xs: sint | Iterable[sint]) -> sint:
+def smax(*lst: sint | Iterable[sint]) -> sint:
     """Max of sizes, symbolic where needed."""
-    vals = argfix(*xs)
+    vals = argfix(*lst)
     if all_int(vals):
         return int(max(vals))
     out = sint_to_uop(vals[0])
@@ -1412,9 +1534,9 @@ def smax(*xs: sint | Iterable[sint]) -> sint:
     return _as_sint(out.ssimplify())
 
 
-def smin(*xs: sint | Iterable[sint]) -> sint:
+def smin(*lst: sint | Iterable[sint]) -> sint:
     """Min of sizes, symbolic where needed."""
-    vals = argfix(*xs)
+    vals = argfix(*lst)
     if all_int(vals):
         return int(min(vals))
     out = sint_to_uop(vals[0])
@@ -1423,20 +1545,20 @@ def smin(*xs: sint | Iterable[sint]) -> sint:
     return _as_sint(out.ssimplify())
 
 
-def ssimplify(x: sint) -> sint:
+def ssimplify(uop: sint) -> sint:
     """Simplify a size (ints pass through)."""
-    if not isinstance(x, UOp):
-        return x
-    return _as_sint(x.ssimplify())
+    if not isinstance(uop, UOp):
+        return uop
+    return _as_sint(uop.ssimplify())
 
 
-def sym_infer(x: sint | ConstType, var_vals: Mapping[Any, int]) -> Any:
-    """The value of expression ``x`` with its Variables set to ``var_vals``."""
+def sym_infer(uop: sint | ConstType, var_vals: Mapping[Any, int]) -> Any:
+    """The value of expression ``uop`` with its Variables set to ``var_vals``."""
     from fusegrad.uop.render import evaluate
 
-    if not isinstance(x, UOp):
-        return x
-    return evaluate(x, var_vals)
+    if not isinstance(uop, UOp):
+        return uop
+    return evaluate(uop, var_vals)
 
 
 def iter_uops(xs: Iterable[Any]) -> Iterator[UOp]:

@@ -145,9 +145,10 @@ def _simplify_valid(cond: UOp, idx: UOp, invalid: UOp) -> UOp | None:
     return new_cond.where(new_idx, invalid)
 
 
-def uop_given_valid(valid: UOp, uop: UOp) -> UOp:
+def uop_given_valid(valid: UOp, uop: UOp, try_simplex: bool = True) -> UOp:
     """``uop`` simplified where the clauses of ``valid`` (an AND of bounds) hold; ``uop``
-    itself when they contradict or say nothing usable.
+    itself when they contradict or say nothing usable (``try_simplex`` is tinygrad's; the
+    clauses are always used as bounds here).
 
     >>> from fusegrad.uop import UOp
     >>> i = UOp.variable("i", 0, 10)
