@@ -66,6 +66,34 @@ def contiguous_in(ast: UOp, rng: UOp) -> int:
     return sum(1 for x in accesses(ast) if stride(x.src[1], rng) == 1)
 
 
+def loads_contiguous_in(ast: UOp, rng: UOp, streamed: UOp | None = None) -> int:
+    """How many of the kernel's loads walk memory with stride 1 along ``rng``; with
+    ``streamed``, only the loads that move along that axis too (a reduction's operands, not
+    the per-output values it is combined with)."""
+    idxs = [u.src[0].src[1] for u in nodes_of(ast, Ops.LOAD)]
+    if streamed is not None:
+        idxs = [x for x in idxs if stride(x, streamed) != 0]
+    return sum(1 for x in idxs if stride(x, rng) == 1)
+
+
+def range_work(value: UOp, rng: UOp) -> int:
+    """How many ALU ops of ``value`` outside its memory indices compute from ``rng`` and
+    constants alone (an arange's bits in argmax): work each vector lane along ``rng`` repeats,
+    while lanes along an output axis share it."""
+    index_only: set[UOp] = set()
+    for u in value.toposort():
+        if u.op is Ops.INDEX:
+            index_only.update(*(s.toposort() for s in u.src[1:]))
+    pure: set[UOp] = {rng}
+    count = 0
+    for u in value.toposort():
+        from_rng = any(s in pure for s in u.src)
+        if u.op in GroupOp.ALU and from_rng and all(s in pure or s.op is Ops.CONST for s in u.src):
+            pure.add(u)
+            count += u not in index_only
+    return count
+
+
 @dataclass(frozen=True, slots=True)
 class MatmulShape:
     """A reduction ``sum_k a[m, k] * b[k, n]``: the ranges of each role and the two factors
