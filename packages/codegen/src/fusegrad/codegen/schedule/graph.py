@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fusegrad.codegen.schedule.realize import map_arg
-from fusegrad.uop import DEBUG, Ops, UOp, dtypes
+from fusegrad.uop import DEBUG, Ops, UOp, dtypes, prod
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,21 @@ def _describe(call: UOp) -> str:
     name = head.arg.name if head.arg is not None else "custom"
     variables = [v.src[0].arg[0] for v in call.src[1 + len(bufs) :]]
     parts = [f"{name:<24}", f"{len(bufs)} bufs", f"out {bufs[0].dtype.name}" if bufs else ""]
+    if (steps := loop_steps(head)) > ABSURD_LOOP_STEPS:
+        parts.append(f"WARNING: {steps:.3g} loop steps (runs for a very long time)")
     return "  ".join(parts + ([f"vars {','.join(variables)}"] if variables else []))
+
+
+ABSURD_LOOP_STEPS = 1 << 36
+"""``DEBUG>=1`` warns about a kernel whose loops run more steps than this (~7e10: minutes to
+hours on any device). It still runs: there is no limit, only the warning."""
+
+
+def loop_steps(ast: UOp) -> int:
+    """The product of a kernel AST's constant loop sizes (RANGEs): its steps, all threads
+    together (symbolic sizes count as 1)."""
+    sizes = [u.src[0].arg for u in ast.toposort() if u.op is Ops.RANGE and u.src]
+    return int(prod(s for s in sizes if isinstance(s, int)))
 
 
 def summary(kg: KernelGraph) -> str:

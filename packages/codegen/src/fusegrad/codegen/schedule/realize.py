@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from fusegrad.codegen.schedule.fold import fold_const_reduce
 from fusegrad.codegen.schedule.rangeify import buffer_window, resizes
 from fusegrad.codegen.schedule.recompute import decide, usage
 from fusegrad.uop import GroupOp, Ops, PatternMatcher, UOp, UPat
@@ -191,6 +192,7 @@ pm_prepare = PatternMatcher(
             UPat(Ops.COPY, src=(UPat.var("x"), UPat(Ops.DEVICE)), name="c"),
             lambda c, x: None if _wrap(x) is x else c.replace(src=(_wrap(x), c.src[1])),
         ),  # copy(view) -> copy(contiguous(view))
+        (UPat(Ops.REDUCE_AXIS, name="r"), fold_const_reduce),  # sum(expand(c)) -> c * n
         (UPat(Ops.CUSTOM_KERNEL, name="k"), _custom_srcs),  # custom kernels get whole buffers
         (
             UPat(Ops.AFTER, src=(UPat.var("t"), UPat(Ops.CUSTOM_KERNEL, name="k"))),
