@@ -14,8 +14,7 @@ from typing import Any
 
 from fusegrad.codegen import ProgramSpec, Renderer, to_program
 from fusegrad.codegen.opt import BEAM, NOOPT
-from fusegrad.runtime import Compiled, Program
-from fusegrad.runtime.profiler import host_span
+from fusegrad.runtime import Compiled, Program, host_span
 from fusegrad.uop import UOp
 
 
@@ -75,6 +74,10 @@ def get_kernel(ast: UOp, device: Compiled) -> Kernel:
 
 
 def clear_kernels() -> None:
-    """Forget every loaded kernel (the next use compiles or hits the disk cache again)."""
+    """Forget every loaded kernel (the next use compiles or hits the disk cache again). Waits
+    for submitted work first: a worker still running a kernel whose code is freed crashes."""
+    from fusegrad.engine.launch import synchronize
+
+    synchronize()
     _KERNELS.clear()
     RECIPES.clear()
