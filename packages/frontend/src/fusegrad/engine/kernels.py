@@ -29,7 +29,7 @@ from fusegrad.engine.plan import (
     template_plan,
     whole_buffer,
 )
-from fusegrad.runtime.profiler import host_span
+from fusegrad.runtime import host_span
 from fusegrad.uop import DEBUG, Ops, UOp
 
 

@@ -8,13 +8,12 @@ without serving. ``python -m fusegrad.viz trace.pkl`` serves a saved trace. See 
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
+from fusegrad.runtime import profile_events
 from fusegrad.uop import VIZ
 from fusegrad.uop.viztrace import Trace
 from fusegrad.viz.data import VizData, export, load, save
@@ -30,20 +29,11 @@ def trace_path() -> Path:
     return Path(custom) if custom else Path(tempfile.gettempdir()) / "fusegrad_viz.pkl"
 
 
-def _profile_events() -> list[dict[str, Any]]:
-    try:
-        profiler = importlib.import_module("fusegrad.runtime.profiler")
-    except ImportError:
-        return []
-    events: list[dict[str, Any]] = profiler.events()
-    return events
-
-
 def at_exit(trace: Trace) -> None:
     """Save ``trace`` (with the profile events, if any) and, for ``VIZ>=1``, serve it."""
     if not trace.groups:
         return
-    data = export(trace, _profile_events())
+    data = export(trace, profile_events())
     path = save(data, trace_path())
     print(f"fusegrad VIZ: trace saved to {path}", file=sys.stderr, flush=True)
     if VIZ.value >= 1:

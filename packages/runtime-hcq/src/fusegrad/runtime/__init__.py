@@ -66,7 +66,7 @@ from fusegrad.runtime.memory import (
 )
 from fusegrad.runtime.native import NativeGraph, NativeRing
 from fusegrad.runtime.profiler import events as profile_events
-from fusegrad.runtime.profiler import launch_line, write_trace
+from fusegrad.runtime.profiler import host_span, launch_line, write_trace
 
 __all__ = [
     "Allocator",
@@ -108,6 +108,7 @@ __all__ = [
     "bitcast_value",
     "canonicalize",
     "device_report",
+    "host_span",
     "launch_line",
     "load_code",
     "load_shared_object",
