@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fusegrad import Tensor
 from fusegrad.codegen.lower.walk import rebuild
 from fusegrad.uop import Ops, PatternMatcher, UOp, UPat, dtypes, graph_rewrite
@@ -93,3 +94,21 @@ def test_kernel_group_starts_with_the_opts_applied() -> None:
     assert first.kind == "opts" and first.name.startswith("apply opts: Opt(")
     assert first.input is not first.output and second.input is first.output
     assert first.input.op is Ops.SINK
+
+
+def test_graph_rewrite_map_is_a_stage_and_a_failing_stage_closes() -> None:
+    from fusegrad.uop import graph_rewrite_map
+
+    x = UOp.variable("x", 0, 10)
+    sink = UOp.sink(x * 2)
+
+    def boom(m: UOp) -> UOp:
+        raise RuntimeError("rule failed")
+
+    with capture() as trace:
+        mapping = graph_rewrite_map(sink, _double_to_add(), name="mapped")
+        with pytest.raises(RuntimeError, match="rule failed"):
+            graph_rewrite(sink, PatternMatcher([(UPat(Ops.MUL, name="m"), boom)]), name="bad")
+        graph_rewrite(sink, _double_to_add(), name="after")
+    assert [s.name for s in trace.groups[0].stages] == ["mapped", "bad", "after"]
+    assert trace.groups[0].stages[0].output is mapping[sink] and not trace.open_stages

@@ -308,7 +308,13 @@ def graph_rewrite_map(
     """
     rw = _Rewriter(pm, ctx, name)
     run = rw.bottom_up if bottom_up else rw.top_down
-    run(sink)
+    stage = _TRACE[0].begin(name or "graph_rewrite_map", sink) if _TRACE else None
+    out = sink
+    try:
+        out = run(sink)
+    finally:
+        if stage is not None:
+            _TRACE[0].end(stage, out)
     return {u: rw.done[u] if u in rw.done else run(u) for u in sink.toposort()}
 
 

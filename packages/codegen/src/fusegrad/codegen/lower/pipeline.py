@@ -232,7 +232,10 @@ def _traced_lower(
     if SPEC:
         verify_linear(uops)
         verify_target_ops(uops, renderer=ctx.renderer)
-    trace.attach(ctx, linear=format_linear(uops))
+    linear = format_linear(uops)
+    trace.attach(ctx, linear=linear)
+    if DEBUG >= 6:
+        print(linear)
     return uops, ctx
 
 
