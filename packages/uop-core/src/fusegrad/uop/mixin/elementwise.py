@@ -21,6 +21,26 @@ from fusegrad.uop.opcodes import Ops
 
 _LOG2_E = 1 / math.log(2)
 _LN_2 = math.log(2)
+# ln 2 in two parts (Cody-Waite): _LN2_HI has 16 significant bits, so k * _LN2_HI is exact
+# for every exponent k a float32/float64 exp can see, and x - k ln 2 is exact to float precision
+_LN2_HI = 0.693145751953125
+_LN2_LO = _LN_2 - _LN2_HI
+# pi/2 in four parts (Cody-Waite): the first three have 11 significant bits, so q * part is
+# exact in float32 for |q| < 2**13 and x - q pi/2 keeps its accuracy near the zeros of cos for
+# |x| < 2**13 * pi/2; the fourth is the float32 rest (what is left is below 1e-19)
+_PIO2_1 = 1.5703125
+_PIO2_2 = 0.0004837512969970703
+_PIO2_3 = 7.549533620476723e-08
+_PIO2_4 = 2.5633440682570896e-12
+_COS_REDUCE_LIMIT = 12800.0
+# where exp over/underflows (beyond: the clamped argument gives inf / 0)
+_EXP_CLAMP = {dtypes.float32: (-104.0, 89.0), dtypes.float64: (-746.0, 710.0)}
+_HALF_FLOATS = (dtypes.float16, dtypes.bfloat16)
+# a float's exponent field: (the int of its size, mantissa bits, bias)
+_FLOAT_BITS = {dtypes.float32: (dtypes.int32, 23, 127), dtypes.float64: (dtypes.int64, 52, 1023)}
+# tanh x = x + x**3 P(x**2) on |x| < 0.625 (Cephes tanhf, relative error ~1.4e-7)
+_TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
+              -3.33332819422e-1)  # fmt: skip
 
 
 def _where_dtype(x: Any, y: Any, tensor: type[Any]) -> DType:
@@ -83,9 +103,24 @@ class ElementwiseMixin(OpMixinBase):
         return self._unary(Ops.SIN)
 
     def cos(self) -> Self:
-        """Cosine, as sin(pi/2 - x)."""
+        """Cosine, reduced on its own: x = q pi/2 + r (Cody-Waite, pi/2 in four parts) and
+        cos x is +-cos r or +-sin r by the quadrant q (cos r = 1 - 2 sin(r/2)**2). Beyond
+        |x| = 12800 (where the reduction stops being exact) 1 - 2 sin(x/2)**2: an absolute
+        error of a few 1e-7. float16/bfloat16 are computed in float32 and rounded once."""
         x = self._to_float()
-        return (x._const(math.pi / 2) - x).sin()
+        if x.dtype in _HALF_FLOATS:
+            return x.float().cos().cast(x.dtype)
+        q = (x * (2 / math.pi) + 0.5).floor()
+        r = (((x - q * _PIO2_1) - q * _PIO2_2) - q * _PIO2_3) - q * _PIO2_4
+        half = (r * 0.5).sin()
+        cos_r, sin_r = 1 - 2 * (half * half), r.sin()
+        quadrant = q - (q * 0.25).floor() * 4
+        near = quadrant.eq(0).where(
+            cos_r, quadrant.eq(1).where(-sin_r, quadrant.eq(2).where(-cos_r, sin_r))
+        )
+        far_half = (x * 0.5).sin()
+        far = 1 - 2 * (far_half * far_half)
+        return (x.abs() < _COS_REDUCE_LIMIT).where(near, far)
 
     def tan(self) -> Self:
         """Tangent."""
@@ -142,8 +177,32 @@ class ElementwiseMixin(OpMixinBase):
         return (x + (x * x - 1).sqrt()).log()
 
     def exp(self) -> Self:
-        """e**x."""
-        return (self._to_float() * _LOG2_E).exp2()
+        """e**x, reduced on its own: x = k ln 2 + r (Cody-Waite, ln 2 in two parts, so r is
+        exact) and e**x = 2**k * 2**(r log2 e), instead of 2**(x log2 e), whose rounded product
+        is magnified by |x|. float16/bfloat16 are computed in float32 and rounded once."""
+        x = self._to_float()
+        if x.dtype in _HALF_FLOATS:
+            return x.float().exp().cast(x.dtype)
+        lo, hi = _EXP_CLAMP.get(x.dtype, _EXP_CLAMP[dtypes.float32])
+        x = (x > hi).where(hi, (x < lo).where(lo, x))  # +-inf: over/underflow (NaN stays)
+        k = (x * _LOG2_E).trunc()
+        r = (x - k * _LN2_HI) - k * _LN2_LO
+        return (r * _LOG2_E).exp2()._scale_by_power_of_two(k)
+
+    def _scale_by_power_of_two(self, k: Self) -> Self:
+        """self * 2**k for integral float k in [-150, 128] (float64: [-1100, 1100]), the
+        power built from its exponent bits in two halves (each a normal number), so the
+        product rounds once, also into the subnormals."""
+        ints, mantissa, bias = _FLOAT_BITS.get(self.dtype, _FLOAT_BITS[dtypes.float32])
+        # k + 1.5 * 2**mantissa + bias holds k + bias in its low mantissa bits: shifted up
+        # into the exponent field (the rest shifts out) it is 2**k, without a float->int cast
+        magic = 1.5 * 2.0**mantissa + bias
+        first = (k * 0.5).trunc()
+        out = self
+        for half in (first, k - first):
+            bits = (half + magic)._apply(Ops.BITCAST, dtype=ints).lshift(mantissa)
+            out = out * bits._apply(Ops.BITCAST, dtype=self.dtype)
+        return out
 
     def exp2(self) -> Self:
         """2**x."""
@@ -263,8 +322,14 @@ class ElementwiseMixin(OpMixinBase):
         return self.relu() - (self - 6).relu()
 
     def sigmoid(self) -> Self:
-        """1 / (1 + exp(-x))."""
-        return (1 + (-self._to_float()).exp()).reciprocal()
+        """1 / (1 + exp(-x)), from e = exp(-|x|) (never overflows): 1/(1+e) for x >= 0,
+        e/(1+e) below (no underflow to 0 while the result is representable)."""
+        x = self._to_float()
+        if x.dtype in _HALF_FLOATS:
+            return x.float().sigmoid().cast(x.dtype)
+        e = (-x.abs()).exp()
+        inv = (1 + e).reciprocal()
+        return (x < 0).where(e * inv, inv)
 
     def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Self:
         """max(0, min(1, alpha*x + beta))."""
@@ -283,8 +348,20 @@ class ElementwiseMixin(OpMixinBase):
         return (self < 0).where(self * neg_slope, self)
 
     def tanh(self) -> Self:
-        """Hyperbolic tangent."""
-        return 2.0 * (2.0 * self._to_float()).sigmoid() - 1.0
+        """Hyperbolic tangent: an odd polynomial for |x| < 0.625 (Cephes' tanhf, no
+        cancellation near 0), else sign(x) (1 - 2/(exp(2|x|) + 1)), which saturates to +-1
+        (exp overflows to inf, 2/inf is 0). float16/bfloat16 in float32, rounded once."""
+        x = self._to_float()
+        if x.dtype in _HALF_FLOATS:
+            return x.float().tanh().cast(x.dtype)
+        a = x.abs()
+        z = x * x
+        poly = z * 0 + _TANH_POLY[0]
+        for c in _TANH_POLY[1:]:
+            poly = poly * z + c
+        small = x + x * z * poly
+        big = 1 - 2 / ((a * 2).exp() + 1)
+        return (a < 0.625).where(small, (x < 0).where(-big, big))
 
     def gelu(self, approximate: str = "tanh") -> Self:
         """GELU: the tanh approximation (tinygrad's default) or exact with ``"none"``."""
