@@ -143,3 +143,35 @@ def test_middle_axis_sum_of_a_large_tensor() -> None:
     a = np.random.default_rng(3).standard_normal((4, 96, 520)).astype(np.float32)
     np.testing.assert_allclose(Tensor(a).sum(1).numpy(), a.sum(1), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(Tensor(a).sum(2).numpy(), a.sum(2), rtol=1e-4, atol=1e-3)
+
+
+def test_large_full_reductions_are_split_in_two_kernels() -> None:
+    """schedule/layout.py: a CPU full reduction of >= SPLIT_MIN_ELEMENTS becomes SPLIT_PARTS
+    partial reductions in a buffer of their own (an output loop the cores can share), then
+    one over them; smaller ones and partial reductions stay whole."""
+    from fusegrad.codegen.schedule import layout
+
+    big = Tensor.empty(1024, layout.SPLIT_MIN_ELEMENTS // 1024).sum()
+    (split,) = layout.split_full_reduces(big.uop.toposort()).values()
+    parts = [u for u in split.toposort() if u.op is Ops.REDUCE_AXIS]
+    assert [p.src[0].st_shape for p in parts] == [
+        (layout.SPLIT_PARTS, layout.SPLIT_MIN_ELEMENTS // layout.SPLIT_PARTS),
+        (layout.SPLIT_PARTS, 1),
+    ]
+    assert parts[1].src[0].op is Ops.CONTIGUOUS
+    small = Tensor.empty(1023, 255).sum()
+    assert layout.split_full_reduces(small.uop.toposort()) == {}
+    rows = Tensor.empty(1024, 1024).sum(-1)
+    assert layout.split_full_reduces(rows.uop.toposort()) == {}
+
+
+@pytest.mark.parametrize("shape", [(512, 512), (3, 128, 1024)])
+def test_split_full_reductions_match_numpy(shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(shape).astype(np.float32)
+    np.testing.assert_allclose(Tensor(a).sum().item(), a.sum(dtype=np.float64), rtol=1e-5)
+    np.testing.assert_allclose(Tensor(a).mean().item(), a.mean(dtype=np.float64), atol=1e-6)
+    assert Tensor(a).max().item() == a.max() and Tensor(a).min().item() == a.min()
+    ints = rng.integers(-1000, 1000, shape).astype(np.int32)
+    assert Tensor(ints).sum().item() == int(ints.sum())
+    assert Tensor(a).argmax().item() == a.argmax()
