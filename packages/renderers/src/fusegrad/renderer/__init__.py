@@ -35,7 +35,7 @@ from fusegrad.renderer.llvm import LLVMCompiler, LLVMRenderer
 from fusegrad.renderer.nir import LVPCompiler, NIRRenderer
 from fusegrad.renderer.ptx import PTXCompiler, PTXRenderer, find_ptxas, ptx_signature
 from fusegrad.renderer.signature import KernelSignature, kernel_signature
-from fusegrad.renderer.x86 import X86Compiler, X86Renderer
+from fusegrad.renderer.x86 import X86Compiler, X86Renderer, x86_unavailable
 
 __all__ = [
     "CCompiler",
@@ -59,4 +59,5 @@ __all__ = [
     "kernel_signature",
     "load_elf",
     "ptx_signature",
+    "x86_unavailable",
 ]

@@ -118,7 +118,7 @@ def _renderers_pair(renderer_names: Sequence[str], compiler_names: Sequence[str]
 
 
 def _x86_pair() -> tuple[Renderer, Compiler]:
-    from fusegrad.renderer.x86 import X86Compiler, X86Renderer, x86_unavailable
+    from fusegrad.renderer import X86Compiler, X86Renderer, x86_unavailable
 
     reason = x86_unavailable()
     if reason is not None:
