@@ -700,7 +700,7 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         ``kwargs`` are node fields (``dtype``, ``arg``, ``tag``) set on the result."""
         if kwargs:
             return self.alu(op, *src).replace(**kwargs)
-        if self._device is not None and op in _TENSOR_ALU:
+        if not self.dtype.weak and self._device is not None and op in _TENSOR_ALU:
             return self._tensor_alu(op, *src)
         srcs = src
         if len(srcs) == 1 and op in _SAME_DTYPE_BINARY:
