@@ -265,10 +265,49 @@ def build() -> list[Case]:
         for part in (
             _elementwise, _unary_math, _broadcasts, _reductions, _matmul, _dtype_cases, _pads,
             _gathers, _one_hot_gathers, _convolution, _symbolic, _multi, _composites,
-            _integer_ops, _grouped_in_loops, _gated_stores,
+            _integer_ops, _grouped_in_loops, _gated_stores, _cpu_reduce_opts,
         ):  # fmt: skip
             part()
     return CASES
+
+
+def _kernel_opts(*opts: tuple[str, int, int]) -> Opt:
+    """The optimizer's own opts (``opt.kernel.apply_opts`` on the CPU-like target), for kernel
+    forms the range helpers do not build (PARTIALS, TILE)."""
+    from fusegrad.codegen.opt import Opt as KOpt
+    from fusegrad.codegen.opt import OptOps, apply_opts
+
+    chosen = [KOpt(OptOps[op], axis, n) for op, axis, n in opts]
+    return lambda a: apply_opts(a, chosen, _targets.RENDERERS["cpu"])
+
+
+def _cpu_reduce_opts() -> None:
+    """The CPU heuristics' reduction forms (opt/heuristics.py): vector partial sums along a
+    contiguous reduce axis (PARTIALS, threaded rows), a wide output UPCAST with the rows of an
+    ADD reduce tiled through the output buffer (TILE), and softmax's sum of exp2(x - max[i])."""
+    n, m = 4, 64
+    a = rand(n, m)
+    out, x = buf(0, dtypes.float32, n), buf(1, dtypes.float32, n * m)
+    i, k = rng(n, 0), rng(m, 1, R)
+    for op, fn in ((ADD, np.sum), (MAX, np.max)):
+        ast = kernel(st(out, i, ld(x, i * m + k).reduce(k, arg=op)).end(i))
+        want = {0: fn(a, axis=1)}
+        opts = _kernel_opts(("PARTIALS", 1, 32), ("THREAD", 0, 2))
+        case(f"partials_{op.name.lower()}_last", ast, [zeros(n), a], want, opts={"cpu": opts})
+    rows, cols = 24, 32
+    b = rand(rows, cols)
+    out, x = buf(0, dtypes.float32, cols), buf(1, dtypes.float32, rows * cols)
+    j, k = rng(cols, 0), rng(rows, 1, R)
+    ast = kernel(st(out, j, ld(x, k * cols + j).reduce(k, arg=ADD)).end(j))
+    opts = _kernel_opts(("UPCAST", 0, 32), ("TILE", 1, 8))
+    case("tiled_sum_first", ast, [zeros(cols), b], {0: b.sum(0)}, opts={"cpu": opts})
+    out, x, mx = buf(0, dtypes.float32, n), buf(1, dtypes.float32, n * m), buf(2, dtypes.float32, n)
+    i, k = rng(n, 0), rng(m, 1, R)
+    ast = kernel(st(out, i, (ld(x, i * m + k) - ld(mx, i)).exp2().reduce(k, arg=ADD)).end(i))
+    top = a.max(1)
+    want = {0: np.exp2(a - top[:, None]).sum(1)}
+    opts = _kernel_opts(("PARTIALS", 1, 32))
+    case("partials_softmax_den", ast, [zeros(n), a, top], want, tol=1e-5, opts={"cpu": opts})
 
 
 # -- dtypes ---------------------------------------------------------------------------------------

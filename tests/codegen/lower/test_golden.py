@@ -39,6 +39,8 @@ SELECTED = [
     ("padded_matmul", "gpu", "opt"),
     ("padded_matmul", "scalar", "plain"),
     ("grouped_max_in_sum", "gpu", "opt"),
+    ("partials_add_last", "cpu", "opt"),
+    ("tiled_sum_first", "cpu", "opt"),
 ]
 
 
