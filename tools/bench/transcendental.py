@@ -2,6 +2,12 @@
 
     .venv/bin/python tools/bench/transcendental.py [--n 4194304] [--repeats 9] [--no-native]
                                                    [--no-torch] [--json FILE]
+    .venv/bin/python tools/bench/transcendental.py --ulp [--n 262144]
+
+``--ulp`` prints the Tensor-API accuracy table instead: each method in float32 against NumPy
+in float64, max ulps over the sweeps (uniform over the function's range and log-uniform
+magnitudes) and over the edge values (0, -0, +-inf, NaN, subnormals, the overflow thresholds),
+per renderer (LLVM, C, the PYTHON emulator: one child process each, DEV selects it).
 
 Functions: exp, log, sin, cos, tanh, sigmoid, GELU (the tanh form) as the frontend builds
 them (on EXP2/LOG2/SIN). Each column is the median over ``--repeats`` calls (wall time, ms):
@@ -188,6 +194,77 @@ def _table(rows: dict[str, dict[str, Timing | None]], errors: dict[str, float]) 
     return "\n".join(lines)
 
 
+# -- the Tensor-API accuracy table (--ulp) ---------------------------------------------------------
+
+ULP_TARGETS = {"exp": 2, "exp2": 2, "log": 2, "log2": 2, "sqrt": 2, "sin": 4, "cos": 4,
+               "tanh": 8, "sigmoid": 8, "erf": 8}  # fmt: skip
+ULP_RANGES = {"exp": (-104, 89), "exp2": (-150, 128), "log": (0, 3e38), "log2": (0, 3e38),
+              "sqrt": (0, 3e38), "sin": (-1e4, 1e4), "cos": (-1e4, 1e4), "tanh": (-20, 20),
+              "sigmoid": (-104, 89), "erf": (-6, 6)}  # fmt: skip
+ULP_EDGES = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e-45, -1e-45, 1e-38, -1e-38, 88.72283,
+             88.72284, -87.33654, -103.97208, 127.99, -149.5, 1.5707964, 3.1415927, 0.625]  # fmt: skip
+RENDERERS = {"LLVM": "CPU:LLVM", "C": "CPU:C", "PYTHON": "PYTHON"}
+
+
+def _ulps(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """|got - ref| in float32 ulps of ref (NaN = NaN and equal infinities are 0 ulp)."""
+    got = got.astype(np.float64)
+    r32 = ref.astype(np.float32)
+    spacing = np.spacing(np.abs(r32)).astype(np.float64)
+    spacing = np.where(spacing == 0, float(np.spacing(np.float32(0))), spacing)
+    same = (np.isnan(got) & np.isnan(ref)) | (np.isinf(got) & np.isinf(r32) & (got == r32))
+    err = np.where(same, 0.0, np.abs(got - ref) / spacing)
+    return np.where(np.isnan(err), np.inf, err)
+
+
+def _reference(name: str, d: np.ndarray) -> np.ndarray:
+    if name == "sigmoid":
+        e = np.exp(-np.abs(d))
+        return np.where(d >= 0, 1 / (1 + e), e / (1 + e))
+    if name == "erf":
+        return np.vectorize(math.erf)(d)
+    return getattr(np, name)(d)  # type: ignore[no-any-return]
+
+
+def ulp_errors(n: int) -> dict[str, tuple[float, float]]:
+    """Per function: (max ulps over the sweeps, max ulps over the edge values) on the default
+    device. Sweeps: n uniform points over the range and n log-uniform magnitudes."""
+    from fusegrad import Tensor
+
+    rs = np.random.default_rng(0)
+    out = {}
+    for name, (lo, hi) in ULP_RANGES.items():
+        mags = np.exp(rs.uniform(-80, math.log(max(abs(lo), hi)), n))
+        signs = np.sign(rs.uniform(-1, 1, n)) if lo < 0 else 1.0
+        sweep = np.concatenate([rs.uniform(lo, hi, n), mags * signs]).astype(np.float32)
+        edge = np.array(ULP_EDGES, np.float32)
+        row = []
+        for points in (sweep, edge):
+            x = points[~(points < 0)] if lo >= 0 else points
+            got = getattr(Tensor(x), name)().numpy()
+            with np.errstate(all="ignore"):
+                row.append(float(_ulps(got, _reference(name, x.astype(np.float64))).max()))
+        out[name] = (row[0], row[1])
+    return out
+
+
+def ulp_table(n: int) -> str:
+    """The Tensor-API accuracy table: float32 ulps per function and renderer (children)."""
+    cols = {}
+    for label, dev in RENDERERS.items():
+        count = n if label != "PYTHON" else max(n // 64, 256)
+        cmd = [sys.executable, __file__, "--child-ulp", "--n", str(count)]
+        env = {**os.environ, "DEV": dev}
+        proc = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
+        cols[label] = json.loads(proc.stdout.strip().splitlines()[-1])
+    head = f"{'function':<10}{'target':>7}" + "".join(f"{c + ' sweep/edge':>22}" for c in cols)
+    lines = [head]
+    for name, target in ULP_TARGETS.items():
+        cells = "".join(f"{cols[c][name][0]:>14.3g} /{cols[c][name][1]:>6.3g}" for c in cols)
+        lines.append(f"{name:<10}{target:>7}{cells}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     """Run the benchmark and print the table (ms, medians)."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -197,7 +274,17 @@ def main() -> None:
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--json", type=str, default="")
     parser.add_argument("--child-native", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--ulp", action="store_true", help="only the Tensor-API ulp table")
+    parser.add_argument("--child-ulp", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child_ulp:
+        print(json.dumps(ulp_errors(args.n)))
+        return
+    if args.ulp:
+        n = args.n if args.n != 1 << 22 else 1 << 18
+        print(f"float32 ulps against float64 NumPy ({n} uniform + {n} log-uniform points)")
+        print(ulp_table(n))
+        return
     if args.child_native:
         _use_native_transcendentals()
         print(json.dumps(fusegrad_times(args.n, args.repeats)))
