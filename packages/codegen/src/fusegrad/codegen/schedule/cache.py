@@ -25,6 +25,7 @@ CACHE_SIZE = 256
 _PLAIN = (int, float, str, bool, type(None))
 _DOUBLE = struct.Struct("<d")
 _MISSING = object()
+_EXPANDED = object()  # a walk's marker: the node below it has its sources emitted
 
 
 class StructureKey:
@@ -69,14 +70,32 @@ class _KeyWalk:
         return ("uop", self.walk(u))
 
     def walk(self, root: UOp) -> tuple[Hashable, ...]:
-        """The node keys of ``root``'s graph in topological order (one walk)."""
-        order = root.toposort(gate=_descend)
-        pos = {u: i for i, u in enumerate(order)}
+        """The node keys of ``root``'s graph in topological order (one walk: a node's key is
+        made when it is emitted, its sources' positions known by then)."""
+        pos: dict[UOp, int] = {}
         args: dict[Any, Any] = {}  # arg -> its key (shapes repeat: computed once per walk)
         keys: list[Hashable] = []
-        for u in order:
-            if u.op is Ops.BUFFER or u.op is Ops.AFTER:
-                keys.append(self.node_key(u, pos))
+        emit = keys.append
+        # a stack of UOps, each followed by a marker once its sources are pushed (as in
+        # UOp.toposort); BUFFERs and bound Variables are leaves here
+        stack: list[Any] = [root]
+        pop, push = stack.pop, stack.extend
+        while stack:
+            u = pop()
+            if u is _EXPANDED:
+                u = pop()
+            elif u in pos:
+                continue
+            else:
+                op = u.op
+                if u.src and op is not Ops.BUFFER and not (op is Ops.AFTER and u.is_bound_var):
+                    pos[u] = -1  # being expanded: a source pushed twice is skipped later
+                    push((u, _EXPANDED, *reversed(u.src)))
+                    continue
+            op = u.op
+            if op is Ops.BUFFER or op is Ops.AFTER:
+                pos[u] = len(keys)
+                emit(self.node_key(u, pos))
                 continue
             arg = u.arg
             if type(arg) is float:
@@ -85,12 +104,10 @@ class _KeyWalk:
                 if (hit := args.get(arg, _MISSING)) is _MISSING:
                     hit = args[arg] = map_arg(arg, self.sub_key)
                 arg = hit
-            keys.append((u.op, u.dtype, arg, tuple([pos[s] for s in u.src]), u.tag))
+            src = u.src
+            pos[u] = len(keys)
+            emit((op, u.dtype, arg, tuple([pos[s] for s in src]) if src else (), u.tag))
         return tuple(keys)
-
-
-def _descend(u: UOp) -> bool:
-    return u.op is not Ops.BUFFER and not (u.op is Ops.AFTER and u.is_bound_var)
 
 
 def structure_key(sink: UOp) -> tuple[StructureKey, list[UOp], dict[UOp, int]]:
