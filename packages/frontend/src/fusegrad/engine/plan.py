@@ -279,8 +279,6 @@ RECORDERS: list[Recorder] = []
 
 def run_plan(plan: LaunchPlan, uops: Sequence[UOp], values: dict[str, int]) -> None:
     """Launch ``plan`` with its given slots bound to BUFFERs ``uops`` and Variable values."""
-    from fusegrad.engine.launch import launch_plan
-
     host_ok = plan.host_ok
     if host_ok:
         given = [bind_buffer(b, i in host_ok) for i, b in zip(plan.given, uops, strict=True)]
@@ -289,7 +287,7 @@ def run_plan(plan: LaunchPlan, uops: Sequence[UOp], values: dict[str, int]) -> N
     runtime = plan.bind(given)
     for record in RECORDERS:
         record(plan, uops, runtime, values)
-    launch_plan(plan, runtime, values)
+    _launch.launch_plan(plan, runtime, values)
 
 
 # -- joining plans (a TinyJit capture) ----------------------------------------------------------
@@ -390,3 +388,8 @@ class PlanJoiner:
                 fixed[i] = s.runtime
         steps, n = tuple(self.steps), len(self.slots)
         return LaunchPlan(steps, n, tuple(given), views, fixed, reused=True)
+
+
+# launch imports this module: bound once both exist (an import statement per run_plan call
+# costs about a microsecond)
+from fusegrad.engine import launch as _launch  # noqa: E402
