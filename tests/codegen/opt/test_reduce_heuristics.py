@@ -54,11 +54,24 @@ def test_sum_over_the_first_axis_upcasts_accumulators_and_tiles_rows() -> None:
     ]
 
 
-def test_max_over_the_first_axis_is_upcast_but_not_tiled() -> None:
-    # TILE keeps partial sums in the output: ADD only
+def test_max_over_the_first_axis_is_tiled_too_but_not_a_product() -> None:
+    # TILE keeps running sums or maxima in the output: ADD and MAX only
     opts = hand_coded_optimizations(reduce_kernel(512, 256, 0, Ops.MAX), CPU)
+    assert opts[:2] == [
+        Opt(OptOps.UPCAST, 0, REDUCE_ACCUMULATORS * WIDTH),
+        Opt(OptOps.TILE, 1, REDUCE_ROW_TILE),
+    ]
+    opts = hand_coded_optimizations(reduce_kernel(512, 256, 0, Ops.MUL), CPU)
     assert opts[0] == Opt(OptOps.UPCAST, 0, REDUCE_ACCUMULATORS * WIDTH)
     assert all(o.op is not OptOps.TILE for o in opts)
+
+
+@pytest.mark.parametrize("shape", [(64, 256), (512, 40)])
+def test_tiled_max_over_the_first_axis_of_negative_values(shape: tuple[int, int]) -> None:
+    """The first tile's read-back is masked to 0: a running max of all-negative columns must
+    not see it."""
+    a = -np.random.default_rng(5).random(shape).astype(np.float32) - 1
+    np.testing.assert_array_equal(Tensor(a).max(0).numpy(), a.max(0))
 
 
 def test_per_row_operand_does_not_hide_the_contiguous_reduce() -> None:

@@ -139,6 +139,12 @@ def _max_reduce() -> UOp:
     return ast.substitute({red: red.replace(arg=Ops.MAX)})
 
 
+def _mul_reduce() -> UOp:
+    ast = matmul()
+    red = next(u for u in ast.toposort() if u.op is Ops.REDUCE)
+    return ast.substitute({red: red.replace(arg=Ops.MUL)})
+
+
 @pytest.mark.parametrize(
     ("ast", "opt", "renderer", "match"),
     [
@@ -150,7 +156,7 @@ def _max_reduce() -> UOp:
         (matmul(), Opt(OptOps.TILE, 2, 5), CPU, "5 does not divide"),
         (_two_stores(), Opt(OptOps.TILE, 2, 8), CPU, "one STORE, it has 2"),
         (_reads_output(), Opt(OptOps.TILE, 2, 8), CPU, "reads its output buffer"),
-        (_max_reduce(), Opt(OptOps.TILE, 2, 8), CPU, "one ADD reduce over the axis"),
+        (_mul_reduce(), Opt(OptOps.TILE, 2, 8), CPU, "one ADD or MAX reduce over the axis"),
         (matmul(out_dt=dtypes.float16), Opt(OptOps.TILE, 2, 8), CPU, "stored exactly"),
     ],
     ids=[
@@ -162,7 +168,7 @@ def _max_reduce() -> UOp:
         "not_dividing",
         "two_stores",
         "reads_output",
-        "max_reduce",
+        "mul_reduce",
         "narrower_output",
     ],
 )
@@ -216,6 +222,21 @@ def test_partials_of_a_max_reduce() -> None:
     got = H.run_emulated(_Case(arrays[:3]), H.with_opts(ast, [Opt(OptOps.PARTIALS, 2, 4)]), CPU)
     a, b = arrays[1].reshape(N, K), arrays[2].reshape(K, M)
     want = (a[:, :, None] * b[None, :, :]).max(1)
+    np.testing.assert_allclose(got[0].reshape(N, M), want, rtol=1e-6)
+
+
+def test_tile_of_a_max_reduce_keeps_running_maxima() -> None:
+    """TILE on a MAX reduce: the first tile stores its maximum (not max(0, ...): the masked
+    read-back is 0), later tiles the max with what is stored."""
+    arrays, _, _ = inputs()
+    arrays[1] = -np.abs(arrays[1]) - 1  # every product <= -1 or >= 1 by sign of b: max < 0 rows
+    arrays[2] = np.abs(arrays[2]) + 1
+    got = H.run_emulated(
+        _Case(arrays[:3]), H.with_opts(_max_reduce(), [Opt(OptOps.TILE, 2, 8)]), CPU
+    )
+    a, b = arrays[1].reshape(N, K), arrays[2].reshape(K, M)
+    want = (a[:, :, None] * b[None, :, :]).max(1)
+    assert (want < 0).all()
     np.testing.assert_allclose(got[0].reshape(N, M), want, rtol=1e-6)
 
 

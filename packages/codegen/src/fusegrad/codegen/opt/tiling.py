@@ -15,11 +15,11 @@ B, ``n`` columns of A) from cache instead of streaming whole rows of K for every
 outputs; the partial sums go through the output buffer once per tile. It is the K-blocking
 of a CPU GEMM, for caches (registers are UPCAST/UNROLL's job).
 
-It applies to a kernel with one STORE whose value reaches the tiled ADD-reduce through
+It applies to a kernel with one STORE whose value reaches the tiled ADD (or MAX) reduce through
 elementwise ops only (``f``: a bias, an activation; computed on the last tile), whose output
 buffer is not read elsewhere in the kernel, with the reduce's dtype stored as is (partial
-sums are kept in the output exactly). Targets with workgroups don't take it (their output
-threads own no loop to put around).
+sums are kept in the output exactly; a MAX reduce keeps running maxima the same way).
+Targets with workgroups don't take it (their output threads own no loop to put around).
 
 TILE on an output (LOOP) axis ``i`` (a multiple of ``n``) only reorders loops: ``i -> t * n + i'``
 with the loop over ``t`` (OUTER) around all the others and ``i'`` in ``i``'s place, so the
@@ -88,7 +88,9 @@ def _the_store(ast: UOp, opt: Opt) -> UOp:
 def _the_reduce(ast: UOp, opt: Opt, rng: UOp, store: UOp) -> UOp:
     reds = [r for r in nodes_of(ast, Ops.REDUCE) if rng in r.src[1:]]
     _check(
-        len(reds) == 1 and reds[0].arg is Ops.ADD, opt, "TILE needs one ADD reduce over the axis"
+        len(reds) == 1 and reds[0].arg in (Ops.ADD, Ops.MAX),
+        opt,
+        "TILE needs one ADD or MAX reduce over the axis",
     )
     red, value = reds[0], store.src[1]
     _check(value.dtype is red.dtype, opt, f"TILE: the reduce's {red.dtype!r} is stored as "
@@ -130,12 +132,14 @@ def tile_reduce(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     inner = UOp.range(amount, rng.arg[0], AxisType.REDUCE)
     src = red.src[0].substitute({rng: tile * amount + inner})
     ranges = [inner if r is rng else r for r in red.src[1:]]
-    partial = UOp(Ops.REDUCE, red.dtype, (src, *ranges), Ops.ADD)
+    partial = UOp(Ops.REDUCE, red.dtype, (src, *ranges), red.arg)
     # the read-back is masked by the tile (not a WHERE around an unmasked load): the mask
     # makes it depend on the tile loop, so it is never hoisted above the previous tile's store
     idx = store.src[0]
     later = idx.replace(src=(idx.src[0], _masked(idx.src[1], tile.ne(0)), *idx.src[2:]))
-    acc = later.load() + partial
+    # the first tile's masked read-back is 0: no identity of MAX, so the first tile stores its own
+    maxed = tile.ne(0).where(later.load().maximum(partial), partial)
+    acc = maxed if red.arg is Ops.MAX else later.load() + partial
     value = store.src[1]
     if value is not red:
         last = tile.eq(tiles - 1)
