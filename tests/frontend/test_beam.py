@@ -73,7 +73,7 @@ def matmul_inputs(m: int, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def beam_kernel() -> ProgramSpec:
     """The one program compiled under BEAM=2 (the test's matmul)."""
-    found = [k.spec for key, k in programs._KERNELS.items() if key[2] == 2]
+    found = [k.spec for key, k in programs._KERNELS.items() if key[2][0] == 2]
     assert len(found) == 1, f"expected one kernel compiled under BEAM=2, got {found}"
     return found[0]
 
@@ -109,6 +109,23 @@ def test_schedule_cache_hit_searches_too(timer: CountingTimer) -> None:
     with Context(BEAM=2):
         out = (Tensor(a) @ Tensor(b)).numpy()
     assert schedule_cache.hits > hits  # the template path ran it
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5)
+    assert timer.calls > before
+    assert_beam_chose(beam_kernel())
+
+
+def test_beam_switched_on_later_in_the_process_searches_a_cached_schedule(
+    timer: CountingTimer,
+) -> None:
+    """A schedule-cache plan built under BEAM=0 is not reused once BEAM is on: its kernels
+    are the heuristics' (no clear_kernels between the two, unlike the test above)."""
+    a, b = matmul_inputs(4, 4, 8)
+    for _ in range(2):  # the second run launches from the template's plan
+        (Tensor(a) @ Tensor(b)).realize()
+    hits, before = schedule_cache.hits, timer.calls
+    with Context(BEAM=2):
+        out = (Tensor(a) @ Tensor(b)).numpy()
+    assert schedule_cache.hits > hits
     np.testing.assert_allclose(out, a @ b, rtol=1e-5)
     assert timer.calls > before
     assert_beam_chose(beam_kernel())
@@ -164,7 +181,7 @@ _SECOND_PROCESS = """
         calls[0] = 0
         with Context(BEAM=2, IGNORE_BEAM_CACHE=ignore, PARALLEL=0):
             (Tensor(a) @ Tensor(b)).realize()
-        spec = [k.spec for key, k in programs._KERNELS.items() if key[2] == 2][-1]
+        spec = [k.spec for key, k in programs._KERNELS.items() if key[2][0] == 2][-1]
         opts = [list(o.to_tuple()) for o in spec.applied_opts]
         out[ignore] = {"opts": opts, "calls": calls[0]}
     print(json.dumps(out))

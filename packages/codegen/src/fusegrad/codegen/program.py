@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fusegrad.codegen.flags import EMULATED_DTYPES
 from fusegrad.codegen.lower.pipeline import lower, render
 from fusegrad.codegen.opt.applier import optimize, optimizer_key
 from fusegrad.codegen.opt.search import Timer
@@ -37,12 +38,13 @@ def to_program(
 ) -> ProgramSpec:
     """The ProgramSpec of kernel ``ast`` for ``renderer``: ``render(lower(optimize(ast)))``
     (see the module docstring; cached, so the same arguments give the same object)."""
-    choice = (ast, renderer, optimizer_key(ast, opts, timer))
+    lowering = str(EMULATED_DTYPES.value or "")  # the lowering depends on it too
+    choice = (ast, renderer, (lowering, *optimizer_key(ast, opts, timer)))
     known = _chosen.get(choice)
     if known is not None and (hit := _programs.get((ast, renderer, known))) is not None:
         return hit
     optimized, chosen = optimize(ast, renderer, opts, timer)
-    key = (ast, renderer, tuple(chosen))
+    key = (ast, renderer, (lowering, *chosen))
     spec = _programs.get(key)
     if spec is None:
         spec = render(ast, lower(optimized, renderer), chosen)

@@ -27,7 +27,7 @@ from typing import Any
 from fusegrad.codegen.schedule import ScheduleTemplate
 from fusegrad.engine.buffers import buffer_device, known_buffer, runtime_buffer
 from fusegrad.engine.host import HOST
-from fusegrad.engine.programs import RECIPES, Kernel, get_kernel
+from fusegrad.engine.programs import RECIPES, Kernel, get_kernel, program_knobs
 from fusegrad.engine.realize import symbolic_prefix
 from fusegrad.runtime import Buffer, Compiled, Device
 from fusegrad.uop import DType, Ops, UOp, prod
@@ -85,6 +85,8 @@ class LaunchPlan:
     cache: dict[str, Any] = field(default_factory=dict)
     #: device name -> (the device, its renderer) the kernels were loaded for
     loaded: dict[str, tuple[Compiled, Any]] = field(default_factory=dict)
+    #: ``program_knobs()`` when the kernels were loaded (BEAM, NOOPT, EMULATED_DTYPES)
+    knobs: tuple[object, ...] = field(default_factory=program_knobs)
 
     def __post_init__(self) -> None:
         for s in self.steps:
@@ -104,7 +106,10 @@ class LaunchPlan:
 
     def current(self) -> bool:
         """Whether the kernels are still those the devices would run (no device closed and
-        reopened, no other compiler selected since the plan was built)."""
+        reopened, no other compiler selected, no BEAM/NOOPT/EMULATED_DTYPES change since the
+        plan was built)."""
+        if self.knobs != program_knobs():
+            return False
         for name, (dev, renderer) in self.loaded.items():
             now = device(name)
             if now is not dev or now.renderer is not renderer:

@@ -15,7 +15,10 @@ from typing import Any
 from fusegrad.codegen import ProgramSpec, Renderer, to_program
 from fusegrad.codegen.opt import BEAM, NOOPT
 from fusegrad.runtime import Compiled, Program, host_span
-from fusegrad.uop import UOp
+from fusegrad.uop import ContextVar, UOp
+
+#: the lowering's dtype-emulation setting, declared by codegen (the same object by name)
+EMULATED_DTYPES = ContextVar("EMULATED_DTYPES", "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +46,14 @@ class Kernel:
         return int(est.ops), int(est.mem)
 
 
-_KERNELS: dict[tuple[UOp, Renderer, int, bool], Kernel] = {}
+_KERNELS: dict[tuple[UOp, Renderer, tuple[object, ...]], Kernel] = {}
+
+
+def program_knobs() -> tuple[object, ...]:
+    """The settings besides the AST and the renderer that change a kernel's program:
+    ``BEAM``, ``NOOPT`` (the opts) and ``EMULATED_DTYPES`` (the lowering)."""
+    return (int(BEAM.value), bool(NOOPT), str(EMULATED_DTYPES.value or ""))
+
 
 RECIPES: dict[int, tuple[Any, Any]] = {}
 """id(schedule template) -> (the template, how it launches: ``launch.run_template``); the
@@ -55,7 +65,7 @@ def get_kernel(ast: UOp, device: Compiled) -> Kernel:
     with opts searched on ``device.timer``). Keyed on the renderer object (each device has
     its own, and selecting another compiler makes a new one) and the optimizer's knobs."""
     renderer = device.renderer
-    key = (ast, renderer, int(BEAM.value), bool(NOOPT))
+    key = (ast, renderer, program_knobs())
     hit = _KERNELS.get(key)
     if hit is not None:
         return hit
