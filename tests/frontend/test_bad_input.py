@@ -134,3 +134,28 @@ def test_huge_allocations_say_the_size_overflows(shape: tuple[int, ...]) -> None
     t = Tensor.zeros(*shape).contiguous() if len(shape) > 1 else Tensor.empty(*shape)
     with pytest.raises(OverflowError, match=r"allocation size \d+ bytes overflows"):
         (t.flatten()[:4] + 1).realize()
+
+
+def test_arange_past_int32_is_int64_and_indexes_in_int64() -> None:
+    a = Tensor.arange(2**33)
+    assert a.dtype is dtypes.int64
+    assert a[2**32 + 5].item() == 2**32 + 5
+    assert a[-1].item() == 2**33 - 1
+
+
+@pytest.mark.parametrize(
+    ("start", "stop", "dtype"),
+    [
+        (0, 2**31, dtypes.int32),  # last value 2**31 - 1 fits
+        (0, 2**31 + 1, dtypes.int64),
+        (2**31 - 3, 2**31, dtypes.int32),
+        (2**31, 2**31 + 3, dtypes.int64),
+        (2**32, 2**32 + 3, dtypes.int64),
+        (-(2**31) - 2, -(2**31) + 2, dtypes.int64),
+        (2**63 - 3, 2**63 - 1, dtypes.int64),
+    ],
+)
+def test_arange_dtype_and_values_at_int32_boundaries(start: int, stop: int, dtype: object) -> None:
+    t = Tensor.arange(start, stop)
+    assert t.dtype is dtype
+    assert t[-3:].tolist() == list(range(max(start, stop - 3), stop))

@@ -63,8 +63,17 @@ def arange_uop(start: Any, stop: Any, step: Any, dtype: DType | None, device: An
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     is_float = any(isinstance(v, float) for v in (start, stop, step))
-    dt = dtype if dtype is not None else (dtypes.default_float if is_float else dtypes.default_int)
     n = max(0, math.ceil((stop - start) / step))
+    ints = dtypes.default_int
+    if (
+        not is_float
+        and n
+        and not all(
+            dtypes.min(ints) <= v <= dtypes.max(ints) for v in (start, start + (n - 1) * step)
+        )
+    ):
+        ints = dtypes.int64  # values past int32 (arange(2**33)) are int64, not wrapped
+    dt = dtype if dtype is not None else (dtypes.default_float if is_float else ints)
     idx_dt = dtypes.int32 if n < 2**31 else dtypes.int64
     idx = index_uop(n, idx_dt, device)
     if start == 0 and step == 1:
@@ -72,6 +81,7 @@ def arange_uop(start: Any, stop: Any, step: Any, dtype: DType | None, device: An
     if dtypes.is_float(dt) and dt is dtypes.float64:
         compute = dtypes.float64
     else:
-        compute = dtypes.default_float if dtypes.is_float(dt) or is_float else idx_dt
+        wide = dtypes.int64 if ints is dtypes.int64 else idx_dt
+        compute = dtypes.default_float if dtypes.is_float(dt) or is_float else wide
     out: UOp = (idx.cast(compute) * step + start).cast(dt)
     return out
