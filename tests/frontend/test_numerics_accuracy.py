@@ -15,7 +15,7 @@ pytestmark = pytest.mark.kernels
 
 # targets (float32 ulps): exp/exp2/log/log2/sqrt 2; sin/cos 4 (|x| <= 1e4); tanh/sigmoid 8
 TARGETS = {"exp": 2.0, "exp2": 2.0, "log": 2.0, "sqrt": 2.0, "cos": 4.0, "sin": 4.0,
-           "tanh": 8.0, "sigmoid": 8.0, "erf": 8.0}  # fmt: skip
+           "tanh": 8.0, "sigmoid": 8.0, "erf": 8.0, "expm1": 4.0, "log1p": 4.0}  # fmt: skip
 
 MEASURE = r"""
 import json, math, sys
@@ -36,9 +36,11 @@ def sigmoid(d):
     return np.where(d >= 0, 1 / (1 + e), e / (1 + e))
 
 REF = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "sqrt": np.sqrt, "cos": np.cos,
-       "sin": np.sin, "tanh": np.tanh, "sigmoid": sigmoid, "erf": np.vectorize(math.erf)}
+       "sin": np.sin, "tanh": np.tanh, "sigmoid": sigmoid,
+       "erf": np.vectorize(math.erf), "expm1": np.expm1, "log1p": np.log1p}
 RANGE = {"exp": (-104, 89), "exp2": (-150, 128), "log": (0, 3e38), "sqrt": (0, 3e38),
-         "cos": (-1e4, 1e4), "sin": (-1e4, 1e4), "tanh": (-20, 20), "sigmoid": (-104, 89), "erf": (-6, 6)}
+         "cos": (-1e4, 1e4), "sin": (-1e4, 1e4), "tanh": (-20, 20), "sigmoid": (-104, 89),
+         "erf": (-6, 6), "expm1": (-104, 89), "log1p": (0, 3e38)}
 EDGE = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-38, -1e-38, 88.72283, 88.72284,
         -87.33654, -103.97208, -103.9, 127.99, -149.5, 1.5707964, 3.1415927, 0.625, -0.625]
 n = int(sys.argv[1])

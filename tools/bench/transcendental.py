@@ -197,10 +197,10 @@ def _table(rows: dict[str, dict[str, Timing | None]], errors: dict[str, float]) 
 # -- the Tensor-API accuracy table (--ulp) ---------------------------------------------------------
 
 ULP_TARGETS = {"exp": 2, "exp2": 2, "log": 2, "log2": 2, "sqrt": 2, "sin": 4, "cos": 4,
-               "tanh": 8, "sigmoid": 8, "erf": 8}  # fmt: skip
+               "tanh": 8, "sigmoid": 8, "erf": 8, "expm1": 4, "log1p": 4}  # fmt: skip
 ULP_RANGES = {"exp": (-104, 89), "exp2": (-150, 128), "log": (0, 3e38), "log2": (0, 3e38),
               "sqrt": (0, 3e38), "sin": (-1e4, 1e4), "cos": (-1e4, 1e4), "tanh": (-20, 20),
-              "sigmoid": (-104, 89), "erf": (-6, 6)}  # fmt: skip
+              "sigmoid": (-104, 89), "erf": (-6, 6), "expm1": (-104, 89), "log1p": (0, 3e38)}  # fmt: skip
 ULP_EDGES = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e-45, -1e-45, 1e-38, -1e-38, 88.72283,
              88.72284, -87.33654, -103.97208, 127.99, -149.5, 1.5707964, 3.1415927, 0.625]  # fmt: skip
 RENDERERS = {"LLVM": "CPU:LLVM", "C": "CPU:C", "PYTHON": "PYTHON"}

@@ -225,12 +225,20 @@ class ElementwiseMixin(OpMixinBase):
         return self.log2() * math.log10(2)
 
     def log1p(self) -> Self:
-        """log(1 + x)."""
-        return (1 + self).log()
+        """log(1 + x), accurate near 0 (Kahan: log(u) x / (u - 1) with u = 1 + x rounded,
+        which cancels u's rounding error; x itself where u rounds to 1)."""
+        x = self._to_float()
+        u = 1 + x
+        kahan = u.log() * (x / (u - 1))
+        return u.eq(1).where(x, (u.isinf() | u.eq(0)).where(u.log(), kahan))
 
     def expm1(self) -> Self:
-        """exp(x) - 1."""
-        return self.exp() - 1
+        """exp(x) - 1, accurate near 0 (Kahan: (u - 1) x / log(u) with u = exp(x), for
+        |x| < 1; x where u rounds to 1; plain u - 1 beyond, where nothing cancels)."""
+        x = self._to_float()
+        u = x.exp()
+        kahan = (u - 1) * (x / u.log())
+        return (x.abs() < 1).where(u.eq(1).where(x, kahan), u - 1)
 
     def square(self) -> Self:
         """x*x."""
