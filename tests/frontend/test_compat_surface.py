@@ -604,3 +604,12 @@ def test_device_compiler_takes_tinygrads_cachekey() -> None:
     from fusegrad.device import Compiler
 
     assert Compiler("mine").cache_key == "mine" and Compiler(cache_key="k").cache_key == "k"
+
+
+def test_mixin_module_path_is_the_ops_shared_by_tensor_and_uop() -> None:
+    import fusegrad
+    from fusegrad.mixin import ElementwiseMixin, MovementMixin, ReduceMixin
+
+    assert fusegrad.mixin.MovementMixin is MovementMixin
+    for cls in (ElementwiseMixin, MovementMixin, ReduceMixin):
+        assert issubclass(fusegrad.Tensor, cls) and issubclass(fusegrad.UOp, cls)
