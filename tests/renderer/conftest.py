@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from fusegrad.codegen import DiskCache
+
+# the sibling helper module lowering_corpus imports by name
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ emulator and assemble; ``DEV=NULL:PTX:sm_90`` compiles Tensor code.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import re
 import struct
@@ -25,6 +24,7 @@ from fusegrad.renderer.corpus import Case, corpus
 from fusegrad.renderer.ptx import assemble
 from fusegrad.runtime import NullDevice
 from fusegrad.uop import Ops, PtrDType, UOp, dtypes
+from lowering_corpus import load
 
 needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas on PATH")
 ARCHES = ("sm_80", "sm_90")
@@ -158,25 +158,8 @@ def test_constants_are_defined_before_any_branch() -> None:
 
 # -- lowered GPU kernels with the PTX renderer's capabilities -----------------------------------
 
-LOWER_TESTS = ROOT / "tests" / "codegen" / "lower"
 
-
-def _load(name: str) -> Any:
-    mod_name = f"_fusegrad_tests_ptx_lower_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    path = LOWER_TESTS / f"{name}.py"
-    if not path.exists():
-        pytest.skip(f"codegen's lowering corpus {path} is not there", allow_module_level=True)
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-_targets, _lower_corpus = _load("targets"), _load("corpus")
+_targets, _lower_corpus = load("targets"), load("corpus")
 
 
 def _lowered_params() -> list[Any]:

@@ -6,9 +6,6 @@ renderers)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,27 +13,12 @@ import pytest
 from fusegrad.codegen import to_program
 from fusegrad.renderer import CPUProgram, kernel_signature
 from fusegrad.renderer.nir import LVPCompiler, NIRRenderer, mesa_unavailable
+from lowering_corpus import load
 
-LOWER_TESTS = Path(__file__).parents[2] / "codegen" / "lower"
 REASON = mesa_unavailable()
 
 
-def _load(name: str) -> Any:
-    mod_name = f"_fusegrad_tests_renderer_lower_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    path = LOWER_TESTS / f"{name}.py"
-    if not path.exists():
-        pytest.skip(f"codegen's lowering corpus {path} is not there", allow_module_level=True)
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-_targets, _corpus = _load("targets"), _load("corpus")
+_targets, _corpus = load("targets"), load("corpus")
 
 
 def _params() -> list[Any]:

@@ -19,8 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from fusegrad.engine.host import has_numpy_type, storage_dtype
 from fusegrad.uop import (
     DEFAULT_FLOAT,
     DEFAULT_INT,
@@ -235,25 +234,15 @@ def from_storage_scalar(x: Any, dtype: DType) -> Any:
     return bitcast(int(x), storage, s)
 
 
-_NUMPY: dict[DType, Any] = {
-    dtypes.bool: np.bool_,
-    dtypes.int8: np.int8,
-    dtypes.uint8: np.uint8,
-    dtypes.int16: np.int16,
-    dtypes.uint16: np.uint16,
-    dtypes.int32: np.int32,
-    dtypes.uint32: np.uint32,
-    dtypes.int64: np.int64,
-    dtypes.uint64: np.uint64,
-    dtypes.float16: np.float16,
-    dtypes.float32: np.float32,
-    dtypes.float64: np.float64,
-}
-
-
 def _to_np_dtype(dtype: DType) -> type | None:
     """The NumPy scalar type of ``dtype``; None for dtypes NumPy lacks (bfloat16, fp8)."""
-    found: type | None = _NUMPY.get(dtype.scalar())
+    dt = dtype.scalar()
+    if dt.weak or not has_numpy_type(dt):
+        return None
+    try:
+        found: type = storage_dtype(dt).type
+    except TypeError:  # no buffer storage (void, index types)
+        return None
     return found
 
 
