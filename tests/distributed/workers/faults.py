@@ -18,16 +18,16 @@ def mismatch(r: int) -> None:
         try:
             dist.all_reduce(Tensor.ones(*shape, dtype=dtype), timeout=20)  # type: ignore[misc]
         except ValueError as e:
-            print(f"rank {r} ValueError: {e}")
+            print(f"rank {r} ValueError: {e}", flush=True)
         else:
             raise AssertionError("mismatched all_reduce did not raise")
     try:  # one rank calls broadcast, the other all_gather
         t = Tensor(np.zeros(2, np.float32))
         dist.broadcast(t, timeout=20) if r == 0 else dist.all_gather(t, timeout=20)
     except ValueError as e:
-        print(f"rank {r} ValueError: {e}")
+        print(f"rank {r} ValueError: {e}", flush=True)
     dist.barrier(timeout=20)
-    print(f"rank {r}: mismatch ok")
+    print(f"rank {r}: mismatch ok", flush=True)
 
 
 def main() -> None:

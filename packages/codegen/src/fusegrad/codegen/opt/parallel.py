@@ -191,11 +191,15 @@ class WorkerPool:
     def map(self, jobs: Sequence[Job]) -> list[Build]:
         """The builds of ``jobs``, in order (a job that does not pickle, or that a worker
         died on, is built here; a dead worker is replaced on the next call)."""
+        kept = []
         for w in self.workers:
-            if not w.alive:
-                w.close()
-                self.deaths += 1
-        self.workers = [w if w.alive else _Worker() for w in self.workers]
+            if w.alive:
+                kept.append(w)
+                continue
+            w.close()  # one alive test per worker: one that dies between two is not leaked
+            self.deaths += 1
+            kept.append(_Worker())
+        self.workers = kept
         out: list[Build | None] = [None] * len(jobs)
         todo = iter(range(len(jobs)))
         lock = threading.Lock()
