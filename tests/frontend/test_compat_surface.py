@@ -616,3 +616,34 @@ def test_mixin_module_path_is_the_ops_shared_by_tensor_and_uop() -> None:
     assert fusegrad.mixin.MovementMixin is MovementMixin
     for cls in (ElementwiseMixin, MovementMixin, ReduceMixin):
         assert issubclass(fusegrad.Tensor, cls) and issubclass(fusegrad.UOp, cls)
+
+
+@pytest.mark.kernels  # the engine's loaded kernels: the real kernel pipeline
+def test_emulated_dtypes_applies_to_a_kernel_compiled_before() -> None:
+    """The program caches key on EMULATED_DTYPES: a kernel compiled natively is compiled again
+    (emulated) when the setting changes, in to_program and in the engine's loaded kernels."""
+    from fusegrad.codegen import to_program
+    from fusegrad.engine import programs
+    from fusegrad.uop import Ops
+
+    renderer = Device["CPU"].renderer
+    if type(renderer).__name__ in ("X86Renderer", "NIRRenderer"):
+        pytest.skip("DEV=CPU:X86 and CPU:LVP emulate float16 anyway")
+    x = Tensor(np.full(8, 1.5, np.float16)) * 1.4375
+    ast = next(u for u in x.schedule_linear().toposort() if u.op is Ops.CALL).src[0]
+
+    def float16_nodes() -> int:
+        return sum(u.dtype.scalar() is dtypes.float16 for u in to_program(ast, renderer).uops)
+
+    assert float16_nodes() > 0
+    with Context(EMULATED_DTYPES="half"):
+        assert float16_nodes() == 0
+    assert float16_nodes() > 0
+    native = (Tensor(np.full(8, 1.5, np.float16)) * 1.4375).numpy()
+    with Context(EMULATED_DTYPES="half"):
+        emulated = (Tensor(np.full(8, 1.5, np.float16)) * 1.4375).numpy()
+    np.testing.assert_array_equal(native, emulated)
+    by_ast: dict[object, set[object]] = {}
+    for kernel_ast, _, knobs in programs._KERNELS:
+        by_ast.setdefault(kernel_ast, set()).add(knobs[2])
+    assert {"", "half"} in by_ast.values()  # one kernel loaded under both settings
