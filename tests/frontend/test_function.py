@@ -77,9 +77,9 @@ def test_methods_and_callable_instances() -> None:
     assert function(Shift())(Tensor([1.0])).tolist() == [2.0]
 
 
-def test_unsupported_options_say_so() -> None:
-    with pytest.raises(NotImplementedError, match="grad_fxn"):
-        function(lambda x: x, grad_fxn=lambda g: g)
+def test_bad_options_say_so() -> None:
+    with pytest.raises(TypeError, match="grad_fxn must be callable"):
+        function(lambda x: x, grad_fxn=3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="call it with the function"):
         function(precompile=True)(Tensor([1.0]))
 

@@ -2,20 +2,26 @@
 
 ``function(fxn)`` traces ``fxn`` over placeholder inputs into a tensor graph; later calls
 with the same signature substitute their inputs into that graph and return lazy tensors
-(nothing realized: composable with other work and differentiable). Also the helpers TinyJit
+(nothing realized: composable with other work and differentiable). ``grad_fxn=`` gives the
+body a custom gradient; ``precompile_backward=True`` runs the body's backward as one
+precompiled call. Also the Tensor-level function bodies ``Tensor.as_param``/``call``/
+``callify`` use (parameter placeholders and their substitution), and the helpers TinyJit
 shares for walking the Tensors in arguments and results.
 """
 
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from fusegrad.tensor import Tensor
+from fusegrad.tensor.autograd import CustomGradient, with_gradient
+from fusegrad.tensor.core import ALL_TENSORS
 from fusegrad.tensor.multi import MultiTensor
-from fusegrad.uop import Ops, UOp
+from fusegrad.uop import DType, Ops, UOp, dtypes, sint
 
 ReturnType = TypeVar("ReturnType")
 Key = int | str | tuple[int | str, int]
@@ -65,12 +71,127 @@ def rebuild_tensors(ret: Any, tensors: list[Tensor]) -> Any:
     return ret
 
 
+# -- parameter placeholders ---------------------------------------------------------------------
+
+
+def placeholder(dtype: DType, shape: tuple[sint, ...], device: str) -> UOp:
+    """A fresh stand-in for an input of ``shape``: one element of a new buffer broadcast
+    and copied (a graph the scheduler can take, substituted away before it runs)."""
+    buf = UOp.new_buffer(device, 1, dtype)
+    return UOp(Ops.CONTIGUOUS, dtype, (buf.reshape((1,) * len(shape)).expand(shape),))
+
+
+_PARAMS: dict[tuple[int, DType, tuple[sint, ...], str], UOp] = {}
+_SLOTS: dict[UOp, int] = {}
+
+
+def param(slot: int, dtype: DType, shape: tuple[sint, ...], device: str) -> UOp:
+    """Parameter ``slot`` of a Tensor-level function body (``Tensor.as_param``): one node per
+    (slot, dtype, shape, device), like tinygrad's hash-consed PARAM, so equal bodies built
+    twice are one graph."""
+    if isinstance(slot, bool) or not isinstance(slot, int) or slot < 0:
+        raise ValueError(f"as_param: slot must be an int >= 0, got {slot!r}")
+    key = (slot, dtype, tuple(shape), device)
+    found = _PARAMS.get(key)
+    if found is None:
+        found = _PARAMS[key] = placeholder(dtype, tuple(shape), device)
+        _SLOTS[found] = slot
+    return found
+
+
+def param_slot(u: UOp) -> int | None:
+    """The slot of a parameter node (None: not one)."""
+    return _SLOTS.get(u) if u.op is Ops.CONTIGUOUS else None
+
+
+def params_of(body: UOp) -> dict[int, UOp]:
+    """The parameters a body reads, by slot."""
+    found: dict[int, UOp] = {}
+    for u in body.toposort():
+        slot = param_slot(u)
+        if slot is not None:
+            if slot in found:
+                raise ValueError(
+                    f"call: the body has two parameters in slot {slot} "
+                    f"({found[slot].dtype!r} {found[slot].shape}, {u.dtype!r} {u.shape})"
+                )
+            found[slot] = u
+    return found
+
+
+def apply_body(body: UOp, args: Sequence[Tensor]) -> UOp:
+    """``body`` with parameter ``i`` replaced by ``args[i]`` (shape, dtype and device must
+    match; ``Tensor.call``)."""
+    slots = params_of(body)
+    mapping: dict[UOp, UOp] = {}
+    for slot, holder in sorted(slots.items()):
+        if slot >= len(args):
+            raise ValueError(f"call: the body reads parameter {slot}, given {len(args)} tensors")
+        arg = args[slot]
+        if not isinstance(arg, Tensor):
+            raise TypeError(f"call: argument {slot} must be a Tensor, got {type(arg).__name__}")
+        want = (tuple(holder.shape), holder.dtype, str(holder.device))
+        have = (tuple(arg.shape), arg.dtype, arg.device)
+        if want != have:
+            raise ValueError(
+                f"call: parameter {slot} is {want[1]!r} {want[0]} on {want[2]}, "
+                f"argument {slot} is {have[1]!r} {have[0]} on {have[2]}"
+            )
+        mapping[holder] = arg.uop
+    return body.substitute(mapping) if mapping else body
+
+
+def _user_gradient(grad_fxn: Callable[..., Any], name: str, explicit: int) -> CustomGradient:
+    """A CustomGradient calling ``grad_fxn(grad, *args)`` with Tensors: one gradient (Tensor
+    or None) per Tensor argument; inputs past ``explicit`` get none."""
+
+    def rule(grad: UOp, value: UOp, inputs: tuple[UOp, ...]) -> list[UOp | None]:
+        got = grad_fxn(Tensor(grad), *(Tensor(x) for x in inputs[:explicit]))
+        grads = [got] if isinstance(got, Tensor) or got is None else list(got)
+        if len(grads) != explicit:
+            raise ValueError(
+                f"{name}: grad_fxn returned {len(grads)} gradients for {explicit} Tensor arguments"
+            )
+        for i, g in enumerate(grads):
+            if g is not None and not isinstance(g, Tensor):
+                raise TypeError(f"{name}: gradient {i} must be a Tensor or None, got {g!r}")
+        out: list[UOp | None] = [None if g is None else g.uop for g in grads]
+        return out + [None] * (len(inputs) - explicit)
+
+    return CustomGradient(rule, name)
+
+
+_CALL_GRADIENTS: weakref.WeakKeyDictionary[Any, dict[int, CustomGradient]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def call_gradient(grad_fxn: Callable[..., Any], count: int) -> CustomGradient:
+    """The CustomGradient of ``Tensor.call(..., grad_fxn=grad_fxn)`` over ``count`` tensors,
+    made once per function (the schedule cache sees the same node arg every call)."""
+    try:
+        per_count = _CALL_GRADIENTS.setdefault(grad_fxn, {})
+    except TypeError:  # not weak-referenceable: a fresh rule each call
+        return _user_gradient(grad_fxn, "call", count)
+    rule = per_count.get(count)
+    if rule is None:
+        rule = per_count[count] = _user_gradient(grad_fxn, "call", count)
+    return rule
+
+
+# -- function ------------------------------------------------------------------------------------
+
+
 @dataclass
 class _Trace:
     holders: list[UOp]
     ret: Any
     outs: list[UOp]
     grads: list[bool | None]
+    implicit: list[UOp] = field(default_factory=list)
+    """Float tensors the body reads from outside its arguments: inputs of its backward."""
+    gradients: list[CustomGradient | None] = field(default_factory=list)
+    """Per output: the custom gradient (grad_fxn / the precompiled backward), or None."""
 
 
 class function(Generic[ReturnType]):
@@ -82,7 +203,16 @@ class function(Generic[ReturnType]):
     TinyJit capture of it) and every call runs it as one launch over its (realized) inputs;
     the results carry their computed values and still their graphs (differentiable).
     ``allow_implicit=False`` (tinygrad's default): the body may read only tensors passed as
-    arguments (or made inside it); a weight it reads from outside raises ``ValueError``.
+    arguments (or made inside it), or tensors marked ``is_param_()``; another weight it reads
+    from outside raises ``ValueError``.
+    ``grad_fxn(grad, *args)``: the body's gradient, given the gradient of its (one) output and
+    its Tensor arguments, returns one gradient (Tensor or None) per Tensor argument; autograd
+    uses it instead of differentiating the body (tensors the body reads from outside get no
+    gradient through it).
+    ``precompile_backward=True``: the backward of each output (the gradients of all its
+    inputs, those read from outside included, given the output's gradient; ``grad_fxn``'s
+    when given) is itself a ``function(precompile=True)``: traced and compiled once per
+    signature, run as one launch when ``backward()`` reaches the output.
     Usable as ``@function`` and as ``@function(precompile=True)``; on methods too.
 
     >>> from fusegrad import Tensor
@@ -103,15 +233,11 @@ class function(Generic[ReturnType]):
         allow_implicit: bool = False,
         grad_fxn: Callable[..., Any] | None = None,
     ) -> None:
-        if grad_fxn is not None:
-            raise NotImplementedError("function: grad_fxn= (a custom gradient) is not supported")
-        if precompile_backward:
-            raise NotImplementedError(
-                "function: precompile_backward=True is not supported (the backward graph "
-                "is scheduled with the rest)"
-            )
+        if grad_fxn is not None and not callable(grad_fxn):
+            raise TypeError(f"function: grad_fxn must be callable, got {grad_fxn!r}")
         self.fxn = fxn
         self.precompile, self.allow_implicit = precompile, allow_implicit
+        self.precompile_backward, self.grad_fxn = precompile_backward, grad_fxn
         self.traces: dict[Any, _Trace] = {}
         self.plans: dict[Any, Any] = {}  # signature -> the TinyJit running the body
         if fxn is not None:
@@ -139,6 +265,11 @@ class function(Generic[ReturnType]):
             trace = self.traces[key] = self._trace(args, kwargs, tensors)
         mapping = {h: t.uop for h, (_, t) in zip(trace.holders, tensors, strict=True)}
         outs = [Tensor(u.substitute(mapping)) for u in trace.outs]
+        if any(trace.gradients):
+            inputs = [*(t.uop for _, t in tensors), *trace.implicit]
+            for o, rule in zip(outs, trace.gradients, strict=True):
+                if rule is not None:
+                    o.uop = with_gradient(o.uop, inputs, rule)
         needs = any(t.requires_grad for _, t in tensors)
         for o, g in zip(outs, trace.grads, strict=True):
             o.requires_grad = True if g and needs else g
@@ -176,9 +307,7 @@ class function(Generic[ReturnType]):
         holders = []
         swap: dict[Any, Any] = {}
         for k, t in tensors:
-            buf = UOp.new_buffer(t.device, 1, t.dtype)
-            shape = tuple(t.shape)
-            holder = UOp(Ops.CONTIGUOUS, t.dtype, (buf.reshape((1,) * len(shape)).expand(shape),))
+            holder = placeholder(t.dtype, tuple(t.shape), t.device)
             h = Tensor(holder)
             h.requires_grad = t.requires_grad
             holders.append(holder)
@@ -195,15 +324,105 @@ class function(Generic[ReturnType]):
         ret = self.fxn(*new_args, **new_kwargs)
         outs = flatten_tensors(ret)
         trace = _Trace(holders, ret, [t.uop for t in outs], [t.requires_grad for t in outs])
+        name = getattr(self.fxn, "__name__", "fxn")
+        marked = _marked_params(trace)
         if not self.allow_implicit:
-            _check_implicit(trace, before, getattr(self.fxn, "__name__", "fxn"))
+            _check_implicit(trace, before, name, marked)
+        if self.grad_fxn is not None or self.precompile_backward:
+            self._gradients(trace, name)
         return trace
 
+    def _gradients(self, trace: _Trace, name: str) -> None:
+        """Fill ``trace.gradients``: the rule autograd uses for each float output."""
+        floats = [dtypes.is_float(u.dtype) for u in trace.outs]
+        if self.grad_fxn is not None:
+            if len(trace.outs) != 1:
+                raise ValueError(
+                    f"function: grad_fxn needs {name} to return one Tensor, it returned "
+                    f"{len(trace.outs)}"
+                )
+            explicit = len(trace.holders)
+            rule = _user_gradient(self.grad_fxn, name, explicit)
+            if self.precompile_backward:
+                rule = _precompiled(rule, name)
+            trace.gradients = [rule if floats[0] else None]
+            return
+        trace.implicit = _implicit_floats(trace)
+        trace.gradients = [
+            _precompiled(_vjp_rule(trace, i, name), name) if is_float else None
+            for i, is_float in enumerate(floats)
+        ]
 
-def _check_implicit(trace: _Trace, before: int, name: str) -> None:
+
+def _outside(trace: _Trace) -> list[UOp]:
+    """The nodes of the traced graph that don't depend on an argument's placeholder."""
+    if not trace.outs:
+        return []
+    holders = set(trace.holders)
+    inside: set[UOp] = set()
+    order = UOp.sink(*trace.outs).toposort()
+    for u in order:
+        if u in holders or any(s in inside for s in u.src):
+            inside.add(u)
+    return [u for u in order if u not in inside]
+
+
+def _implicit_floats(trace: _Trace) -> list[UOp]:
+    """Live float tensors (not ``requires_grad=False``) the body reads from outside its
+    arguments: their gradients flow through the precompiled backward as extra inputs."""
+    outside = set(_outside(trace))
+    found: dict[UOp, None] = {}
+    for t in list(ALL_TENSORS.values()):
+        u = t.uop
+        if u in outside and t.requires_grad is not False and dtypes.is_float(t.dtype):
+            found[u] = None
+    return list(found)
+
+
+def _marked_params(trace: _Trace) -> set[UOp]:
+    """Buffers of tensors marked ``is_param_()`` that the body reads (allowed implicitly)."""
+    marked = {t.uop for t in list(ALL_TENSORS.values()) if getattr(t, "is_param", False)}
+    outside = [u for u in _outside(trace) if u in marked]
+    return {n for u in outside for n in u.toposort() if n.op is Ops.BUFFER}
+
+
+def _vjp_rule(trace: _Trace, index: int, name: str) -> CustomGradient:
+    """The gradient rule of output ``index``: the vector-Jacobian product of the body w.r.t.
+    every input (arguments and implicit floats), each input a leaf of its own."""
+    leaves = [*trace.holders, *trace.implicit]
+
+    def rule(grad: UOp, value: UOp, inputs: tuple[UOp, ...]) -> list[UOp | None]:
+        xs = [Tensor(u) for u in inputs]
+        mapping = {leaf: x.uop for leaf, x in zip(leaves, xs, strict=True)}
+        out = Tensor(trace.outs[index].substitute(mapping))
+        return [g.uop for g in out.gradient(*xs, gradient=Tensor(grad))]
+
+    return CustomGradient(rule, f"{name} backward")
+
+
+def _precompiled(rule: CustomGradient, name: str) -> CustomGradient:
+    """``rule`` run as a ``function(precompile=True)`` of (grad, *inputs): traced and compiled
+    once per signature, one launch per backward."""
+
+    def backward(grad: Tensor, *xs: Tensor) -> list[Tensor | None]:
+        got = rule.rule(grad.uop, grad.uop, tuple(x.uop for x in xs))
+        return [None if g is None else Tensor(g) for g in got]
+
+    compiled: function[list[Tensor | None]] = function(
+        backward, precompile=True, allow_implicit=True
+    )
+
+    def run(grad: UOp, value: UOp, inputs: tuple[UOp, ...]) -> list[UOp | None]:
+        got = compiled(Tensor(grad), *(Tensor(x) for x in inputs))
+        return [None if g is None else g.uop for g in got]
+
+    return CustomGradient(run, rule.name)
+
+
+def _check_implicit(trace: _Trace, before: int, name: str, allowed: set[UOp]) -> None:
     """Raise when the traced graph reads a buffer that existed before the trace and is not
-    an argument's placeholder."""
-    holders = {u for h in trace.holders for u in h.toposort() if u.op is Ops.BUFFER}
+    an argument's placeholder (or a marked parameter's)."""
+    holders = {u for h in trace.holders for u in h.toposort() if u.op is Ops.BUFFER} | allowed
     for u in UOp.sink(*trace.outs).toposort() if trace.outs else []:
         if u.op is not Ops.BUFFER or u in holders:
             continue
@@ -224,4 +443,14 @@ def _hashable(v: Any) -> Any:
     return v
 
 
-__all__ = ["flatten_tensors", "function", "rebuild_tensors"]
+__all__ = [
+    "apply_body",
+    "call_gradient",
+    "flatten_tensors",
+    "function",
+    "param",
+    "param_slot",
+    "params_of",
+    "placeholder",
+    "rebuild_tensors",
+]

@@ -10,6 +10,8 @@ returns one gradient per source (None: no gradient flows there).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from fusegrad.uop import ContextVar, Ops, PatternMatcher, UOp, UPat, dtypes
@@ -169,6 +171,47 @@ _rules: list[tuple[UPat, Any]] = [
 pm_gradient = PatternMatcher(cast(Any, _rules))
 
 
+GradientRule = Callable[[UOp, UOp, tuple[UOp, ...]], Sequence[UOp | None]]
+"""A custom gradient: ``rule(grad, value, inputs)`` gives one gradient (or None) per input."""
+
+
+@dataclass(frozen=True, eq=False)
+class CustomGradient:
+    """The arg of a custom-gradient node ``CONTIGUOUS_BACKWARD(value, *inputs)``: its value is
+    ``value`` (the scheduler drops the node), and backward sends ``rule(grad, value, inputs)``
+    to ``inputs`` instead of differentiating ``value``'s graph. Compared by identity, so one
+    rule object made once per traced function keeps the schedule cache warm across calls."""
+
+    rule: GradientRule
+    name: str = "custom"
+
+
+def with_gradient(value: UOp, inputs: Sequence[UOp], gradient: CustomGradient) -> UOp:
+    """``value`` whose gradient w.r.t. ``inputs`` is ``gradient.rule`` (see CustomGradient)."""
+    return UOp(Ops.CONTIGUOUS_BACKWARD, value.dtype, (value, *inputs), gradient)
+
+
+def _custom_gradient(u: UOp, g: UOp) -> tuple[UOp | None, ...]:
+    """The sources' gradients of a custom-gradient node, checked against the inputs."""
+    rule = cast(CustomGradient, u.arg)
+    inputs = u.src[1:]
+    grads = tuple(rule.rule(g, u.src[0], inputs))
+    if len(grads) != len(inputs):
+        raise ValueError(
+            f"{rule.name}: the gradient function gave {len(grads)} gradients for "
+            f"{len(inputs)} inputs"
+        )
+    for i, (x, gx) in enumerate(zip(inputs, grads, strict=True)):
+        if gx is not None and tuple(gx.shape) != tuple(x.shape):
+            raise ValueError(
+                f"{rule.name}: gradient {i} has shape {tuple(gx.shape)}, its input {tuple(x.shape)}"
+            )
+    return (
+        None,
+        *(None if gx is None else gx.cast(x.dtype) for x, gx in zip(inputs, grads, strict=True)),
+    )
+
+
 def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, UOp]:
     """Gradients of ``root`` (seeded with ``root_grad``) w.r.t. each target reached."""
     order = root.toposort()
@@ -183,7 +226,10 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
             continue
         if not any(s in on_path for s in u.src):
             continue
-        result = pm_gradient.rewrite(u, ctx=g)
+        if u.op is Ops.CONTIGUOUS_BACKWARD and isinstance(u.arg, CustomGradient):
+            result: Any = _custom_gradient(u, g)
+        else:
+            result = pm_gradient.rewrite(u, ctx=g)
         if result is None:
             raise NotImplementedError(f"no gradient rule for {u.op!r}")
         for s, sg in zip(u.src, cast(tuple[Any, ...], result), strict=False):

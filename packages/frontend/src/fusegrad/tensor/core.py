@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
 
-from fusegrad.engine import REALIZED, buffer_of, has_assign, realize_uops, to_numpy
+from fusegrad.engine import (
+    REALIZED,
+    GlobalCounters,
+    buffer_of,
+    has_assign,
+    realize_uops,
+    to_numpy,
+)
 from fusegrad.tensor.checks import IndexCheck, merge_checks, pending, stats_uops, verify_all
 from fusegrad.tensor.convert import array_to_uop, canonical_device, data_to_uop
 from fusegrad.uop import (
@@ -96,6 +103,8 @@ class TensorCore(OpMixinBase):
     _requires_grad: bool | None
     _checks: tuple[IndexCheck, ...] = ()
     """Index-range checks this tensor's value depends on (see ``checks``)."""
+    is_param: builtins.bool = False
+    """Marked as a parameter (``is_param_``): ``function`` bodies may read it implicitly."""
 
     def __init__(
         self,
@@ -311,13 +320,20 @@ class TensorCore(OpMixinBase):
         return [t.cast(dt)._broadcast_to(shape) for t in tensors]
 
     # -- data ------------------------------------------------------------------------------------
-    def realize(self, *others: TensorCore) -> Tensor:
-        """Compute this tensor (and ``others``, in the same schedule) into buffers.
+    def realize(self, *lst: TensorCore, do_update_stats: builtins.bool = True) -> Tensor:
+        """Compute this tensor (and ``lst``, in the same schedule) into buffers.
 
         Raises IndexError (before handing anything out) when an index tensor used on the way
         holds an out-of-range value (see ``fusegrad.tensor.checks``). A MultiTensor among them
-        is realized with all its shards."""
-        tensors = [s for t in (self, *others) for s in getattr(t, "shards", None) or (t,)]
+        is realized with all its shards. ``do_update_stats=False``: the kernels run are left
+        out of ``GlobalCounters`` (kernel count, ops, memory traffic)."""
+        if not do_update_stats:
+            saved = _counters()
+            try:
+                return self.realize(*lst)
+            finally:
+                _restore_counters(saved)
+        tensors = [s for t in (self, *lst) for s in getattr(t, "shards", None) or (t,)]
         keep = [bool(t.requires_grad) and not has_assign(t.uop) for t in tensors]
         checks = pending(tensors)
         extra = stats_uops(checks, type(self))
@@ -409,11 +425,14 @@ class TensorCore(OpMixinBase):
             out.grad = self.grad.clone(device)
         return out
 
-    def contiguous(self) -> Tensor:
-        """Realize here (a fresh buffer in row-major order) when this is part of a graph."""
-        if buffer_of(self.uop) is not None:
+    def contiguous(self, **kwargs: Any) -> Tensor:
+        """Realize here (a fresh buffer in row-major order) when this is part of a graph.
+
+        ``kwargs`` (tinygrad's ``arg=``/``tag=``) are set on the CONTIGUOUS node, which is then
+        made even over a buffer."""
+        if not kwargs and buffer_of(self.uop) is not None:
             return self  # type: ignore[return-value]
-        return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+        return self._wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)).replace(**kwargs))
 
     def contiguous_backward(self) -> Tensor:
         """Realize the gradient flowing through here."""
@@ -465,6 +484,19 @@ class TensorCore(OpMixinBase):
         """Set ``requires_grad`` in place."""
         self.requires_grad = requires_grad
         return self  # type: ignore[return-value]
+
+
+_COUNTED = ("kernel_count", "global_ops", "global_mem", "time_sum_s")
+
+
+def _counters() -> tuple[Any, ...]:
+    """The ``GlobalCounters`` totals a realize adds to."""
+    return tuple(getattr(GlobalCounters, name) for name in _COUNTED)
+
+
+def _restore_counters(saved: tuple[Any, ...]) -> None:
+    for name, value in zip(_COUNTED, saved, strict=True):
+        setattr(GlobalCounters, name, value)
 
 
 def _apply_becomes(becomes: dict[UOp, UOp]) -> None:

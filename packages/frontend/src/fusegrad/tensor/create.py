@@ -155,15 +155,10 @@ class CreateMixin:
         return as_leaf(out, kwargs.get("requires_grad"))
 
     @classmethod
-    def from_blob(
-        cls: type[Tensor],
-        ptr: int,
-        shape: Any,
-        dtype: Any = None,
-        device: str | None = None,
-        **kwargs: Any,
-    ) -> Tensor:
-        """A tensor over ``prod(shape)`` elements of host memory at address ``ptr`` (no copy)."""
+    def from_blob(cls: type[Tensor], ptr: int, shape: Any, **kwargs: Any) -> Tensor:
+        """A tensor over ``prod(shape)`` elements of host memory at address ``ptr`` (no copy);
+        ``dtype=``, ``device=`` and the constructor's other keywords in ``kwargs``."""
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
         dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
         sh = _shape_arg(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
         nbytes = int(prod(sh)) * dt.itemsize
@@ -173,11 +168,21 @@ class CreateMixin:
         )
         return cls(arr, device=device, dtype=dt, **kwargs)
 
-    def full_like(self: Tensor, fill_value: Any, **kwargs: Any) -> Tensor:
-        """A tensor of ``fill_value`` with this shape (and dtype/device unless given)."""
-        kwargs.setdefault("dtype", self.dtype)
-        kwargs.setdefault("device", self.device)
-        return type(self).full(self.shape, fill_value, **kwargs)
+    def full_like(
+        self: Tensor,
+        fill_value: Any,
+        dtype: Any = None,
+        device: str | None = None,
+        buffer: bool = True,
+        **kwargs: Any,
+    ) -> Tensor:
+        """A tensor of ``fill_value`` with this shape (and dtype/device unless given).
+
+        ``buffer`` is tinygrad's; fusegrad's constants fold into the kernels that read them
+        and get storage when realized either way, so it changes nothing here."""
+        dt = self.dtype if dtype is None else dtype
+        dev = self.device if device is None else device
+        return type(self).full(self.shape, fill_value, dtype=dt, device=dev, **kwargs)
 
     def zeros_like(self: Tensor, **kwargs: Any) -> Tensor:
         """Zeros with this shape, dtype and device."""
@@ -187,8 +192,10 @@ class CreateMixin:
         """Ones with this shape, dtype and device."""
         return self.full_like(1, **kwargs)
 
-    def empty_like(self: Tensor, **kwargs: Any) -> Tensor:
-        """An uninitialized tensor with this shape, dtype and device."""
-        kwargs.setdefault("dtype", self.dtype)
-        kwargs.setdefault("device", self.device)
-        return type(self).empty(self.shape, **kwargs)
+    def empty_like(
+        self: Tensor, dtype: Any = None, device: str | None = None, **kwargs: Any
+    ) -> Tensor:
+        """An uninitialized tensor with this shape (and dtype/device unless given)."""
+        dt = self.dtype if dtype is None else dtype
+        dev = self.device if device is None else device
+        return type(self).empty(self.shape, dtype=dt, device=dev, **kwargs)

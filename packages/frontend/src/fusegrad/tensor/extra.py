@@ -1,8 +1,9 @@
 # mypy: disable-error-code="misc"
 # (mixins annotate ``self: Tensor``: the class they are mixed into, which mypy calls "misc")
 """Tensor methods tinygrad has beyond the op groups: ``keccak`` (SHA-3 on the device),
-``newton_schulz``, the symbolic-shape bounds ``max_shape`` / ``max_numel``, and DISK tensors
-as tinygrad has them.
+``newton_schulz``, the symbolic-shape bounds ``max_shape`` / ``max_numel``, Tensor-level
+function bodies (``as_param``, ``call``, ``callify``, ``is_param_``; see
+``fusegrad.function``), and DISK tensors as tinygrad has them.
 
 DISK tensors (``Tensor.empty(n, dtype=dtypes.uint8, device="DISK:/path")``, ``safe_load``'s
 tensors) are byte ranges of a file. Slicing a contiguous range, reshaping and ``bitcast``
@@ -16,10 +17,12 @@ from __future__ import annotations
 
 import mmap
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from fusegrad.tensor.core import TensorCore
 from fusegrad.uop import DType, Ops, UOp, dtypes, prod
 
 if TYPE_CHECKING:
@@ -364,3 +367,69 @@ class ExtraMixin:
     def max_numel(self: Tensor) -> int:
         """The number of elements at ``max_shape``."""
         return int(prod(self.max_shape))
+
+    # -- function bodies ---------------------------------------------------------------------
+
+    def as_param(self: Tensor, slot: int) -> Tensor:
+        """Parameter ``slot`` of a function body: a placeholder with this tensor's shape,
+        dtype and device (its value is not read). A graph built on placeholders is a body
+        that ``call`` applies to tensors:
+
+        >>> from fusegrad import Tensor
+        >>> a, b = Tensor([1.0, 2.0]), Tensor([3.0, 4.0])
+        >>> body = a.as_param(0) * 2 + b.as_param(1)
+        >>> a.call(b, fxn=body).tolist()
+        [5.0, 8.0]
+        """
+        from fusegrad.function import param
+
+        return type(self)(param(slot, self.dtype, tuple(self.shape), self.device))
+
+    def is_param_(self: Tensor, is_param: bool = True) -> Tensor:
+        """Mark this tensor as a parameter (in place): a ``function`` body may read it without
+        taking it as an argument even with ``allow_implicit=False``."""
+        self.is_param = bool(is_param)
+        return self
+
+    def call(
+        self: Tensor,
+        *lst: Tensor,
+        fxn: Tensor | UOp,
+        grad_fxn: Callable[..., Any] | None = None,
+    ) -> Tensor:
+        """The function body ``fxn`` (a graph over ``as_param`` placeholders) applied to this
+        tensor (parameter 0) and ``lst`` (parameters 1...). Lazy and differentiable;
+        ``grad_fxn(grad, *tensors)`` replaces the body's gradient: it returns one gradient
+        (Tensor or None) per tensor given."""
+        from fusegrad.function import apply_body, call_gradient
+        from fusegrad.tensor.autograd import with_gradient
+
+        body = fxn.uop if isinstance(fxn, TensorCore) else fxn
+        if not isinstance(body, UOp):
+            raise TypeError(f"call: fxn must be a Tensor or UOp, got {type(fxn).__name__}")
+        args = (self, *lst)
+        out = apply_body(body, args)
+        if grad_fxn is not None:
+            out = with_gradient(out, [a.uop for a in args], call_gradient(grad_fxn, len(args)))
+        return self._wrap(out, *lst)
+
+    def callify(self: Tensor, *lst: Tensor) -> Tensor:
+        """This tensor as a ``call`` of a function body: the graph with ``lst`` (parameters
+        0...) and then every buffer it reads (the next parameters) replaced by placeholders.
+        The value is the same; equal graphs over other buffers give the same body."""
+        from fusegrad.function import param
+
+        stops = {t.uop for t in lst}
+        nodes = self.uop.toposort(lambda u: u not in stops)
+        if any(u.op in (Ops.STORE, Ops.AFTER) for u in nodes):
+            raise ValueError(
+                "callify: the graph writes into a buffer (an assign); realize it first"
+            )
+        buffers = [u for u in nodes if u.op is Ops.BUFFER and u not in stops]
+        make = type(self)
+        args = [*lst, *(make(b) for b in buffers)]
+        mapping = {a.uop: param(i, a.dtype, tuple(a.shape), a.device) for i, a in enumerate(args)}
+        body = self.uop.substitute(mapping)
+        if not args:
+            return self._wrap(body)
+        return args[0].call(*args[1:], fxn=body)
