@@ -218,7 +218,23 @@ def _conversion_forms() -> Iterator[Inst]:
             )
 
 
-FORMS = [*_gpr_forms(), *_vector_forms(), *_packed_forms(), *_conversion_forms()]
+def _half_forms() -> Iterator[Inst]:
+    """F16C conversions and the word moves around them, both lengths where they have two."""
+    for vlen in (16, 32):
+        for op in ("vcvtph2ps", "vpbroadcastw"):
+            yield from (Inst(op, (a, b), vlen=vlen) for a, b in zip(XMM, XMM[::-1], strict=True))
+            yield from (Inst(op, (XMM[i % 16], m), vlen=vlen) for i, m in enumerate(MEMS))
+        yield from (
+            Inst("vcvtps2ph", (a, b, Imm(k)), vlen=vlen)
+            for a, b, k in zip(XMM, XMM[3:] + XMM[:3], (0, 4, 3) * 6, strict=False)
+        )
+        yield from (
+            Inst("vcvtps2ph", (m, XMM[i % 16], Imm(0)), vlen=vlen) for i, m in enumerate(MEMS)
+        )
+    yield from (Inst("vpextrw_st", (m, XMM[i % 16], Imm(i % 8))) for i, m in enumerate(MEMS))
+
+
+FORMS = [*_gpr_forms(), *_vector_forms(), *_packed_forms(), *_conversion_forms(), *_half_forms()]
 
 
 def test_every_encoder_is_exercised() -> None:
@@ -230,7 +246,7 @@ def test_capstone_decodes_what_the_listing_says(kind: str) -> None:
     forms = list(
         _gpr_forms()
         if kind == "gpr"
-        else [*_vector_forms(), *_packed_forms(), *_conversion_forms()]
+        else [*_vector_forms(), *_packed_forms(), *_conversion_forms(), *_half_forms()]
     )
     failures = []
     for inst in forms:

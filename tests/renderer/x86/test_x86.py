@@ -9,7 +9,7 @@ import os
 import struct
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pytest
@@ -28,9 +28,10 @@ from fusegrad.uop import DType, Ops, UOp, dtypes
 pytestmark = pytest.mark.skipif(x86_unavailable() is not None, reason=str(x86_unavailable()))
 
 
-def _run(uops: list[UOp], bufs: list[bytearray], var_vals: dict[str, int]) -> None:
-    src = X86Renderer().render(uops)
-    CPUProgram(X86Compiler().compile(src), kernel_signature(uops))(bufs, var_vals)
+def _run(uops: Sequence[UOp], bufs: list[bytearray], var_vals: Mapping[str, int]) -> None:
+    linear = list(uops)
+    src = X86Renderer().render(linear)
+    CPUProgram(X86Compiler().compile(src), kernel_signature(linear))(bufs, var_vals)
 
 
 def pressure_case(dt: DType, live: int) -> Case:
@@ -235,22 +236,6 @@ def test_vector_register_pressure_spills_and_stays_correct() -> None:
 
 
 # -- Tensor code on the X86 compiler option ---------------------------------------------------
-
-
-@pytest.fixture
-def x86_cpu() -> Iterator[None]:
-    from fusegrad.engine import KernelExecutor, set_executor
-    from fusegrad.runtime import Device
-
-    cpu = Device["CPU"]
-    before = cpu.renderer.suffix
-    previous = set_executor(KernelExecutor())
-    cpu.select_compiler("X86")
-    try:
-        yield
-    finally:
-        cpu.select_compiler(before)
-        set_executor(previous)
 
 
 def test_tensor_code_runs_on_x86(x86_cpu: None) -> None:

@@ -12,7 +12,7 @@ cast_from_float32:
     29: bf00000000                     mov edi, 0
 .Lloop1:
     2e: 4883ff30                       cmp rdi, 0x30
-    32: 0f8d12010000                   jge .Lexit2
+    32: 0f8d36010000                   jge .Lexit2
     38: c5fa1004be                     vmovss xmm0, dword ptr [rsi + rdi*4]
     3d: 4c8b442408                     mov r8, qword ptr [rsp + 8]
     42: c5f057c9                       vxorps xmm1, xmm1, xmm1
@@ -36,11 +36,11 @@ cast_from_float32:
     8c: 45890cb8                       mov dword ptr [r8 + rdi*4], r9d
     90: 4c8b442428                     mov r8, qword ptr [rsp + 0x28]
     95: c461fa2cc8                     vcvttss2si r9, xmm0
-    9a: c5f82e05be000000               vucomiss xmm0, dword ptr [rip + .LC0]
+    9a: c5f82e05de000000               vucomiss xmm0, dword ptr [rip + .LC0]
     a2: 0f8228000000                   jb .Lf2u643
-    a8: c5f82e05d0000000               vucomiss xmm0, dword ptr [rip + .LC1]
+    a8: c5f82e05f0000000               vucomiss xmm0, dword ptr [rip + .LC1]
     b0: 0f831a000000                   jae .Lf2u643
-    b6: c5fa5c0da2000000               vsubss xmm1, xmm0, dword ptr [rip + .LC0]
+    b6: c5fa5c0dc2000000               vsubss xmm1, xmm0, dword ptr [rip + .LC0]
     be: c461fa2cc9                     vcvttss2si r9, xmm1
     c3: 48bb0000000000000080           movabs rbx, 0x8000000000000000
     cd: 4931d9                         xor r9, rbx
@@ -62,19 +62,25 @@ cast_from_float32:
    118: c461fa2cc8                     vcvttss2si r9, xmm0
    11d: 4d890cf8                       mov qword ptr [r8 + rdi*8], r9
    121: 4c8b842400010000               mov r8, qword ptr [rsp + 0x100]
-   129: c4c17a1104b8                   vmovss dword ptr [r8 + rdi*4], xmm0
-   12f: 4c8b842408010000               mov r8, qword ptr [rsp + 0x108]
-   137: c5fa5ac0                       vcvtss2sd xmm0, xmm0, xmm0
-   13b: c4c17b1104f8                   vmovsd qword ptr [r8 + rdi*8], xmm0
-   141: 4883c701                       add rdi, 1
-   145: e9e4feffff                     jmp .Lloop1
+   129: c5f828c8                       vmovaps xmm1, xmm0
+   12d: c4e3791dca00                   vcvtps2ph xmm2, xmm1, 0
+   133: c4e27913ca                     vcvtph2ps xmm1, xmm2
+   138: c4e3791dc900                   vcvtps2ph xmm1, xmm1, 0
+   13e: c4c379150c7800                 vpextrw word ptr [r8 + rdi*2], xmm1, 0
+   145: 4c8b842408010000               mov r8, qword ptr [rsp + 0x108]
+   14d: c4c17a1104b8                   vmovss dword ptr [r8 + rdi*4], xmm0
+   153: 4c8b842410010000               mov r8, qword ptr [rsp + 0x110]
+   15b: c5fa5ac0                       vcvtss2sd xmm0, xmm0, xmm0
+   15f: c4c17b1104f8                   vmovsd qword ptr [r8 + rdi*8], xmm0
+   165: 4883c701                       add rdi, 1
+   169: e9c0feffff                     jmp .Lloop1
 .Lexit2:
-   14a: c5f877                         vzeroupper
-   14d: 4881c4d0000000                 add rsp, 0xd0
-   154: 5b                             pop rbx
-   155: c3                             ret
-   156: cccccccccccccccccccc           ; padding
+   16e: c5f877                         vzeroupper
+   171: 4881c4d0000000                 add rsp, 0xd0
+   178: 5b                             pop rbx
+   179: c3                             ret
+   17a: cccccccccccc                   ; padding
 .LC0:
-   160: 0000005f0000005f0000005f0000005f0000005f0000005f0000005f0000005f ; f32 9.223372036854776e+18 / f64 4.0917397079468975e+149
+   180: 0000005f0000005f0000005f0000005f0000005f0000005f0000005f0000005f ; f32 9.223372036854776e+18 / f64 4.0917397079468975e+149
 .LC1:
-   180: 0000805f0000805f0000805f0000805f0000805f0000805f0000805f0000805f ; f32 1.8446744073709552e+19 / f64 1.0474853671854986e+152
+   1a0: 0000805f0000805f0000805f0000805f0000805f0000805f0000805f0000805f ; f32 1.8446744073709552e+19 / f64 1.0474853671854986e+152

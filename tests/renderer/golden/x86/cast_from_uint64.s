@@ -13,7 +13,7 @@ cast_from_uint64:
     2a: bf00000000                     mov edi, 0
 .Lloop1:
     2f: 4883ff19                       cmp rdi, 0x19
-    33: 0f8d15010000                   jge .Lexit2
+    33: 0f8d66010000                   jge .Lexit2
     39: 4c8b04fe                       mov r8, qword ptr [rsi + rdi*8]
     3d: 4c8b4c2408                     mov r9, qword ptr [rsp + 8]
     42: 4983f800                       cmp r8, 0
@@ -64,26 +64,45 @@ cast_from_uint64:
     ff: c5fb58c0                       vaddsd xmm0, xmm0, xmm0
 .Lu64done4:
    103: c5fb5ac0                       vcvtsd2ss xmm0, xmm0, xmm0
-   107: c4c17a1104b9                   vmovss dword ptr [r9 + rdi*4], xmm0
-   10d: 4c8b8c2418010000               mov r9, qword ptr [rsp + 0x118]
-   115: 4d85c0                         test r8, r8
-   118: 0f880a000000                   js .Lu64big5
-   11e: c4c1fb2ac0                     vcvtsi2sd xmm0, xmm0, r8
-   123: e917000000                     jmp .Lu64done6
+   107: c4e3791dc100                   vcvtps2ph xmm1, xmm0, 0
+   10d: c4e27913c1                     vcvtph2ps xmm0, xmm1
+   112: c4e3791dc000                   vcvtps2ph xmm0, xmm0, 0
+   118: c4c37915047900                 vpextrw word ptr [r9 + rdi*2], xmm0, 0
+   11f: 4c8b8c2418010000               mov r9, qword ptr [rsp + 0x118]
+   127: 4d85c0                         test r8, r8
+   12a: 0f880a000000                   js .Lu64big5
+   130: c4c1fb2ac0                     vcvtsi2sd xmm0, xmm0, r8
+   135: e91a000000                     jmp .Lu64done6
 .Lu64big5:
-   128: 4c89c3                         mov rbx, r8
-   12b: 48c1eb01                       shr rbx, 1
-   12f: 4983e001                       and r8, 1
-   133: 4c09c3                         or rbx, r8
-   136: c4e1fb2ac3                     vcvtsi2sd xmm0, xmm0, rbx
-   13b: c5fb58c0                       vaddsd xmm0, xmm0, xmm0
+   13a: 4c89c3                         mov rbx, r8
+   13d: 48c1eb01                       shr rbx, 1
+   141: 4c89c5                         mov rbp, r8
+   144: 4883e501                       and rbp, 1
+   148: 4809eb                         or rbx, rbp
+   14b: c4e1fb2ac3                     vcvtsi2sd xmm0, xmm0, rbx
+   150: c5fb58c0                       vaddsd xmm0, xmm0, xmm0
 .Lu64done6:
-   13f: c4c17b1104f9                   vmovsd qword ptr [r9 + rdi*8], xmm0
-   145: 4883c701                       add rdi, 1
-   149: e9e1feffff                     jmp .Lloop1
+   154: c5fb5ac0                       vcvtsd2ss xmm0, xmm0, xmm0
+   158: c4c17a1104b9                   vmovss dword ptr [r9 + rdi*4], xmm0
+   15e: 4c8b8c2420010000               mov r9, qword ptr [rsp + 0x120]
+   166: 4d85c0                         test r8, r8
+   169: 0f880a000000                   js .Lu64big7
+   16f: c4c1fb2ac0                     vcvtsi2sd xmm0, xmm0, r8
+   174: e917000000                     jmp .Lu64done8
+.Lu64big7:
+   179: 4c89c3                         mov rbx, r8
+   17c: 48c1eb01                       shr rbx, 1
+   180: 4983e001                       and r8, 1
+   184: 4c09c3                         or rbx, r8
+   187: c4e1fb2ac3                     vcvtsi2sd xmm0, xmm0, rbx
+   18c: c5fb58c0                       vaddsd xmm0, xmm0, xmm0
+.Lu64done8:
+   190: c4c17b1104f9                   vmovsd qword ptr [r9 + rdi*8], xmm0
+   196: 4883c701                       add rdi, 1
+   19a: e990feffff                     jmp .Lloop1
 .Lexit2:
-   14e: c5f877                         vzeroupper
-   151: 4881c4d8000000                 add rsp, 0xd8
-   158: 5d                             pop rbp
-   159: 5b                             pop rbx
-   15a: c3                             ret
+   19f: c5f877                         vzeroupper
+   1a2: 4881c4d8000000                 add rsp, 0xd8
+   1a9: 5d                             pop rbp
+   1aa: 5b                             pop rbx
+   1ab: c3                             ret

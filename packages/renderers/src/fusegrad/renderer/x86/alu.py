@@ -7,6 +7,9 @@ bits, narrower ones at 32 bits followed by ``normalize`` (wrap to the width, ext
 from __future__ import annotations
 
 from fusegrad.renderer.x86.context import (
+    F16,
+    F32,
+    F64,
     FLOATS,
     GPR,
     SELECTED,
@@ -17,6 +20,7 @@ from fusegrad.renderer.x86.context import (
     mov_for,
     normalize,
     op_width,
+    round_half,
     suffix,
     vlen,
 )
@@ -253,6 +257,28 @@ def where(ctx: Selection, x: UOp) -> UOp:
     return SELECTED
 
 
+# -- float16 ---------------------------------------------------------------------------------
+
+
+def half_alu(ctx: Selection, x: UOp) -> UOp:
+    """float16 arithmetic: the float32 op, its result rounded to float16 (float32 keeps
+    2*11+2 bits, so + - * / sqrt rounded twice are rounded once); MULACC rounds the product,
+    then the sum (exec_alu's MULACC of the narrow floats)."""
+    if x.op is Ops.MULACC:
+        a, b, c = x.src
+        d = ctx.new(VEC)
+        ctx.emit("vmulss", d, ctx.vec(a), ctx.fsource(b))
+        round_half(ctx, d)
+        ctx.emit("vaddss", d, d, ctx.fsource(c))
+        ctx.values[x] = d
+    elif x.op is Ops.SQRT:
+        float_unary(ctx, x)
+    else:
+        float_binary(ctx, x)
+    round_half(ctx, ctx.values[x], vlen(x.dtype))
+    return SELECTED
+
+
 # -- floats -----------------------------------------------------------------------------------
 
 _FLOAT_BINARY = {Ops.ADD: "vadd", Ops.SUB: "vsub", Ops.MUL: "vmul", Ops.FDIV: "vdiv"}
@@ -370,17 +396,18 @@ def _float_to_int(ctx: Selection, src: UOp, dst: DType) -> VReg:
     [2^63, 2^64) by subtracting 2^63 first."""
     a = ctx.vec(src)
     s = suffix(src.dtype)
+    fdt = F32 if src.dtype.scalar() is F16 else src.dtype  # a float16 is a float32 here
     d = ctx.new(GPR)
     width = 4 if dst.itemsize < 4 or dst is dtypes.int32 else 8
     ctx.emit("vcvtt" + s + "2si", d, a, width=width)
     if dst is dtypes.uint64:
         done = ctx.label("f2u64")
-        ctx.emit("vucomi" + s, a, ctx.constant(float_bits(src.dtype, 2.0**63)))
+        ctx.emit("vucomi" + s, a, ctx.constant(float_bits(fdt, 2.0**63)))
         ctx.emit("jb", Label(done))
-        ctx.emit("vucomi" + s, a, ctx.constant(float_bits(src.dtype, 2.0**64)))
+        ctx.emit("vucomi" + s, a, ctx.constant(float_bits(fdt, 2.0**64)))
         ctx.emit("jae", Label(done))
         t, top = ctx.new(VEC), ctx.new(GPR)
-        ctx.emit("vsub" + s, t, a, ctx.constant(float_bits(src.dtype, 2.0**63)))
+        ctx.emit("vsub" + s, t, a, ctx.constant(float_bits(fdt, 2.0**63)))
         ctx.emit("vcvtt" + s + "2si", d, t, width=8)
         load_immediate(ctx, top, 1 << 63)
         ctx.emit("xor", d, top)
@@ -389,10 +416,56 @@ def _float_to_int(ctx: Selection, src: UOp, dst: DType) -> VReg:
     return d
 
 
+def _f64_to_f32_odd(ctx: Selection, src: UOp) -> VReg:
+    """float64 -> float32 rounding to odd (truncated, the last bit set when inexact): one
+    more rounding, to float16, is then the correctly rounded float64 -> float16."""
+    x = ctx.vec(src)
+    t, back, ax, ab = ctx.new(VEC), ctx.new(VEC), ctx.new(VEC), ctx.new(VEC)
+    ctx.emit("vcvtsd2ss", t, x, x)
+    ctx.emit("vcvtss2sd", back, t, t)
+    magnitude = ctx.constant((2**63 - 1).to_bytes(8, "little"))
+    ctx.emit("vandps", ax, x, magnitude)
+    ctx.emit("vandps", ab, back, magnitude)
+    bits, over, inexact, unordered = (ctx.new(GPR) for _ in range(4))
+    ctx.emit("vmovd", bits, t, width=4)
+    ctx.emit("vucomisd", ab, ax)  # rounded away from zero: one step back
+    ctx.emit("seta", over)
+    ctx.emit("movzx", over, over, width=1)
+    ctx.emit("sub", bits, over, width=4)
+    ctx.emit("vucomisd", back, x)  # inexact (or NaN, which stays NaN): the odd bit
+    ctx.emit("setne", inexact)
+    ctx.emit("setp", unordered)
+    ctx.emit("or", inexact, unordered, width=4)
+    ctx.emit("movzx", inexact, inexact, width=1)
+    ctx.emit("or", bits, inexact, width=4)
+    d = ctx.new(VEC)
+    ctx.emit("vmovd", d, bits, width=4)
+    return d
+
+
+def _to_half(ctx: Selection, src: UOp) -> VReg:
+    """Any dtype -> float16 (as a float32 holding the rounded value): through float32, which
+    is exact or, for integers past 2**24, already beyond float16's range; float64 rounds to
+    odd first so the two roundings are one."""
+    sdt = src.dtype.scalar()
+    if sdt is F64:
+        d = _f64_to_f32_odd(ctx, src)
+    elif sdt is F32:
+        d = ctx.copy_reg(ctx.vec(src))
+    else:
+        d = _int_to_float(ctx, src, F32)
+    round_half(ctx, d)
+    return d
+
+
 def cast(ctx: Selection, x: UOp) -> UOp:
     src, dst = x.src[0], x.dtype.scalar()
     sdt = src.dtype.scalar()
-    if sdt is dst:
+    if dst is F16 and sdt is not F16:
+        ctx.values[x] = _to_half(ctx, src)
+    elif sdt is F16 and dst is F32:
+        ctx.values[x] = ctx.vec(src)
+    elif sdt is dst:
         ctx.values[x] = ctx.vec(src) if dst in FLOATS else ctx.gpr(src)
     elif dst is dtypes.bool:
         ctx.values[x] = _to_bool(ctx, src)
@@ -416,7 +489,16 @@ def bitcast(ctx: Selection, x: UOp) -> UOp:
     src, dst = x.src[0], x.dtype.scalar()
     sdt = src.dtype.scalar()
     move = "vmovq" if dst.itemsize == 8 else "vmovd"
-    if dst in FLOATS:
+    if dst is F16:  # (u)int16 bits -> the float32 of the half
+        d = ctx.new(VEC)
+        ctx.emit("vmovd", d, ctx.gpr(src), width=4)
+        ctx.emit("vcvtph2ps", d, d)
+    elif sdt is F16:
+        t, d = ctx.new(VEC), ctx.new(GPR)
+        ctx.emit("vcvtps2ph", t, ctx.vec(src), Imm(0))
+        ctx.emit("vmovd", d, t, width=4)
+        normalize(ctx, d, dst)
+    elif dst in FLOATS:
         d = ctx.new(VEC)
         ctx.emit(move, d, ctx.gpr(src))
     elif sdt in FLOATS:

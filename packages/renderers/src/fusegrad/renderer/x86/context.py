@@ -22,8 +22,10 @@ from fusegrad.renderer.x86.isa import Imm, Inst, Label, Mem, Operand, RegClass, 
 from fusegrad.uop import DType, Ops, UOp, dtypes
 
 GPR, VEC = RegClass.GPR, RegClass.VEC
-F32, F64 = dtypes.float32, dtypes.float64
-FLOATS = (F32, F64)
+F16, F32, F64 = dtypes.float16, dtypes.float32, dtypes.float64
+#: floats held in vector registers; a float16 is held as the float32 of its value (F16C
+#: converts at loads and stores, and every rounding op rounds its float32 result to float16)
+FLOATS = (F32, F64, F16)
 INTS = tuple(d for d in dtypes.ints if d is not dtypes.weakint)
 SELECTED = UOp(Ops.NOOP, dtypes.void, (), "x86-selected")
 
@@ -103,7 +105,7 @@ class Selection:
         """One register holding the lanes of ``u`` (floats as they are, bools as a mask)."""
         dt = u.dtype
         mask = dt.scalar() is dtypes.bool
-        size = mask_lane(dt) if mask else dt.scalar().itemsize
+        size = mask_lane(dt) if mask else register_lane(dt)
         for i, lane in enumerate(self.lanes[u]):
             slot = Mem(frame=("vtemp", i * size))
             if mask:
@@ -161,8 +163,20 @@ class Selection:
 def vlen(dt: DType) -> int:
     """Bytes of the vector register a value of ``dt`` takes (16: xmm, 32: ymm); a bool
     vector is a mask with lanes of ``mask_lane`` bytes."""
-    lane = mask_lane(dt) if dt.scalar() is dtypes.bool else dt.scalar().itemsize
+    lane = mask_lane(dt) if dt.scalar() is dtypes.bool else register_lane(dt)
     return 32 if dt.count * lane > 16 else 16
+
+
+def register_lane(dt: DType) -> int:
+    """Bytes per lane of a value of ``dt`` in a register (a float16 is held as float32)."""
+    return 4 if dt.scalar() is F16 else dt.scalar().itemsize
+
+
+def round_half(ctx: Selection, v: VReg, width: int = 16) -> None:
+    """Round the float32 lanes of ``v`` to float16 values in place (F16C, nearest even)."""
+    t = ctx.new(VEC)
+    ctx.emit("vcvtps2ph", t, v, Imm(0), vlen=width)
+    ctx.emit("vcvtph2ps", v, t, vlen=width)
 
 
 def mask_lane(dt: DType) -> int:
@@ -185,20 +199,23 @@ def const_bytes(u: UOp) -> bytes:
 
 
 def float_bits(dt: DType, x: float) -> bytes:
-    return struct.pack("<f" if dt.scalar() is F32 else "<d", float(x))
+    """The register bits of float ``x`` of ``dt`` (a float16 as the float32 of its value)."""
+    if dt.scalar() is F16:
+        return struct.pack("<f", struct.unpack("<e", struct.pack("<e", float(x)))[0])
+    return struct.pack("<d" if dt.scalar() is F64 else "<f", float(x))
 
 
 def mov_for(dt: DType) -> str:
     if dt.count > 1:
         return "vmovups"
-    return "vmovss" if dt.scalar() is F32 else "vmovsd"
+    return "vmovsd" if dt.scalar() is F64 else "vmovss"
 
 
 def suffix(dt: DType) -> str:
     """The instruction suffix of a float dtype: scalar ss/sd, packed ps/pd."""
     if dt.count > 1:
-        return "ps" if dt.scalar() is F32 else "pd"
-    return "ss" if dt.scalar() is F32 else "sd"
+        return "pd" if dt.scalar() is F64 else "ps"
+    return "sd" if dt.scalar() is F64 else "ss"
 
 
 def load_immediate(ctx: Selection, v: VReg, value: int) -> None:

@@ -441,6 +441,20 @@ def _blendv(i: Inst) -> Encoded:
     return _vex((1, 3, 0, opcode), i.vlen, _regnum(dst), _regnum(a), _reg_or_mem(b), imm)
 
 
+def _half(i: Inst) -> Encoded:
+    """F16C and the word moves around it: vcvtph2ps x|ymm, xmm|m64|m128 (VEX.66.0F38 13),
+    vpbroadcastw x|ymm, xmm|m16 (VEX.66.0F38 79), vcvtps2ph xmm|m, x|ymm, imm8 (VEX.66.0F3A 1D)
+    and vpextrw m16, xmm, imm8 (VEX.128.66.0F3A 15): the last two write their r/m operand."""
+    if i.op in ("vcvtph2ps", "vpbroadcastw"):
+        dst, src = i.args
+        opcode = 0x13 if i.op == "vcvtph2ps" else 0x79
+        return _vex((1, 2, 0, opcode), i.vlen, _regnum(dst), 0, _reg_or_mem(src))
+    dst, src, imm = i.args
+    assert isinstance(imm, Imm)
+    opcode = 0x1D if i.op == "vcvtps2ph" else 0x15
+    return _vex((1, 3, 0, opcode), i.vlen, _regnum(src), 0, _reg_or_mem(dst), bytes([imm.value]))
+
+
 ENCODERS: dict[str, Callable[[Inst], Encoded]] = {
     **dict.fromkeys(_ALU_RM, _alu),
     "mov": _mov,
@@ -475,6 +489,7 @@ ENCODERS: dict[str, Callable[[Inst], Encoded]] = {
     **dict.fromkeys(("vcvttss2si", "vcvttsd2si"), _cvtf2si),
     **dict.fromkeys(("vmovd", "vmovq"), _movdq),
     **dict.fromkeys(("vblendvps", "vblendvpd"), _blendv),
+    **dict.fromkeys(("vcvtph2ps", "vpbroadcastw", "vcvtps2ph", "vpextrw_st"), _half),
 }
 
 

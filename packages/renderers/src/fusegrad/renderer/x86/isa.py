@@ -203,6 +203,9 @@ FORMS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("vfmadd231ss", "vfmadd231sd", "vfmadd231ps", "vfmadd231pd"), (_X, _R, _R)),
     **dict.fromkeys(("vucomiss", "vucomisd"), (_R, _R)),
     **dict.fromkeys(("vcvttss2si", "vcvttsd2si"), (_W, _R)),
+    **dict.fromkeys(("vcvtph2ps", "vpbroadcastw"), (_W, _R)),
+    "vcvtps2ph": (_W, _R, _R),
+    "vpextrw_st": (_R, _R, _R),
     "vblendvps": (_W, _R, _R, _R),
     "vblendvpd": (_W, _R, _R, _R),
 }

@@ -14,7 +14,16 @@ lowering altogether, so the split happens here, at selection.
 
 from __future__ import annotations
 
-from fusegrad.renderer.x86.context import FLOATS, GPR, SELECTED, VEC, Selection, mask_lane, mov_for
+from fusegrad.renderer.x86.context import (
+    F16,
+    FLOATS,
+    GPR,
+    SELECTED,
+    VEC,
+    Selection,
+    mask_lane,
+    mov_for,
+)
 from fusegrad.renderer.x86.isa import Label, Mem, VReg
 from fusegrad.uop import DType, GroupOp, Ops, PtrDType, UOp, dtypes
 
@@ -174,6 +183,8 @@ def _load_lanes(ctx: Selection, x: UOp) -> list[VReg]:
 
 def store_lanes(ctx: Selection, x: UOp) -> UOp:
     """A vector held in lanes stored element by element."""
+    from fusegrad.renderer.x86.memory import store_half
+
     idx, val = x.src[0], x.src[1]
     mem, size = _element_memory(ctx, idx)
     dt = val.dtype.scalar()
@@ -184,7 +195,9 @@ def store_lanes(ctx: Selection, x: UOp) -> UOp:
         ctx.emit("je", Label(skip))
     for i in range(val.dtype.count):
         lane = lane_source(ctx, val, i)
-        if dt in FLOATS:
+        if dt is F16:
+            store_half(ctx, _at(mem, i * size), ctx.vec(lane))
+        elif dt in FLOATS:
             ctx.emit(mov_for(dt) + "_st", _at(mem, i * size), ctx.vec(lane))
         else:
             ctx.emit("store", _at(mem, i * size), ctx.gpr(lane), width=dt.itemsize)

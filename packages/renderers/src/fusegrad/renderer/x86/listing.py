@@ -13,6 +13,7 @@ _PRINTED = {
     "vmovss_st": "vmovss",
     "vmovsd_st": "vmovsd",
     "vmovups_st": "vmovups",
+    "vpextrw_st": "vpextrw",
 }
 _SCALAR_MEM = {"ss": 4, "sd": 8}
 
@@ -20,6 +21,10 @@ _SCALAR_MEM = {"ss": 4, "sd": 8}
 def memory_size(inst: Inst) -> int:
     """Bytes the memory operand of ``inst`` accesses."""
     op = inst.op
+    if op in ("vcvtph2ps", "vcvtps2ph"):  # 4 or 8 halves
+        return inst.vlen // 2
+    if op in ("vpbroadcastw", "vpextrw_st"):
+        return 2
     if op in ("movsxd", "vmovd", "vcvttss2si", "vucomiss", "vcvtss2sd", "vbroadcastss"):
         return 4
     if op in ("vmovq", "vcvttsd2si", "vucomisd", "vcvtsd2ss", "vbroadcastsd"):
@@ -92,6 +97,14 @@ def _immediate(inst: Inst, value: int) -> str:
     return _hex(value)
 
 
+#: (op, operand number) of vector operands that are an xmm whatever the vector length: a
+#: broadcast's source, the halves of a float16 conversion
+_XMM_OPERANDS = frozenset(
+    {("vbroadcastss", 1), ("vbroadcastsd", 1), ("vpbroadcastw", 1)}
+    | {("vcvtph2ps", 1), ("vcvtps2ph", 0)}
+)
+
+
 def format_operand(inst: Inst, i: int, op: Operand, rip: int | None = None) -> str:
     if isinstance(op, Imm):
         return _immediate(inst, op.value)
@@ -99,8 +112,8 @@ def format_operand(inst: Inst, i: int, op: Operand, rip: int | None = None) -> s
         return op.name
     if isinstance(op, Mem):
         return format_memory(op, None if inst.op == "lea" else memory_size(inst), rip)
-    if op.cls is RegClass.VEC:  # a broadcast's source is the low lane of an xmm
-        return _reg(op, 8, 16 if inst.op.startswith("vbroadcast") and i == 1 else inst.vlen)
+    if op.cls is RegClass.VEC:
+        return _reg(op, 8, 16 if (inst.op, i) in _XMM_OPERANDS else inst.vlen)
     return _reg(op, _operand_width(inst, i, op), inst.vlen)
 
 

@@ -6,6 +6,7 @@ import bisect
 from collections.abc import Callable
 
 from fusegrad.renderer.x86.context import (
+    F16,
     FLOATS,
     GPR,
     SELECTED,
@@ -171,6 +172,10 @@ _LOADS: dict[DType, tuple[str, int]] = {
 
 
 def load_into(ctx: Selection, v: VReg, dt: DType, mem: Mem) -> None:
+    if dt is F16:  # the half in every word lane, the low one converted to float32
+        ctx.emit("vpbroadcastw", v, mem)
+        ctx.emit("vcvtph2ps", v, v)
+        return
     if dt.scalar() in FLOATS or dt.count > 1:
         ctx.emit(mov_for(dt), v, mem, vlen=vlen(dt))
         return
@@ -217,8 +222,18 @@ def load(ctx: Selection, x: UOp) -> UOp:
     return SELECTED
 
 
+def store_half(ctx: Selection, mem: Mem, v: VReg) -> None:
+    """Store the float32 in ``v``'s low lane (a float16 value: exact) as float16 bits."""
+    t = ctx.new(VEC)
+    ctx.emit("vcvtps2ph", t, v, Imm(0))
+    ctx.emit("vpextrw_st", mem, t, Imm(0))
+
+
 def _store_value(ctx: Selection, mem: Mem, val: UOp) -> None:
     dt = val.dtype
+    if dt is F16:
+        store_half(ctx, mem, ctx.vec(val))
+        return
     if dt.scalar() in FLOATS or dt.count > 1:
         ctx.emit(mov_for(dt) + "_st", mem, ctx.vec(val), vlen=vlen(dt))
         return

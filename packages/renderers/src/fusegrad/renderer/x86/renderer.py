@@ -7,15 +7,18 @@ reads the bytes back and wraps them in an ELF relocatable object, so the kernel 
 through ``load_elf`` like the LLVM and C paths (read-write, copied, then read-execute) and
 runs with their calling convention (``signature``).
 
-Capabilities: scalar code (no vector widths, so the lowering devectorizes), every integer
-dtype, bool, float32 and float64 native; float16/bfloat16/fp8 are emulated by the lowering
-over integer storage, and EXP2/LOG2/SIN/RECIPROCAL and floor division are decomposed by it.
+Capabilities: float32 x8/x4, float64 x4/x2, int32x8 and bool masks in xmm/ymm registers
+(``vector_widths``; other vectors are selected lane by lane), every integer dtype, bool,
+float32 and float64 native; float16 native where the CPU has F16C (held as float32 in
+registers, converted at loads and stores, each arithmetic result rounded to float16 by
+``vcvtps2ph``/``vcvtph2ps``), else emulated by the lowering like bfloat16/fp8 over integer
+storage; EXP2/LOG2/SIN/RECIPROCAL and floor division are decomposed by the lowering.
 Needs AVX2 and FMA (``unavailable`` says why not, from the CPUID instruction: ``cpuid``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import ClassVar
 
 from fusegrad.codegen import CompileError, Compiler, Renderer
@@ -23,13 +26,15 @@ from fusegrad.renderer.host import host_cores
 from fusegrad.renderer.signature import kernel_signature
 from fusegrad.renderer.x86.assemble import ListingError, assemble, code_of
 from fusegrad.renderer.x86.context import FLOATS, INTS
-from fusegrad.renderer.x86.cpuid import cpu_features
+from fusegrad.renderer.x86.cpuid import FEATURE_BITS, cpu_features
 from fusegrad.renderer.x86.objfile import elf_object
 from fusegrad.renderer.x86.select import SELECTED_OPS, select
 from fusegrad.uop import DType, Ops, UOp, dtypes
 
 #: the CPU features the emitted code uses
 REQUIRED_FEATURES = ("avx", "avx2", "fma")
+#: optional features that change the code when present
+USED_FEATURES = frozenset({"f16c"})
 
 
 def unavailable() -> str | None:
@@ -69,6 +74,28 @@ class X86Renderer(Renderer):
     #: int32 index math would re-extend after every add and multiply
     index_dtype_32 = False
     code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = dict.fromkeys(SELECTED_OPS, _not_printed)
+
+    def __init__(self, features: Iterable[str] | None = None) -> None:
+        """``features``: the CPU features to render for (CPUID names as in
+        ``cpuid.FEATURE_BITS``); None: this CPU's. Code for features the CPU lacks can be
+        rendered and listed, not run."""
+        if features is None:
+            features = (name for name, present in cpu_features().items() if present)
+        self.features = frozenset(features)
+        unknown = self.features - FEATURE_BITS.keys()
+        if unknown:
+            raise ValueError(
+                f"X86Renderer: unknown CPU features {sorted(unknown)}; "
+                f"expected some of {sorted(FEATURE_BITS)}"
+            )
+        if "f16c" not in self.features:  # no F16C: the lowering emulates float16
+            self.supported_dtypes = self.supported_dtypes - {dtypes.float16}
+
+    @property
+    def target_key(self) -> str:
+        """The renderer and the features its code uses (code differs with them)."""
+        used = sorted(self.features & USED_FEATURES)
+        return f"{super().target_key}:{'+'.join(used)}"
 
     def render(self, uops: list[UOp], name: str | None = None) -> str:
         """The listing of the machine code of a linear program."""

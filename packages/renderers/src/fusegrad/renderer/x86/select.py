@@ -62,7 +62,8 @@ pm_select = PatternMatcher(
         (UPat(_MASK_LOGIC, dtypes.bool, name="x"), _mask_logic),
         (UPat(Ops.VECTORIZE, name="x"), vector.vectorize),
         (UPat(Ops.GEP, name="x"), vector.gep),
-        # floats
+        # floats (float16 rounds its float32 results)
+        (UPat((Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.SQRT, Ops.MULACC), dtypes.float16, name="x"), alu.half_alu),
         (UPat((Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV), FLOATS, name="x"), alu.float_binary),
         (UPat((Ops.SQRT, Ops.TRUNC, Ops.NEG), FLOATS, name="x"), alu.float_unary),
         (UPat(Ops.MULACC, FLOATS, name="x"), alu.float_mulacc),
