@@ -186,7 +186,7 @@ def test_as_param_and_call() -> None:
         x0, y0 = _arr(2, 3), _arr(2, 3)
         out = Tensor(x0).call(Tensor(y0), fxn=body)
         np.testing.assert_allclose(out.numpy(), np.maximum(x0 * y0, 0) + 1, rtol=1e-6)
-    with pytest.raises(ValueError, match="parameter 1 is dtypes.float32 \\(2, 3\\)"):
+    with pytest.raises(ValueError, match=r"parameter 1 is dtypes.float32 \(2, 3\)"):
         Tensor(x0).call(Tensor(_arr(3, 2)), fxn=body)
     with pytest.raises(ValueError, match="reads parameter 1, given 1"):
         Tensor(x0).call(fxn=body)
