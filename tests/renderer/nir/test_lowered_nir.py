@@ -1,8 +1,9 @@
 """Kernels from the real lowering pipeline on the NIR renderer: codegen's lowering corpus
-(tests/codegen/lower), lowered for NIRRenderer with and without CPU opts (upcasts, unrolls,
-core splits), compiled by the LVP compiler, run, and compared with the PYTHON emulator
-running the same linear program (as tests/renderer/test_lowered.py does for the other CPU
-renderers)."""
+(tests/codegen/lower), lowered for NIRRenderer plain, with the CPU opts (upcasts, unrolls,
+core splits: the core split stays a loop here) and with the GPU opts (workgroups: LOCAL ids,
+GROUP reductions through shared memory and barriers), compiled by the LVP compiler, run, and
+compared with the PYTHON emulator running the same linear program (as
+tests/renderer/test_lowered.py does for the other CPU renderers)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 from fusegrad.codegen import to_program
-from fusegrad.renderer import CPUProgram, kernel_signature
+from fusegrad.renderer import CPUProgram
 from fusegrad.renderer.nir import LVPCompiler, NIRRenderer, mesa_unavailable
+from fusegrad.renderer.nir.renderer import cpu_signature
 from lowering_corpus import load
 
 REASON = mesa_unavailable()
@@ -27,7 +29,7 @@ def _params() -> list[Any]:
     return [
         pytest.param(c, variant, id=f"{c.name}-{variant}")
         for c in _corpus.build()
-        for variant in (("plain", "opt") if "cpu" in c.opts else ("plain",))
+        for variant in ("plain", *(v for v in ("cpu", "gpu") if v in c.opts))
     ]
 
 
@@ -41,11 +43,11 @@ def test_lowered_kernel_matches_emulator(
     pair: tuple[NIRRenderer, LVPCompiler], c: Any, variant: str
 ) -> None:
     renderer, compiler = pair
-    spec = to_program(c.opts["cpu"](c.ast) if variant == "opt" else c.ast, renderer)
+    spec = to_program(c.opts[variant](c.ast) if variant in c.opts else c.ast, renderer)
     want = _targets.run_program(spec, c.inputs, c.var_vals)
     got = [np.array(a, dtype=w.dtype).reshape(-1) for a, w in zip(c.inputs, want, strict=True)]
     src = renderer.render(list(spec.uops), spec.name)
-    CPUProgram(compiler.compile_cached(src), kernel_signature(list(spec.uops), spec.name))(
+    CPUProgram(compiler.compile_cached(src), cpu_signature(list(spec.uops), spec.name))(
         got, c.var_vals
     )
     for slot in c.expected:

@@ -12,6 +12,7 @@ from fusegrad.renderer.corpus import Builder, end, if_case, index, load, multico
 from fusegrad.renderer.launch import CPUProgram
 from fusegrad.renderer.nir import LVPCompiler, NIRRenderer, mesa_unavailable
 from fusegrad.renderer.nir.lvp import parse_rendered
+from fusegrad.renderer.nir.renderer import cpu_signature
 from fusegrad.renderer.signature import kernel_signature
 from fusegrad.uop import AddrSpace, Ops, UOp, dtypes
 
@@ -48,7 +49,9 @@ def _double_plus_one() -> tuple[list[UOp], list[bytearray]]:
 def test_render_is_the_printed_shader_then_its_serialized_form(renderer: NIRRenderer) -> None:
     uops, _ = _double_plus_one()
     text = renderer.render(uops, "double_plus_one")
-    assert text.startswith("; fusegrad NIR kernel double_plus_one buffers=2 variables=0 core=0\n")
+    assert text.startswith(
+        "; fusegrad NIR kernel double_plus_one buffers=2 variables=0 core=0 local=1,1,1 shared=0\n"
+    )
     assert "shader: MESA_SHADER_COMPUTE" in text
     for instr in (
         "@load_ubo",
@@ -60,9 +63,10 @@ def test_render_is_the_printed_shader_then_its_serialized_form(renderer: NIRRend
         "break",
     ):
         assert instr in text, instr
-    name, buffers, variables, core, blob = parse_rendered(text)
-    assert (name, buffers, variables, core) == ("double_plus_one", 2, 0, False)
-    assert len(blob) > 100
+    k = parse_rendered(text)
+    assert (k.name, k.buffers, k.variables, k.core) == ("double_plus_one", 2, 0, False)
+    assert (k.local, k.shared) == ((1, 1, 1), 0)
+    assert len(k.blob) > 100
 
 
 def test_compiled_kernel_computes_on_the_cpu(renderer: NIRRenderer, compiler: LVPCompiler) -> None:
@@ -84,21 +88,50 @@ def test_lvp_compiler_rejects_other_sources(compiler: LVPCompiler) -> None:
         compiler.compile("define void @k() { ret void }")
 
 
-def test_local_memory_is_reported_as_unmapped(renderer: NIRRenderer) -> None:
-    local = UOp(Ops.DEFINE_LOCAL, dtypes.float32.ptr(16, AddrSpace.LOCAL), (), "temp")
-    prog = [
-        local,
-        UOp(
-            Ops.STORE,
-            dtypes.void,
-            (
-                UOp(Ops.INDEX, local.dtype, (local, UOp.const(dtype=dtypes.int32, b=0))),
-                UOp.const(dtype=dtypes.float32, b=1.0),
-            ),
-        ),
-    ]
-    with pytest.raises(NotImplementedError, match=r"NIR renderer: no rule for Ops\.DEFINE_LOCAL"):
-        renderer.render(prog)
+def _reverse_in_workgroups(
+    groups: int = 3, size: int = 8
+) -> tuple[list[UOp], list[bytearray], tuple[int, ...]]:
+    """Each workgroup of ``size`` invocations reverses its slice of the input through shared
+    memory: invocation i stores element i, a barrier, then reads element size-1-i (written by
+    another invocation)."""
+    p = Builder()
+    n = groups * size
+    src = p.buffer(dtypes.float32, [float(3 * i + 1) for i in range(n)])
+    out = p.output(dtypes.float32, n, "out")
+    g = UOp.special(groups, "gidx0")
+    lid = UOp.special(size, "lidx0")
+    tmp = UOp(Ops.DEFINE_LOCAL, dtypes.float32.ptr(size, AddrSpace.LOCAL), (), "tmp")
+    i = g * size + lid
+    stored = p.add(store(index(tmp, lid), load(index(src, i))))
+    barrier = p.add(UOp(Ops.BARRIER, dtypes.void, (stored,)))
+    mirrored = load(index(tmp.after(barrier), (size - 1) - lid))
+    p.add(store(index(out, i), mirrored))
+    case = p.case("reverse")
+    bufs = [bytearray(struct.pack(f"<{n}f", *values)) for _, values in case.buffers]
+    return list(case.uops), bufs, (groups, 1, 1, size, 1, 1)
+
+
+def test_workgroups_shared_memory_and_barrier(renderer: NIRRenderer, compiler: LVPCompiler) -> None:
+    from fusegrad.runtime import run_linear
+
+    uops, bufs, dims = _reverse_in_workgroups()
+    text = renderer.render(uops, "reverse")
+    assert text.startswith("; fusegrad NIR kernel reverse buffers=2 variables=0 core=0 local=8,1,1")
+    for instr in ("@load_local_invocation_id", "@store_shared", "@barrier", "@load_shared"):
+        assert instr in text, instr
+    assert "workgroup_size: 8, 1, 1" in text and "shared_size: 32" in text
+    want = [bytearray(b) for b in bufs]
+    run_linear(uops, want, {}, global_size=dims[:3], local_size=dims[3:])
+    CPUProgram(compiler.compile(text), cpu_signature(uops, "reverse"))(bufs, {})
+    assert bufs[1] == want[1]
+    got = struct.unpack("<24f", bufs[1])
+    assert got[:8] == tuple(float(3 * i + 1) for i in range(7, -1, -1))
+
+
+def test_workgroup_wider_than_a_vector_is_refused(renderer: NIRRenderer) -> None:
+    uops, _, _ = _reverse_in_workgroups(groups=1, size=32)
+    with pytest.raises(NotImplementedError, match="a workgroup of 32 invocations"):
+        renderer.render(uops)
 
 
 def test_optimized_shader_has_no_registers_left(renderer: NIRRenderer) -> None:

@@ -7,11 +7,12 @@ API in Mesa's own module, with the CPU calling convention of every fusegrad CPU 
     void name(T0 *buf0, ..., int32 var0, ..., int32 core_id)
 
 it stores the buffer addresses and Variables in an argument block (uniform block 0 of the
-shader), runs the shader with every lane of the execution mask set on the same values (one
-invocation's work: uniform values stay scalar, the lanes of the rest agree), and takes the
-core id as the workgroup id. The IR
-is printed and compiled by llvmlite like the LLVM renderer's (``LLVMCompiler``), so the
-runtime loads the same ELF objects.
+shader), gives the shader a stack block as its shared memory, and runs it once over one
+vector of ``lanes(local)`` invocations — the workgroup, lane j its invocation j (lanes past
+the workgroup repeat its first invocations); the shader loops over the grid itself. A
+``core_id`` (THREAD-split CPU programs) is the workgroup id. The IR is printed and compiled
+by llvmlite like the LLVM renderer's (``LLVMCompiler``), so the runtime loads the same ELF
+objects.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ import ctypes
 import re
 import threading
 from ctypes import POINTER, byref, c_char_p, c_int, c_uint32, c_uint64, c_void_p
-from typing import Any
+from typing import Any, NamedTuple
 
 from fusegrad.codegen import CompileError, Compiler
 from fusegrad.renderer.nir import bindings as nb
 from fusegrad.renderer.nir.builder import deserialize
 from fusegrad.renderer.nir.mesa import Mesa, load_mesa
-from fusegrad.renderer.nir.renderer import BLOB_PREFIX, HEADER
+from fusegrad.renderer.nir.renderer import BLOB_PREFIX, HEADER, MAX_LANES
 
 P = c_void_p
 _LLVM_C = {  # LLVM 20 C API functions the wrapper uses: name -> (restype, argtypes)
@@ -53,13 +54,18 @@ _LLVM_C = {  # LLVM 20 C API functions the wrapper uses: name -> (restype, argty
     "LLVMConstInt": (P, [P, ctypes.c_ulonglong, c_int]),
     "LLVMConstVector": (P, [POINTER(P), c_uint32]),
     "LLVMBuildRetVoid": (P, [P]),
+    "LLVMCountParams": (c_uint32, [P]),
+    "LLVMInt8TypeInContext": (P, [P]),
+    "LLVMSetAlignment": (None, [P, c_uint32]),
     "LLVMPrintModuleToString": (POINTER(ctypes.c_char), [P]),
     "LLVMDisposeMessage": (None, [POINTER(ctypes.c_char)]),
 }
-_VERSION = 3  # of the wrapper: part of the cache key
-LANES = 4  # llvmpipe's SIMD width here (gallivm needs at least 2 lanes)
+_VERSION = 4  # of the wrapper: part of the cache key
+MIN_LANES = 8  # llvmpipe's SIMD width at least (AVX2's 8 float32 lanes; gallivm needs 2)
 _HEADER_RE = re.compile(
-    rf"^{re.escape(HEADER)} (\w+) buffers=(\d+) variables=(\d+) core=([01])$", re.MULTILINE
+    rf"^{re.escape(HEADER)} (\w+) buffers=(\d+) variables=(\d+) core=([01])"
+    r" local=(\d+),(\d+),(\d+) shared=(\d+)$",
+    re.MULTILINE,
 )
 _lock = threading.Lock()  # gallivm and llvmlite state are not thread-safe
 
@@ -120,37 +126,54 @@ class _Wrapper:
         llvm.LLVMBuildStore(b, size, llvm.LLVMBuildStructGEP2(b, jit_buffer, consts, 1, b""))
         return consts
 
-    def full_mask(self) -> Any:
-        """Every lane active: all lanes compute the same (one invocation's) values, so the
-        addresses gallivm gathers from in every lane are valid ones (an inactive lane's would
-        be garbage), and stores write the same value to the same place."""
+    def vector(self, values: list[int]) -> Any:
         llvm = self.llvm
-        lanes = [llvm.LLVMConstInt(self.i32, (1 << 32) - 1, 0) for _ in range(LANES)]
-        return llvm.LLVMConstVector((P * LANES)(*lanes), LANES)
+        lanes = [llvm.LLVMConstInt(self.i32, v, 0) for v in values]
+        return llvm.LLVMConstVector((P * len(lanes))(*lanes), len(lanes))
 
-    def body(self, shader: Any, fn: Any, consts: Any, core: bool) -> None:
-        lib, g = self.lib, self.gallivm
+    def shared_memory(self, size: int) -> Any:
+        """The workgroup's shared memory: a block on the stack (16-byte aligned)."""
+        llvm = self.llvm
+        array = llvm.LLVMArrayType2(llvm.LLVMInt8TypeInContext(self.ctx), max(size, 16))
+        block = llvm.LLVMBuildAlloca(self.builder, array, b"shared")
+        llvm.LLVMSetAlignment(block, 16)
+        return block
+
+    def body(
+        self, shader: Any, fn: Any, consts: Any, core: bool, local: tuple[int, int, int],
+        shared: int,
+    ) -> None:  # fmt: skip
+        """The shader over one SIMD vector of ``lanes(local)`` invocations: lane j is
+        invocation j of the workgroup (``local`` ids, x fastest); lanes past the workgroup
+        repeat its first invocations, so every lane's addresses are valid and a repeated
+        lane stores what its twin stores. All lanes are active (the execution mask is
+        full)."""
+        lib, g, llvm = self.lib, self.gallivm, self.llvm
+        n, count = lanes(local), local[0] * local[1] * local[2]
         params = nb.lp_build_tgsi_params()
         params.type.floating, params.type.sign = 1, 1
-        params.type.width, params.type.length = 32, LANES
+        params.type.width, params.type.length = 32, n
         mask = nb.lp_build_mask_context()
         params.mask = ctypes.pointer(mask)
         params.consts_ptr = consts
         params.resources_type = lib.lp_build_jit_resources_type(g)
+        if shared:
+            params.shared_ptr = self.shared_memory(shared)
         system = nb.lp_bld_tgsi_system_values()
-        zero = self.llvm.LLVMConstInt(self.i32, 0, 0)
-        core_id = self.llvm.LLVMGetParam(fn, self._param_count(fn) - 1) if core else zero
+        zero = llvm.LLVMConstInt(self.i32, 0, 0)
+        core_id = llvm.LLVMGetParam(fn, llvm.LLVMCountParams(fn) - 1) if core else zero
         system.block_id[0], system.block_id[1], system.block_id[2] = core_id, zero, zero
+        ids = [j % count for j in range(n)]
+        system.thread_id[0] = self.vector([j % local[0] for j in ids])
+        system.thread_id[1] = self.vector([j // local[0] % local[1] for j in ids])
+        system.thread_id[2] = self.vector([j // (local[0] * local[1]) for j in ids])
+        for axis in range(3):
+            system.block_size[axis] = llvm.LLVMConstInt(self.i32, local[axis], 0)
         params.system_values = ctypes.pointer(system)
-        lib.lp_build_mask_begin(params.mask, g, params.type, self.full_mask())
+        lib.lp_build_mask_begin(params.mask, g, params.type, self.vector([(1 << 32) - 1] * n))
         lib.lp_build_nir_soa(g, shader, byref(params), None)
         lib.lp_build_mask_end(params.mask)
-        self.llvm.LLVMBuildRetVoid(self.builder)
-
-    def _param_count(self, fn: Any) -> int:
-        count = self.llvm.LLVMCountParams
-        count.restype, count.argtypes = c_uint32, [P]
-        return int(count(fn))
+        llvm.LLVMBuildRetVoid(self.builder)
 
     def ir(self) -> str:
         text_ptr = self.llvm.LLVMPrintModuleToString(self.module)
@@ -163,29 +186,53 @@ class _Wrapper:
         self.lib.gallivm_destroy(self.gallivm)
 
 
-def parse_rendered(src: str) -> tuple[str, int, int, bool, bytes]:
-    """(kernel name, buffers, variables, has core, serialized NIR) of the NIR renderer's
-    output; ValueError when ``src`` is not that."""
+def lanes(local: tuple[int, int, int]) -> int:
+    """llvmpipe's vector length for a workgroup of size ``local``: the power of two that
+    holds it, at least ``MIN_LANES``."""
+    count = local[0] * local[1] * local[2]
+    return max(MIN_LANES, 1 << (count - 1).bit_length())
+
+
+class Rendered(NamedTuple):
+    """What the NIR renderer's header and blob say about a kernel."""
+
+    name: str
+    buffers: int
+    variables: int
+    core: bool
+    local: tuple[int, int, int]
+    shared: int
+    blob: bytes
+
+
+def parse_rendered(src: str) -> Rendered:
+    """The kernel described by the NIR renderer's output; ValueError when ``src`` is not
+    that."""
     m = _HEADER_RE.search(src)
     if m is None:
         raise ValueError("LVP compiler: the source is not the NIR renderer's output")
     blob = "".join(
         line[len(BLOB_PREFIX) :] for line in src.splitlines() if line.startswith(BLOB_PREFIX)
     )
-    name, buffers, variables, core = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)
-    return name, buffers, variables, core == "1", base64.b64decode(blob)
+    local = (int(m.group(5)), int(m.group(6)), int(m.group(7)))
+    if not 0 < local[0] * local[1] * local[2] <= MAX_LANES:
+        raise ValueError(f"LVP compiler: a workgroup of {local} (1 to {MAX_LANES} invocations)")
+    return Rendered(
+        m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) == "1", local,
+        int(m.group(8)), base64.b64decode(blob),
+    )  # fmt: skip
 
 
 def llvmpipe_ir(mesa: Mesa, src: str) -> str:
     """llvmpipe's LLVM IR (LLVM 20 text) for the NIR renderer's output ``src``."""
-    name, buffers, variables, core, blob = parse_rendered(src)
-    shader = deserialize(mesa.lib, blob)
-    wrapper = _Wrapper(mesa, name)
+    k = parse_rendered(src)
+    shader = deserialize(mesa.lib, k.blob)
+    wrapper = _Wrapper(mesa, k.name)
     try:
         mesa.lib.lp_build_nir_soa_prepasses(shader)
-        fn = wrapper.function(name, buffers, variables, core)
-        consts = wrapper.argument_block(fn, buffers, variables)
-        wrapper.body(shader, fn, consts, core)
+        fn = wrapper.function(k.name, k.buffers, k.variables, k.core)
+        consts = wrapper.argument_block(fn, k.buffers, k.variables)
+        wrapper.body(shader, fn, consts, k.core, k.local, k.shared)
         return _portable(wrapper.ir())
     finally:
         wrapper.close()

@@ -1,8 +1,18 @@
 """The NIR renderer: a linear program as a Mesa NIR compute shader, optimized by NIR's passes.
 
-Mapping (one shader invocation runs the whole kernel, like a CPU kernel; a THREAD-split
-kernel's ``SPECIAL core`` is the workgroup id, one workgroup per core):
+Mapping: a GPU-style renderer (``has_local``, ``has_shared``): the optimizer gives kernels
+workgroup ids (``gidx``) and invocation ids (``lidx``), and llvmpipe runs the invocations of
+a workgroup in the lanes of one SIMD vector (``MAX_LANES`` at most: a workgroup is one
+vector, in lockstep). The shader itself loops over the grid's workgroups (``gidx0``
+fastest), so one call of the kernel runs the whole grid with the CPU calling convention (no
+id parameters; a program's ``SPECIAL core`` — hand-built CPU programs — is the workgroup id
+llvmpipe gets, one per core):
 
+* ``SPECIAL lidx0..2``: ``load_local_invocation_id``; ``gidx0..2``: the grid loop's counter
+  unflattened (sizes may be symbolic: computed before the loop);
+* ``DEFINE_LOCAL``: a slice of the workgroup's shared memory (``load_shared``/
+  ``store_shared`` at 32-bit byte offsets); ``BARRIER``: a workgroup-scope memory barrier
+  (the lanes already run in lockstep, so no execution barrier is needed);
 * buffer ``PARAM`` k: a 64-bit address read from uniform block 0 at byte ``8 * k``; Variables
   follow as 32-bit values in the next 8-byte slots (the LVP compiler fills the block);
 * ``INDEX`` into a buffer: ``address + idx * itemsize`` (64-bit); ``LOAD``/``STORE``:
@@ -15,7 +25,7 @@ kernel's ``SPECIAL core`` is the workgroup id, one workgroup per core):
   off, and would still load after a ``break`` at the top); ``IF``/``ENDIF``: ``if``;
 * vectors are lists of scalar values (``VECTORIZE``/``GEP`` pick lanes): llvmpipe vectorizes
   across invocations, not within one; the renderer still declares the host's vector widths
-  so UPCAST puts more work in each loop iteration.
+  so UPCAST puts more work in each invocation.
 
 Integer division/remainder by zero give 0 and shifts past the width are defined, as
 ``exec_alu`` says; float ops are exact (``exact`` ALU instructions, IEEE float controls).
@@ -35,7 +45,7 @@ from fusegrad.renderer.host import host_vector_widths
 from fusegrad.renderer.nir import bindings as nb
 from fusegrad.renderer.nir.builder import Def, NIRBuilder, print_shader, serialize
 from fusegrad.renderer.nir.mesa import load_mesa
-from fusegrad.renderer.signature import kernel_signature
+from fusegrad.renderer.signature import KernelSignature, kernel_signature
 from fusegrad.uop import AddrSpace, DType, Ops, PtrDType, UOp, dtypes
 
 Op = nb.nir_op
@@ -48,6 +58,7 @@ def _named(name: str) -> int:
 
 
 HEADER = "; fusegrad NIR kernel"
+MAX_LANES = 16  # invocations in a workgroup: the lanes of llvmpipe's SIMD vector
 BLOB_PREFIX = "; nir "
 
 # -- dtypes --------------------------------------------------------------------------------------
@@ -301,7 +312,7 @@ class _Program:
 
     def __init__(self, nir: NIRBuilder, uops: list[UOp], name: str) -> None:
         self.nir = nir
-        self.sig = kernel_signature(uops, name)
+        self.sig = cpu_signature(uops, name)
         self.vals: dict[UOp, list[Def]] = {}
         self.regs: dict[UOp, list[Any]] = {}  # DEFINE_REG -> variables (element-major, lanes)
         self.flow: dict[UOp, Any] = {}  # RANGE -> (loop, counter, guard if, end), IF -> nir_if
@@ -310,6 +321,10 @@ class _Program:
         self.slots.update({v: first + 8 * i for i, v in enumerate(self.sig.variables)})
 
         self.zero_slot = first + 8 * len(self.sig.variables)
+        self.local_size = _local_size(uops)
+        self.shared: dict[UOp, int] = {}  # DEFINE_LOCAL -> byte offset in shared memory
+        self.shared_bytes = 0
+        self.group_ids: dict[str, Def] = {}  # gidx0..2 -> the workgroup loop's ids
 
     @property
     def uniform_bytes(self) -> int:
@@ -375,11 +390,103 @@ def _positive_zero(dt: DType, value: Any) -> bool:
     return kind(dt) == "f" and float(value) == 0.0 and math.copysign(1.0, float(value)) > 0
 
 
+def cpu_signature(uops: list[UOp], name: str | None = None) -> KernelSignature:
+    """The CPU calling convention of a program (``kernel_signature``), which may have
+    workgroup ids here: the kernel runs the whole grid, so they are no parameters."""
+    ids = {f"{k}{i}" for k in ("gidx", "lidx") for i in range(3)}
+    return kernel_signature([u for u in uops if not (u.op is Ops.SPECIAL and u.arg in ids)], name)
+
+
+def _local_size(uops: list[UOp]) -> tuple[int, int, int]:
+    """The workgroup's size from the ``lidx`` SPECIALs (constants: the lanes are fixed when
+    the shader is compiled)."""
+    size = [1, 1, 1]
+    for u in uops:
+        if u.op is Ops.SPECIAL and str(u.arg).startswith("lidx"):
+            if u.src[0].op is not Ops.CONST:
+                raise NotImplementedError(f"NIR renderer: {u.arg} of a symbolic size")
+            size[int(str(u.arg)[4:])] = int(u.src[0].arg)
+    if math.prod(size) > MAX_LANES:
+        raise NotImplementedError(
+            f"NIR renderer: a workgroup of {math.prod(size)} invocations (at most {MAX_LANES},"
+            " the lanes of one SIMD vector)"
+        )
+    return size[0], size[1], size[2]
+
+
 def _special(p: _Program, u: UOp) -> None:
-    if u.arg != "core":
-        raise NotImplementedError(f"NIR renderer: SPECIAL {u.arg!r} (only 'core' is mapped)")
-    ids = p.nir.intrinsic(Intr.nir_intrinsic_load_workgroup_id, (), 3, 32)
-    p.vals[u] = [_cast(p.nir, dtypes.int32, u.dtype, p.nir.channel(ids, 0))]
+    name = str(u.arg)
+    if name == "core":
+        ids = p.nir.intrinsic(Intr.nir_intrinsic_load_workgroup_id, (), 3, 32)
+        p.vals[u] = [_cast(p.nir, dtypes.int32, u.dtype, p.nir.channel(ids, 0))]
+    elif name in ("gidx0", "gidx1", "gidx2"):
+        p.vals[u] = [_cast(p.nir, dtypes.uint32, u.dtype, p.group_ids[name])]
+    elif name in ("lidx0", "lidx1", "lidx2"):
+        ids = p.nir.intrinsic(Intr.nir_intrinsic_load_local_invocation_id, (), 3, 32)
+        p.vals[u] = [_cast(p.nir, dtypes.uint32, u.dtype, p.nir.channel(ids, int(name[4])))]
+    else:
+        raise NotImplementedError(f"NIR renderer: SPECIAL {name!r}")
+
+
+def _group_sizes(p: _Program, uops: list[UOp]) -> list[Def]:
+    """The grid's size per axis (32-bit; 1 where no ``gidx`` SPECIAL uses the axis)."""
+    sizes = [p.nir.imm(32, 1) for _ in range(3)]
+    for u in uops:
+        if u.op is Ops.SPECIAL and str(u.arg).startswith("gidx"):
+            size = p.vals[u.src[0]][0]
+            if bits(u.src[0].dtype) != 32:
+                size = p.nir.alu(Op.nir_op_u2u32, size)
+            sizes[int(str(u.arg)[4])] = size
+    return sizes
+
+
+def _begin_workgroups(p: _Program, sizes: list[Def]) -> tuple[Any, ...]:
+    """A loop over the grid's workgroups (the one invocation vector runs them in turn):
+    ``gidx0`` fastest. Bottom-tested under an ``if``, like RANGE's loops."""
+    nir = p.nir
+    total = nir.alu(Op.nir_op_imul, nir.alu(Op.nir_op_imul, sizes[0], sizes[1]), sizes[2])
+    counter = nir.local_variable("u", 32, "workgroup")
+    nir.store_var(counter, nir.imm(32, 0))
+    guard = nir.push_if(nir.alu(Op.nir_op_ult, nir.imm(32, 0), total))
+    loop = nir.push_loop()
+    wg = nir.load_var(counter, 32)
+    rest = nir.alu(Op.nir_op_udiv, wg, sizes[0])
+    p.group_ids["gidx0"] = nir.alu(Op.nir_op_umod, wg, sizes[0])
+    p.group_ids["gidx1"] = nir.alu(Op.nir_op_umod, rest, sizes[1])
+    p.group_ids["gidx2"] = nir.alu(Op.nir_op_udiv, rest, sizes[1])
+    return loop, counter, guard, total, wg
+
+
+def _end_workgroups(p: _Program, state: tuple[Any, ...]) -> None:
+    loop, counter, guard, total, wg = state
+    nir = p.nir
+    step = nir.alu(Op.nir_op_iadd, wg, nir.imm(32, 1))
+    nir.store_var(counter, step)
+    last = nir.push_if(nir.alu(Op.nir_op_uge, step, total))
+    nir.jump_break()
+    nir.pop_if(last)
+    nir.pop_loop(loop)
+    nir.pop_if(guard)
+
+
+def _define_local(p: _Program, u: UOp) -> None:
+    assert isinstance(u.dtype, PtrDType)
+    _, size = _memory_type(u.dtype.base)
+    p.shared[u] = p.shared_bytes
+    p.shared_bytes += (u.dtype.size * u.dtype.base.count * size + 15) // 16 * 16
+
+
+def _barrier(p: _Program, u: UOp) -> None:
+    """A workgroup is one SIMD vector, run in lockstep: every invocation's stores before the
+    barrier happen before any invocation's loads after it. The barrier is the memory
+    ordering of shared memory (no execution barrier: llvmpipe implements that with
+    coroutines, for workgroups wider than a vector)."""
+    p.nir.intrinsic(
+        Intr.nir_intrinsic_barrier, (),
+        EXECUTION_SCOPE=nb.mesa_scope.SCOPE_NONE, MEMORY_SCOPE=nb.mesa_scope.SCOPE_WORKGROUP,
+        MEMORY_SEMANTICS=nb.nir_memory_semantics.NIR_MEMORY_ACQ_REL,
+        MEMORY_MODES=nb.nir_variable_mode.nir_var_mem_shared,
+    )  # fmt: skip
 
 
 def _define_reg(p: _Program, u: UOp) -> None:
@@ -433,6 +540,14 @@ def _index(p: _Program, u: UOp) -> None:
     if buf.op is Ops.DEFINE_REG:
         return  # registers are addressed by LOAD/STORE (constant indices)
     assert isinstance(buf.dtype, PtrDType)
+    if buf.op is Ops.DEFINE_LOCAL:  # a 32-bit byte offset into shared memory
+        idx = p.vals[u.src[1]][0]
+        if bits(u.src[1].dtype) != 32:
+            idx = p.nir.alu(Op.nir_op_u2u32, idx)
+        _, size = _memory_type(buf.dtype.base)
+        offset = p.nir.alu(Op.nir_op_imul, idx, p.nir.imm(32, size))
+        p.vals[u] = [p.nir.alu(Op.nir_op_iadd, offset, p.nir.imm(32, p.shared[buf]))]
+        return
     if buf.dtype.addrspace is not AddrSpace.GLOBAL:
         raise NotImplementedError(f"NIR renderer: {buf.dtype.addrspace} memory")
     idx = p.vals[u.src[1]][0]
@@ -466,18 +581,17 @@ def _load(p: _Program, u: UOp) -> None:
         p.vals[u] = [p.nir.load_var(v, nbits) for v in _reg_vars(p, idx, u.dtype.count)]
         return
     mem, size = _memory_type(u.dtype)
+    shared = _root(idx.src[0]).op is Ops.DEFINE_LOCAL
     address = p.vals[idx][0]
     gate = p.vals[idx.src[2]][0] if len(idx.src) == 3 else None
     if gate is not None:  # masked lanes read the buffer's first element instead
-        address = p.nir.alu(Op.nir_op_bcsel, gate, address, p.vals[_root(idx.src[0])][0])
+        first = (
+            p.nir.imm(32, p.shared[_root(idx.src[0])]) if shared else p.vals[_root(idx.src[0])][0]
+        )
+        address = p.nir.alu(Op.nir_op_bcsel, gate, address, first)
     out = []
     for lane in range(u.dtype.count):
-        at = (
-            address if lane == 0 else p.nir.alu(Op.nir_op_iadd, address, p.nir.imm(64, lane * size))
-        )
-        x = p.nir.intrinsic(
-            Intr.nir_intrinsic_load_global, (at,), 1, 8 * size, ACCESS=0, ALIGN_MUL=size, ALIGN_OFFSET=0
-        )  # fmt: skip
+        x = _access(p, shared, address, lane * size, size)
         out.append(_cast(p.nir, mem, u.dtype.scalar(), x) if mem is not u.dtype.scalar() else x)
     if gate is not None:
         alt = p.vals[u.src[1]]
@@ -493,19 +607,37 @@ def _store(p: _Program, u: UOp) -> None:
             p.nir.store_var(var, x)
         return
     mem, size = _memory_type(value.dtype)
+    shared = _root(idx.src[0]).op is Ops.DEFINE_LOCAL
     nif = p.nir.push_if(p.vals[idx.src[2]][0]) if len(idx.src) == 3 else None
     address = p.vals[idx][0]
     for lane, x in enumerate(vals):
-        at = (
-            address if lane == 0 else p.nir.alu(Op.nir_op_iadd, address, p.nir.imm(64, lane * size))
-        )
         raw = _cast(p.nir, value.dtype.scalar(), mem, x) if mem is not value.dtype.scalar() else x
-        p.nir.intrinsic(
-            Intr.nir_intrinsic_store_global, (raw, at), 1,
-            WRITE_MASK=1, ACCESS=0, ALIGN_MUL=size, ALIGN_OFFSET=0,
-        )  # fmt: skip
+        _access(p, shared, address, lane * size, size, raw)
     if nif is not None:
         p.nir.pop_if(nif)
+
+
+def _access(
+    p: _Program, shared: bool, address: Def, offset: int, size: int, value: Def | None = None
+) -> Def | None:
+    """Load (``value`` None) or store ``size`` bytes at ``address + offset``: a global address
+    (64-bit) or a byte offset into shared memory (32-bit)."""
+    nir = p.nir
+    if offset:
+        address = nir.alu(Op.nir_op_iadd, address, nir.imm(32 if shared else 64, offset))
+    align = {"ALIGN_MUL": size, "ALIGN_OFFSET": 0}
+    if shared and value is None:
+        return nir.intrinsic(
+            Intr.nir_intrinsic_load_shared, (address,), 1, 8 * size, BASE=0, **align
+        )
+    if shared:
+        op = Intr.nir_intrinsic_store_shared
+        return nir.intrinsic(op, (value, address), 1, BASE=0, WRITE_MASK=1, **align)
+    if value is None:
+        op = Intr.nir_intrinsic_load_global
+        return nir.intrinsic(op, (address,), 1, 8 * size, ACCESS=0, **align)
+    op = Intr.nir_intrinsic_store_global
+    return nir.intrinsic(op, (value, address), 1, WRITE_MASK=1, ACCESS=0, **align)
 
 
 def _cast_op(p: _Program, u: UOp) -> None:
@@ -538,7 +670,7 @@ def _nothing(p: _Program, u: UOp) -> None:
     return None
 
 
-_HOISTED = frozenset({Ops.PARAM, Ops.CONST, Ops.VCONST, Ops.DEFINE_REG, Ops.SPECIAL})
+_HOISTED = frozenset({Ops.PARAM, Ops.CONST, Ops.VCONST, Ops.DEFINE_REG, Ops.DEFINE_LOCAL})
 
 _HANDLERS: dict[Ops, Callable[[_Program, UOp], None]] = {
     Ops.PARAM: _param,
@@ -546,6 +678,8 @@ _HANDLERS: dict[Ops, Callable[[_Program, UOp], None]] = {
     Ops.VCONST: _const,
     Ops.SPECIAL: _special,
     Ops.DEFINE_REG: _define_reg,
+    Ops.DEFINE_LOCAL: _define_local,
+    Ops.BARRIER: _barrier,
     Ops.RANGE: _range,
     Ops.END: _end,
     Ops.IF: _if,
@@ -593,17 +727,36 @@ def optimize(lib: Any, shader: Any) -> None:
     lib.nir_opt_dce(shader)
 
 
+def _parts(uops: list[UOp]) -> list[list[UOp] | str]:
+    """The program in emission order: values without sources first, at the top (a constant
+    the linearizer placed in a loop may be used after it, where NIR needs its definition to
+    dominate the use), then the grid's sizes; ``"begin"`` / ``"end"`` around the rest when
+    the program has workgroup ids (its body runs in a loop over the workgroups)."""
+    top = [u for u in uops if u.op in _HOISTED]
+    groups = [u for u in uops if u.op is Ops.SPECIAL and str(u.arg).startswith("gidx")]
+    if not groups:
+        return [top, [u for u in uops if u.op not in _HOISTED]]
+    needed: set[UOp] = set()
+    for g in groups:
+        needed.update(g.src[0].toposort())
+    sizes = [u for u in uops if u in needed and u.op not in _HOISTED]
+    specials = [u for u in uops if u.op is Ops.SPECIAL]
+    rest = [u for u in uops if u.op not in _HOISTED and u not in needed and u.op is not Ops.SPECIAL]
+    return [top, sizes, "begin", specials, rest, "end"]
+
+
 class NIRRenderer(Renderer):
     """Linear programs as Mesa NIR compute shaders (see the module docstring); the LVP
     compiler (``fusegrad.renderer.nir.LVPCompiler``) runs them on the CPU through llvmpipe."""
 
     device = "CPU"
     suffix = "LVP"
-    has_local = False
-    has_shared = False
-    has_threads = True
-    global_max = None
-    local_max = None
+    has_local = True
+    has_shared = True
+    has_threads = False
+    global_max = (2**31 - 1, 65535, 65535)
+    local_max = (MAX_LANES, MAX_LANES, MAX_LANES)
+    shared_max = 32768
     # vectors (lists of scalars here) only for what the optimizer's UPCAST makes of them: more
     # work per iteration of llvmpipe's masked loops (2x on elementwise kernels)
     # (only of the dtypes it renders: UPCAST of an emulated float16 made float32 vector ALU
@@ -622,14 +775,22 @@ class NIRRenderer(Renderer):
 
     def build(self, uops: list[UOp], name: str | None = None) -> tuple[Any, _Program]:
         """The optimized NIR shader of a linear program (free with ``ralloc_free``)."""
-        sig = kernel_signature(uops, name)
+        sig = cpu_signature(uops, name)
         nir = NIRBuilder(self.mesa, sig.name)
         prog = _Program(nir, uops, sig.name)
         try:
-            # values without sources first, at the top: a constant the linearizer placed in a
-            # loop may be used after it, where NIR needs its definition to dominate the use
-            for u in sorted(uops, key=lambda u: u.op not in _HOISTED):
-                prog.emit(u)
+            for part in _parts(uops):
+                if isinstance(part, list):
+                    for u in part:
+                        prog.emit(u)
+                elif part == "begin":
+                    workgroups = _begin_workgroups(prog, _group_sizes(prog, uops))
+                else:
+                    _end_workgroups(prog, workgroups)
+            info = nir.shader.contents.info
+            info.shared_size = prog.shared_bytes
+            for axis, size in enumerate(prog.local_size):
+                info.workgroup_size[axis] = size
             self.mesa.lib.nir_validate_shader(nir.shader, b"fusegrad NIR renderer")
             optimize(self.mesa.lib, nir.shader)
         except BaseException:
@@ -648,7 +809,8 @@ class NIRRenderer(Renderer):
         sig = prog.sig
         header = (
             f"{HEADER} {sig.name} buffers={len(sig.buffers)} variables={len(sig.variables)}"
-            f" core={int(sig.core is not None)}"
+            f" core={int(sig.core is not None)} local={','.join(map(str, prog.local_size))}"
+            f" shared={prog.shared_bytes}"
         )
         lines = [blob[i : i + 96] for i in range(0, len(blob), 96)]
         return "\n".join([header, text.rstrip(), *(BLOB_PREFIX + x for x in lines)]) + "\n"
