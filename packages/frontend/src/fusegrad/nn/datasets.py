@@ -6,6 +6,12 @@
   ``path`` when given, else they are fetched once into the fusegrad cache. Every file is
   checked against its published MD5 before it is read (``checksums=`` replaces the table;
   ``{}`` skips the check), and its IDX header against its size.
+* ``cifar(device=None, path=None, checksum=CIFAR_MD5)``: CIFAR-10 as tinygrad returns it:
+  ``(X_train, Y_train, X_test, Y_test)``, images uint8 ``(N, 3, 32, 32)``, labels uint8
+  ``(N,)``, parsed from the binary tarball (``cifar-10-binary.tar.gz``: per batch file,
+  records of one label byte and 3,072 pixel bytes, channels first). The tarball is ``path``
+  when given, else fetched once into the fusegrad cache; its MD5 is checked (``checksum=None``
+  skips the check).
 * ``digits(device=None, test_fraction=0.2, seed=0)``: the 1,797 8x8 handwritten digits that
   ship with scikit-learn (its ``digits.csv.gz`` is read directly; scikit-learn is only where
   the file lives), split with a seeded permutation: images float32 ``(N, 1, 8, 8)`` in
@@ -21,6 +27,7 @@ import hashlib
 import importlib.util
 import io
 import struct
+import tarfile
 import zlib
 from pathlib import Path
 
@@ -127,6 +134,64 @@ def mnist(
             Tensor(x_test[:, None], device=device), Tensor(y_test, device=device))  # fmt: skip
 
 
+CIFAR_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz"
+CIFAR_MD5 = "c32a1d4ab5d03f1284b67883e8d87530"  # as published on the CIFAR page
+CIFAR_RECORD = 1 + 3 * 32 * 32  # one label byte, then the red, green and blue planes
+CIFAR_TRAIN = tuple(f"data_batch_{i}.bin" for i in range(1, 6))
+CIFAR_TEST = "test_batch.bin"
+
+
+def _cifar_batches(archive: tarfile.TarFile, names: tuple[str, ...], file: Path) -> np.ndarray:
+    """The records of the batch files ``names`` as one (N, 3073) uint8 array."""
+    members = {Path(m.name).name: m for m in archive.getmembers() if m.isfile()}
+    parts = []
+    for name in names:
+        member = members.get(name)
+        if member is None:
+            raise ValueError(f"{file}: the tarball has no {name} (not CIFAR-10 binary?)")
+        data = archive.extractfile(member)
+        assert data is not None  # a regular file
+        raw = data.read()
+        if not raw or len(raw) % CIFAR_RECORD:
+            raise ValueError(
+                f"{file}: {name} has {len(raw)} bytes, not a whole number of "
+                f"{CIFAR_RECORD}-byte records"
+            )
+        parts.append(np.frombuffer(raw, dtype=np.uint8).reshape(-1, CIFAR_RECORD))
+    return np.concatenate(parts)
+
+
+def cifar(
+    device: str | None = None,
+    path: str | Path | None = None,
+    checksum: str | None = CIFAR_MD5,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(X_train, Y_train, X_test, Y_test) of CIFAR-10: uint8 images (N, 3, 32, 32) and uint8
+    labels 0..9 (N,), from the binary tarball at ``path`` or fetched."""
+    if path is None:
+        file = fetch(CIFAR_URL, name="cifar-10-binary.tar.gz", subdir="cifar")
+    else:
+        file = Path(path)
+        if not file.is_file():
+            raise FileNotFoundError(f"cifar: {file} does not exist")
+    if checksum is not None:
+        check_md5(file, {file.name: checksum})
+    try:
+        with tarfile.open(file, mode="r:*") as archive:
+            train = _cifar_batches(archive, CIFAR_TRAIN, file)
+            test = _cifar_batches(archive, (CIFAR_TEST,), file)
+    except (tarfile.TarError, EOFError, zlib.error) as e:
+        raise ValueError(f"{file}: not a readable tarball: {e}") from None
+    for records in (train, test):
+        if records[:, 0].max(initial=0) > 9:
+            raise ValueError(f"{file}: a label above 9 (not CIFAR-10 binary?)")
+    out = []
+    for records in (train, test):
+        images = np.ascontiguousarray(records[:, 1:].reshape(-1, 3, 32, 32))
+        out += [Tensor(images, device=device), Tensor(records[:, 0].copy(), device=device)]
+    return out[0], out[1], out[2], out[3]
+
+
 def digits_file() -> Path:
     """scikit-learn's ``digits.csv.gz`` (FileNotFoundError when scikit-learn is missing)."""
     spec = importlib.util.find_spec("sklearn")
@@ -156,4 +221,4 @@ def digits(
             Tensor(x[test], device=device), Tensor(y[test], device=device))  # fmt: skip
 
 
-__all__ = ["check_md5", "digits", "mnist", "read_idx"]
+__all__ = ["check_md5", "cifar", "digits", "mnist", "read_idx"]
