@@ -23,6 +23,10 @@ CPU device's cores.
    same in both (the optimizer's THREAD split depends on the renderer's core count, not on
    ``CPU_THREADS``), so the ratio is the runtime's parallel speed-up.
 
+``--profile N`` runs the dependent chain and the cache-hit loop under cProfile instead and prints
+the N functions with the most time of their own (profiled times are inflated: read them as
+shares, not as microseconds).
+
 Every time is a median over ``--repeats`` runs (default 5), with the best in parentheses. On a
 shared machine wall time includes waiting for a core: each line also gives the CPU time of
 the main thread and of the whole process (every thread), which is what wall time would be on
@@ -261,6 +265,44 @@ def _print_overhead(repeats: int) -> None:
             print(f"  {label:<40s} {' '.join(cells)}")
 
 
+def profile_dispatch(top: int) -> str:
+    """cProfile of 1,000 dependent realizes and of 1,000 cache hits (lookup + template plan
+    launch): the ``top`` functions by own time, as text."""
+    import cProfile
+    import io
+    import pstats
+
+    from fusegrad import Tensor
+    from fusegrad.engine.kernels import schedule as realize_schedule
+    from fusegrad.engine.launch import synchronize
+    from fusegrad.uop import UOp
+
+    x = Tensor([0.0]).realize()
+    for _ in range(3):
+        x = (x + 1).realize()
+    x.item()
+    sink = UOp.sink((x + 1).uop)
+    out = io.StringIO()
+
+    def chain() -> None:
+        nonlocal x
+        for _ in range(STEPS):
+            x = (x + 1).realize()
+        x.item()
+
+    loops = {
+        "dependent chain": chain,
+        "cache hit": _repeat(lambda: realize_schedule(list(sink.src)), synchronize),
+    }
+    for label, loop in loops.items():
+        profiler = cProfile.Profile()
+        profiler.runcall(loop)
+        print(f"-- {label}: {STEPS} steps, top {top} by own time", file=out)
+        stats = pstats.Stats(profiler, stream=out)
+        stats.sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
 def _print_jit(repeats: int) -> None:
     print("TinyJit replay of dependent 1-element kernels (median, us):")
     for ring, flag in RINGS.items():
@@ -290,7 +332,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--size", type=int, default=1 << 24)
     parser.add_argument("--only", choices=["overhead", "jit", "multicore"], default=None)
+    parser.add_argument("--profile", type=int, default=0, metavar="N")
     args = parser.parse_args()
+    if args.profile:
+        text = _child(f"profile_dispatch({args.profile})")
+        print(text)
+        return
     print(f"host: {os.cpu_count()} cores visible, python {sys.version.split()[0]}, "
           f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     parts = {

@@ -153,11 +153,13 @@ def timestamp_pair() -> tuple[Signal, Signal]:
 class _Prepared:
     """What a plan's launches share, worked out on its first launch: per step, the exec
     command when it never changes (fixed buffers, no Variables) and the launch sizes of a
-    kernel without Variables; the single device of a plan without copies; the work of the
-    launches without Variables."""
+    kernel without Variables; the steps a graph launch must refresh (``dynamic``: index,
+    step, whether only its buffers change); the single device of a plan without copies;
+    the work of the launches without Variables."""
 
     static: tuple[ExecCmd | None, ...]
     sizes: tuple[tuple[tuple[int, ...], tuple[int, ...] | None] | None, ...]
+    dynamic: tuple[tuple[int, PlanStep, bool], ...]
     single: str | None
     kernels: int
     work: tuple[int, int]
@@ -183,10 +185,15 @@ def _prepare(plan: LaunchPlan) -> _Prepared:
             static.append(ExecCmd(kernel.program, handles, (), size[0], size[1]))
         else:
             static.append(None)
+    dynamic = tuple(
+        (i, step, sizes[i] is not None)
+        for i, step in enumerate(plan.steps)
+        if static[i] is None and step.kernel is not None
+    )
     copies = any(s.kernel is None for s in plan.steps)
     names = plan.devices
     single = names.pop() if len(names) == 1 and not copies else None
-    return _Prepared(tuple(static), tuple(sizes), single, plan.kernels, (ops, mem))
+    return _Prepared(tuple(static), tuple(sizes), dynamic, single, plan.kernels, (ops, mem))
 
 
 def _exec(step: PlanStep, size: Any, runtime: list[Any], values: dict[str, int]) -> ExecCmd:
@@ -287,13 +294,11 @@ def _update_graph(
             for cmd in _commands(plan, prep, runtime, values):
                 graph.append(cmd)
             return True
-        for i, step in enumerate(plan.steps):
-            if prep.static[i] is not None:
-                continue
-            if prep.sizes[i] is None:
-                graph.update(i, _exec(step, None, runtime, values))
+        for i, step, sized in prep.dynamic:
+            if sized:
+                graph.set_buffers(i, tuple([runtime[j].opaque for j in step.slots]))
             else:
-                graph.set_buffers(i, tuple(runtime[j].opaque for j in step.slots))
+                graph.update(i, _exec(step, None, runtime, values))
     except ValueError:
         plan.cache["graph"] = False
         return False
@@ -303,8 +308,9 @@ def _update_graph(
 def _submit_graph(batch: _Batch, graph: HCQGraph, start: Signal, end: Signal) -> None:
     tl = _timeline(batch.name)
     tl.value += 1
-    head = [*batch.queue.commands, TimestampCmd(start)]  # a wait for another device first
-    graph.submit(head, [TimestampCmd(end), SignalCmd(tl.signal, tl.value)])
+    head = batch.queue.commands  # a wait for another device first, if any
+    head.append(TimestampCmd(start))
+    graph.submit(head, (TimestampCmd(end), SignalCmd(tl.signal, tl.value)))
     _STATE.flights.append(_Flight(tl.signal, tl.value, batch.keep, batch.timings))
     _STATE.last = (tl.signal, tl.value, batch.name)
     if DEBUG >= 2:

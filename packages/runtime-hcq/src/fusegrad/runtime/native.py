@@ -282,7 +282,11 @@ class NativeRing:
             self._publish(records, flags, cmds, step)
 
     def submit_encoded(
-        self, head: list[Command], body: list[bytes], body_flags: int, tail: list[Command]
+        self,
+        head: Sequence[Command],
+        body: Sequence[bytes | bytearray],
+        body_flags: int,
+        tail: Sequence[Command],
     ) -> None:
         """Publish ``head``, already encoded exec slots ``body`` (a ``NativeGraph``) and
         ``tail`` as one queue (followed by a step of the timeline): one ring write."""
@@ -290,14 +294,14 @@ class NativeRing:
             if self.closing:
                 raise RingClosed(f"{self.name}: the device was closed")
             step = self.submitted + 1
-            records, flags = self._encode(head)
-            records += body
-            ends, end_flags = self._encode([*tail, SignalCmd(self.timeline, step)])
-            records += ends[1:]  # without its BEGIN
-            self._publish(records, flags | body_flags | end_flags, [*head, *tail], step, False)
+            cmds = [*head, *tail, SignalCmd(self.timeline, step)]
+            records, flags = self._encode(cmds)
+            n = len(head) + 1  # after the BEGIN and the head
+            records[n:n] = body
+            self._publish(records, flags | body_flags, cmds, step, False)
 
     def _publish(
-        self, records: list[bytes], flags: int, cmds: list[Command], step: int, report: bool = True
+        self, records: list[Any], flags: int, cmds: list[Command], step: int, report: bool = True
     ) -> None:
         debug, profile = int(DEBUG.value), int(PROFILE.value)
         reports = (
@@ -315,7 +319,7 @@ class NativeRing:
         self.submitted = step
         self._flights.append(_Flight(self.head, cmds, reports, bool(flags & _WAIT_FLAG)))
 
-    def _encode(self, cmds: list[Command]) -> tuple[list[bytes], int]:
+    def _encode(self, cmds: list[Command]) -> tuple[list[Any], int]:
         """The slots of a queue (after its BEGIN) and the OR of their flags."""
         records: list[Any] = [_BEGIN]
         flags = _WAKE_FLAG if _WAITING[0] else 0
@@ -354,7 +358,7 @@ class NativeRing:
         self._calls[self._tokens] = cmd
         return _HEADER.pack(KIND_CALLBACK, 0, 0, self._tokens)
 
-    def _write(self, records: list[bytes], wake: bool) -> None:
+    def _write(self, records: list[Any], wake: bool) -> None:
         n, tail = len(records), int(self.control[1])
         if self._flights and self._flights[0].end <= tail:
             self._reap()
@@ -367,7 +371,7 @@ class NativeRing:
             UNRUNG.add(self)  # the worker sleeps: woken by the next wait for a signal
         self.head += n
 
-    def _write_in_chunks(self, records: list[bytes], wake: bool) -> None:
+    def _write_in_chunks(self, records: list[Any], wake: bool) -> None:
         """A queue longer than the free slots: publish it piece by piece as slots free up."""
         start = 0
         while start < len(records):
@@ -528,7 +532,9 @@ class NativeGraph(HCQGraph):
 
     def __init__(self, device: Any, commands: Sequence[ExecCmd]) -> None:
         super().__init__(device, [])
-        self.records: list[bytes] = []
+        # one mutable slot per launch: new buffer words are packed into it in place (the
+        # ring copies the slots when a submission is published)
+        self.records: list[bytearray] = []
         self.flags = 0
         self.stale: set[int] = set()  # launches whose command lags behind its slot
         self._bufs: dict[int, tuple[Any, ...]] = {}  # their buffers
@@ -536,11 +542,11 @@ class NativeGraph(HCQGraph):
             self.append(cmd)
 
     @staticmethod
-    def _encoded(cmd: ExecCmd) -> tuple[bytes, int]:
+    def _encoded(cmd: ExecCmd) -> tuple[bytearray, int]:
         record, flags = exec_record(cmd)
         if record is None:  # a callback slot runs once: it can't be submitted again
             raise ValueError(f"graph: {cmd.program!r} can't run in the compiled ring")
-        return record, flags
+        return bytearray(record), flags
 
     def append(self, cmd: ExecCmd) -> None:
         """Add a launch at the end (encoded now)."""
@@ -558,27 +564,33 @@ class NativeGraph(HCQGraph):
 
     def set_buffers(self, index: int, bufs: tuple[Any, ...]) -> None:
         """Launch ``index`` over other buffers: their addresses written into its slot."""
-        words = [getattr(b, "address", None) for b in bufs]
+        try:
+            words = [b.address for b in bufs]
+        except AttributeError:
+            words = [None]
         if None in words:
             super().set_buffers(index, bufs)
             self.update(index, self.commands[index])
             return
-        slot = bytearray(self.records[index])
-        struct.pack_into(f"<{len(words)}Q", slot, ARG_WORD * 8, *words)
-        self.records[index] = bytes(slot)
+        _words(len(words)).pack_into(self.records[index], ARG_WORD * 8, *words)
         self._bufs[index] = bufs
         self.stale.add(index)
 
     def submit(self, head: Sequence[Command], tail: Sequence[Command]) -> None:
         """One ring write: ``head``, the encoded launches, ``tail``."""
         ring = self.device.ring("compute")
-        if not isinstance(ring, NativeRing) or DEBUG.value >= 2 or PROFILE.value:
+        if type(ring) is not NativeRing or DEBUG.value >= 2 or PROFILE.value:
             for i in self.stale:
                 super().set_buffers(i, self._bufs[i])
             self.stale.clear()
             super().submit(head, tail)
             return
-        ring.submit_encoded(list(head), self.records, self.flags, list(tail))
+        ring.submit_encoded(head, self.records, self.flags, tail)
+
+
+@functools.cache
+def _words(n: int) -> struct.Struct:
+    return struct.Struct(f"<{n}Q")
 
 
 def _encode_subclass(cmd: Command) -> Callable[[NativeRing, Any], Encoded]:

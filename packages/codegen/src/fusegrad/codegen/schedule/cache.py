@@ -1,10 +1,22 @@
 """The schedule cache key: a graph's structure with its buffers and bound values normalized.
 
-``structure_key`` walks the graph once (no rewriting): every node becomes a small tuple
-``(op, dtype, arg, source positions, tag)``; a BUFFER becomes ``(device, size, dtype)`` and
-its position in the list of input buffers; a bound Variable becomes the Variable, its value
-going to ``var_vals``. Two graphs with equal keys schedule identically, up to which buffers
-they read and which values their Variables hold.
+Two graphs with equal keys schedule identically, up to which buffers they read and which
+values their Variables hold. The key comes with the graph's input BUFFERs in the order the
+template numbers them, and the bound Variables' values.
+
+The key is made part by part and each part remembered on its node (``UOp.__dict__``): a node's
+part is ``(op, dtype, arg, tag)`` and, per source, the source's part with the positions its
+leaves take among the node's leaves (the BUFFERs and bound Variables under it, in first-use
+order). A BUFFER's part is ``(device, size, dtype)``, a bound Variable's the Variable (its
+value goes to ``var_vals``). Parts are interned, so equal structure is the same object and a
+node's part costs one lookup over its sources' parts: a graph built again over new buffers
+(a training step, a generate loop) makes parts only for its new nodes, and the nodes it
+shares with the graphs before (constants, weights' views) cost nothing. Hash-consing makes
+this exact: equal subgraphs over the same leaves are one node.
+
+Graphs with more than ``LEAF_LIMIT`` leaves, or with UOps inside args (symbolic sizes), are
+keyed by ``_KeyWalk`` instead: one walk that emits ``(op, dtype, arg, source positions, tag)``
+per node, with BUFFERs and bound Variables as numbered leaves.
 """
 
 from __future__ import annotations
@@ -110,11 +122,124 @@ class _KeyWalk:
         return tuple(keys)
 
 
-def structure_key(sink: UOp) -> tuple[StructureKey, list[UOp], dict[UOp, int]]:
+LEAF_LIMIT = 32  # leaves a node's remembered part may have (merging them is O(leaves))
+_MEMO = "_schedule_part"  # the attribute a node's (part, leaves) lives in (None: walk instead)
+_MAX_PARTS = 1 << 16
+
+
+class _Part:
+    """An interned key part (see the module docstring): equal parts are one object, so
+    identity is equality and hashing is by identity."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple[Hashable, ...]) -> None:
+        self.parts = parts
+
+
+_PARTS: dict[tuple[Hashable, ...], _Part] = {}
+
+
+def _intern(parts: tuple[Hashable, ...]) -> _Part:
+    found = _PARTS.get(parts)
+    if found is None:
+        if len(_PARTS) >= _MAX_PARTS:
+            # parts already remembered on nodes stay valid (they are never equal to new ones:
+            # such graphs only miss the cache once more)
+            _PARTS.clear()
+        found = _PARTS[parts] = _Part(parts)
+    return found
+
+
+def _holds_uop(arg: Any) -> bool:
+    if isinstance(arg, UOp):
+        return True
+    return type(arg) is tuple and any(_holds_uop(a) for a in arg)
+
+
+Memo = tuple[_Part, tuple[UOp, ...]] | None
+
+
+def _leaf(u: UOp) -> Memo:
+    """The (part, leaves) of a BUFFER or bound Variable (made each time: leaves are new more
+    often than not); None for any other node."""
+    if u.op is Ops.BUFFER:
+        return _intern(("buffer", u.src[1].arg, u.arg, u.dtype, u.tag)), (u,)
+    if u.op is Ops.AFTER and u.is_bound_var:
+        return _intern(("var", u.unbind()[0])), (u,)
+    return None
+
+
+def _node_memo(u: UOp) -> Memo:
+    """``u``'s (part, leaves) from its sources' (each a leaf or remembered already)."""
+    arg = u.arg
+    if type(arg) is float:
+        arg = (float, _DOUBLE.pack(arg))  # 0.0 == -0.0 and NaN != NaN: compare bits
+    elif type(arg) not in _PLAIN and _holds_uop(arg):
+        return None
+    index: dict[UOp, int] = {}
+    srcs: list[Hashable] = []
+    for s in u.src:
+        sub = s.__dict__.get(_MEMO, _MISSING)
+        if sub is _MISSING:
+            sub = _leaf(s)
+        if sub is None:
+            return None
+        part, leaves = sub
+        srcs.append(part)
+        srcs.append(tuple([index.setdefault(leaf, len(index)) for leaf in leaves]))
+    if len(index) > LEAF_LIMIT:
+        return None
+    return _intern((u.op, u.dtype, arg, tuple(srcs), u.tag)), tuple(index)
+
+
+def _leaf_op(u: UOp) -> bool:
+    return u.op is Ops.BUFFER or (u.op is Ops.AFTER and u.is_bound_var)
+
+
+def _pending(u: UOp) -> bool:
+    """Whether ``u`` still needs its part made (not a leaf, nothing remembered)."""
+    return _MEMO not in u.__dict__ and not _leaf_op(u)
+
+
+def _memo(root: UOp) -> Memo:
+    """``root``'s (part, leaves), remembering it on every node below that lacked it."""
+    found = root.__dict__.get(_MEMO, _MISSING)
+    if found is not _MISSING:
+        return found  # type: ignore[no-any-return]
+    if not any(_pending(s) for s in root.src):  # the common case: only the root is new
+        found = root.__dict__[_MEMO] = _node_memo(root)
+        return found
+    # the nodes without a part, sources first (leaves and remembered nodes end the walk)
+    stack: list[Any] = [root]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        u = pop()
+        if u is _EXPANDED:
+            u = pop()
+            u.__dict__[_MEMO] = _node_memo(u)
+        elif _pending(u):
+            push((u, _EXPANDED))
+            push([s for s in u.src if _pending(s)])
+    return root.__dict__[_MEMO]  # type: ignore[no-any-return]
+
+
+def structure_key(sink: UOp) -> tuple[Hashable, list[UOp], dict[UOp, int]]:
     """(key, the input BUFFERs in key order, the bound Variables' values) of ``sink``."""
-    walk = _KeyWalk()
-    key = StructureKey(walk.walk(sink))
-    return key, list(walk.inputs), walk.prep.var_vals
+    found = _leaf(sink) or _memo(sink)
+    if found is None:
+        walk = _KeyWalk()
+        key = StructureKey(walk.walk(sink))
+        return key, list(walk.inputs), walk.prep.var_vals
+    part, leaves = found
+    inputs = [leaf for leaf in leaves if leaf.op is Ops.BUFFER]
+    if len(inputs) == len(leaves):
+        return part, inputs, {}
+    prep = PrepareContext()
+    for leaf in leaves:
+        if leaf.op is not Ops.BUFFER:
+            prep.unbind(leaf)  # raises on one Variable bound to two values
+    return part, inputs, prep.var_vals
 
 
 class ScheduleCache:
