@@ -16,22 +16,27 @@ from __future__ import annotations
 from fusegrad.uop.mixin.base import OpMixinBase, broadcast_shape
 from fusegrad.uop.mixin.create import DefaultDevice, arange_uop, index_uop
 from fusegrad.uop.mixin.elementwise import ElementwiseMixin
+from fusegrad.uop.mixin.indexing import IndexingMixin
 from fusegrad.uop.mixin.linalg import LinalgMixin
 from fusegrad.uop.mixin.linear import LinearMixin
 from fusegrad.uop.mixin.movement import MovementMixin
 from fusegrad.uop.mixin.nn import NNMixin
+from fusegrad.uop.mixin.random import RandomMixin, RngState
 from fusegrad.uop.mixin.reduce import ReduceMixin
 from fusegrad.uop.mixin.sort import SortMixin
 
 __all__ = [
     "DefaultDevice",
     "ElementwiseMixin",
+    "IndexingMixin",
     "LinalgMixin",
     "LinearMixin",
     "MovementMixin",
     "NNMixin",
     "OpMixinBase",
+    "RandomMixin",
     "ReduceMixin",
+    "RngState",
     "SortMixin",
     "arange_uop",
     "broadcast_shape",
@@ -40,7 +45,15 @@ __all__ = [
 
 
 class OpMixin(
-    ElementwiseMixin, ReduceMixin, SortMixin, MovementMixin, LinearMixin, LinalgMixin, NNMixin
+    RandomMixin,
+    ElementwiseMixin,
+    ReduceMixin,
+    SortMixin,
+    MovementMixin,
+    IndexingMixin,
+    LinearMixin,
+    LinalgMixin,
+    NNMixin,
 ):
     """Every shared op group, in ``Tensor``'s order (what ``UOp`` mixes in)."""
 

@@ -124,8 +124,12 @@ class MovementMixin(OpMixinBase):
         return self.permute(order)
 
     def flip(self, axis: Any, *args: Any) -> Self:
-        """Reversed along the given dims."""
-        axes = {self._axis(a) for a in argfix(axis, *args)}
+        """Reversed along the given dims (a dim given twice is an error, as in PyTorch)."""
+        given = [self._axis(a) for a in argfix(axis, *args)]
+        axes = set(given)
+        if len(axes) != len(given):
+            dup = next(a for a in given if given.count(a) > 1)
+            raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
         return self._wrap(self.uop._mop(Ops.FLIP, tuple(i in axes for i in range(self.ndim))))
 
     def shrink(self, arg: Sequence[tuple[sint, sint] | None]) -> Self:

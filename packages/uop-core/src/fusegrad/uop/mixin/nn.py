@@ -60,6 +60,65 @@ class NNMixin(OpMixinBase):
 
     __slots__ = ()
 
+    # -- interpolate -----------------------------------------------------------------------------
+    def interpolate(
+        self, size: Sequence[int], mode: str = "linear", align_corners: bool = False
+    ) -> Self:
+        """Resize the last len(size) dims: "linear" (n-linear), "nearest", "nearest-exact".
+        The source positions are computed in the graph with exact integer arithmetic (the
+        fraction of a linear weight is one rounding)."""
+        if mode not in ("linear", "nearest", "nearest-exact"):
+            raise ValueError(f"interpolate: unsupported mode {mode!r}")
+        if align_corners and mode != "linear":
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: linear"
+            )
+        if len(size) > self.ndim:
+            raise ValueError(f"interpolate: {len(size)} sizes for a tensor with {self.ndim} dims")
+        x = self
+        for i, out_size in enumerate(size):
+            if not isinstance(out_size, int) or out_size < 0:
+                raise ValueError(f"interpolate: sizes must be non-negative ints, got {size}")
+            axis = self.ndim - len(size) + i
+            x = x._resize_axis(axis, out_size, mode, align_corners)
+        return x
+
+    def _select_along(self, axis: int, index: Self) -> Self:
+        """``self`` at the int positions ``index`` (1-d, known in range) along ``axis``."""
+        n = self.shape[axis]
+        mask = index.unsqueeze(-1).eq(type(self).arange(n, device=self.device))  # (out, n)
+        xt = self.transpose(axis, -1).unsqueeze(-2)  # (..., 1, n)
+        work = xt.cast(dtypes.uint8) if xt.dtype is dtypes.bool else xt
+        picked = mask.where(work, work._const(0, shape=())).sum(-1, dtype=work.dtype)
+        return picked.cast(self.dtype).transpose(axis, -1)
+
+    def _resize_axis(self, axis: int, out: int, mode: str, align_corners: bool) -> Self:
+        n = int(self.shape[axis])
+        i = type(self).arange(out, device=self.device)
+        if out == 0:
+            return self.shrink([(0, 0) if d == axis else None for d in range(self.ndim)])
+        if n == 0:
+            raise ValueError(f"interpolate: dim {axis} is empty: nothing to resize to {out}")
+        if mode != "linear":
+            # floor(i * n / out), or floor((i + 1/2) * n / out) for nearest-exact
+            src = (i * n) // out if mode == "nearest" else ((i * 2 + 1) * n) // (2 * out)
+            return self._select_along(axis, src.minimum(n - 1))
+        if align_corners:  # position i * (n-1) / (out-1)
+            den = max(out - 1, 1)
+            num = i * (n - 1) if out > 1 else i * 0
+        else:  # position max((i + 1/2) * n / out - 1/2, 0)
+            den = 2 * out
+            num = ((i * 2 + 1) * n - out).maximum(0)
+        lo = num // den
+        w = (num - lo * den).cast(dtypes.float32) / den
+        lo = lo.minimum(n - 1)
+        hi = (lo + 1).minimum(n - 1)
+        view = [out if d == axis else 1 for d in range(self.ndim)]
+        wt = w.reshape(view)
+        x = self._to_float()
+        a, b = x._select_along(axis, lo), x._select_along(axis, hi)
+        return (a * (1 - wt) + b * wt).cast(x.dtype)
+
     def _windows(
         self: Self,
         kernel: tuple[int, ...],
