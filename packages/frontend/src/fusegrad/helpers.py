@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import cProfile
 import ctypes
-import decimal
 import functools
 import getpass
 import gzip
@@ -49,6 +48,19 @@ import numpy as np
 from fusegrad.codegen import DiskCache
 from fusegrad.codegen import cache_dir as _cache_dir
 from fusegrad.engine import GlobalCounters
+from fusegrad.profiling import (
+    ProfileEvent,
+    ProfilePointEvent,
+    ProfileRangeEvent,
+    TracingKey,
+    cpu_events,
+    cpu_objdump,
+    cpu_profile,
+    get_stacktrace,
+    perf_counter_us,
+    printable,
+    profile_marker,
+)
 from fusegrad.tensor.flags import CHECK_INDEX, FUSE_OPTIM
 from fusegrad.uop import (
     DEBUG,
@@ -87,6 +99,7 @@ DEV = ContextVar("DEV", "")
 PROFILE = ContextVar("PROFILE", 0)
 TRAINING = ContextVar("TRAINING", 0)
 IMAGE = ContextVar("IMAGE", 0)
+NO_MEMORY_PLANNER = ContextVar("NO_MEMORY_PLANNER", 0)
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -112,6 +125,8 @@ cache_dir = str(_cache_dir())
 """fusegrad's cache folder (``FUSEGRAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/fusegrad``)."""
 CHUNK_SIZE = 1 << 20
 """Bytes per read when ``fetch`` downloads."""
+CACHEDB = str(_cache_dir() / "cache.db")
+"""The sqlite file of fusegrad's on-disk cache (compiled programs, BEAM results, diskcache)."""
 
 
 # --- sequences ----------------------------------------------------------------------------------
@@ -587,11 +602,6 @@ class disable_gc:
 # --- timing and profiling -----------------------------------------------------------------------
 
 
-def perf_counter_us() -> decimal.Decimal:
-    """``time.perf_counter_ns()`` in microseconds, as a Decimal."""
-    return decimal.Decimal(time.perf_counter_ns()) / 1000
-
-
 class Timing:
     """Prints how long its ``with`` block took: ``with Timing("step "): ...``."""
 
@@ -843,6 +853,20 @@ def diskcache(func: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+_CONNECTIONS: dict[str, sqlite3.Connection] = {}
+
+
+def db_connection() -> sqlite3.Connection:
+    """A connection to the on-disk cache's sqlite file (``CACHEDB``), opened once."""
+    conn = _CONNECTIONS.get(CACHEDB)
+    if conn is None:
+        Path(CACHEDB).parent.mkdir(parents=True, exist_ok=True)
+        conn = _CONNECTIONS[CACHEDB] = sqlite3.connect(
+            CACHEDB, timeout=30, isolation_level=None, check_same_thread=False
+        )
+    return conn
+
+
 def diskcache_clear() -> None:
     """Empty fusegrad's on-disk cache: every table, compiled programs and BEAM results too."""
     path = _cache_dir() / "cache.db"
@@ -884,6 +908,7 @@ class Target:
 __all__ = [
     "BASEDIR",
     "BEAM",
+    "CACHEDB",
     "CACHELEVEL",
     "CHECK_INDEX",
     "CHECK_OOB",
@@ -901,6 +926,7 @@ __all__ = [
     "JIT",
     "NOOPT",
     "NO_COLOR",
+    "NO_MEMORY_PLANNER",
     "NUM_CPU_THREADS",
     "OSX",
     "PARALLEL",
@@ -917,9 +943,13 @@ __all__ = [
     "Context",
     "ContextVar",
     "GlobalCounters",
+    "ProfileEvent",
+    "ProfilePointEvent",
+    "ProfileRangeEvent",
     "Profiling",
     "Target",
     "Timing",
+    "TracingKey",
     "all_int",
     "all_same",
     "ansilen",
@@ -935,8 +965,12 @@ __all__ = [
     "colored",
     "colorize_float",
     "count",
+    "cpu_events",
+    "cpu_objdump",
+    "cpu_profile",
     "data64",
     "data64_le",
+    "db_connection",
     "dedup",
     "disable_gc",
     "diskcache",
@@ -955,6 +989,7 @@ __all__ = [
     "get_child",
     "get_shape",
     "get_single_element",
+    "get_stacktrace",
     "getbits",
     "getenv",
     "hi32",
@@ -971,7 +1006,9 @@ __all__ = [
     "perf_counter_us",
     "pluralize",
     "polyN",
+    "printable",
     "prod",
+    "profile_marker",
     "resolve_pool_pads",
     "round_down",
     "round_up",

@@ -35,7 +35,8 @@ on the inputs, the Variables, or state the function updates): they ran once at c
 ``optimize=True`` memory-plans the capture: buffers the captured plans created for
 intermediates (not inputs or outputs, and referenced by nothing once the capture returns)
 are placed into one arena per device by lifetime, so intermediates that are never alive at
-the same time share memory (``memory_plan`` reports the bytes before and after).
+the same time share memory (``memory_plan`` reports the bytes before and after);
+``NO_MEMORY_PLANNER=1`` (tinygrad's switch) turns that off.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ from fusegrad.uop import ContextVar, GroupOp, Ops, UOp, dtypes
 
 JIT = ContextVar("JIT", 1)
 """1: TinyJit captures and replays; 0: it calls the function every time."""
+NO_MEMORY_PLANNER = ContextVar("NO_MEMORY_PLANNER", 0)
+"""1: ``TinyJit(optimize=True)`` captures without memory-planning the intermediates."""
 
 ReturnType = TypeVar("ReturnType")
 Key = int | str
@@ -598,7 +601,7 @@ class TinyJit(Generic[ReturnType]):
         slots = [g for g in given if g is not None]
         if self.prune:
             _prune(joiner, set(slots))
-        if self.optimize:
+        if self.optimize and not NO_MEMORY_PLANNER.value:
             self.memory_plan = _memory_plan(joiner, set(slots))
         written = _written(joiner, set(slots))
         plan = joiner.build(slots)

@@ -214,11 +214,16 @@ class ProgramSpec:
 
 class CompileError(RuntimeError):
     """A kernel failed to compile: carries the kernel name, the compiler's message and the
-    offending source lines."""
+    offending source lines. ``CompileError("text")`` (tinygrad's form: one message) is the
+    message alone, with no kernel name."""
 
     def __init__(
-        self, kernel: str, message: str, source: str = "", lines: Sequence[int] = ()
+        self, kernel: str, message: str | None = None, source: str = "", lines: Sequence[int] = ()
     ) -> None:
+        if message is None:
+            self.kernel, self.compiler_message, self.source = "", kernel, source
+            super().__init__(kernel)
+            return
         self.kernel = kernel
         self.compiler_message = message
         self.source = source

@@ -29,17 +29,20 @@ _NUMPY_STORAGE = {
 
 
 class Buffer:
-    """Device memory for ``size`` elements of ``dtype`` (lazily allocated)."""
+    """Device memory for ``size`` elements of ``dtype`` (lazily allocated).
 
-    def __init__(
+    ``uop_refcount`` is tinygrad's count of graph nodes holding the buffer; it is kept as an
+    attribute (fusegrad frees a buffer when its last Python reference goes)."""
+
+    def __init__(  # noqa: PLR0917 (tinygrad's signature)
         self,
         device: str,
         size: int,
         dtype: DType,
         opaque: Any = None,
         options: BufferSpec | None = None,
-        *,
         initial_value: bytes | None = None,
+        uop_refcount: int = 0,
         base: Buffer | None = None,
         offset: int = 0,
         preallocate: bool = False,
@@ -50,7 +53,7 @@ class Buffer:
             raise TypeError(f"Buffer: dtype must be a concrete value dtype, got {dtype!r}")
         self.device = Device.canonicalize(device)
         self.size, self.dtype, self.options = size, dtype, options
-        self.offset = offset
+        self.offset, self.uop_refcount = offset, uop_refcount
         self._base = base
         self._buf: Any = None
         self._owns = False
