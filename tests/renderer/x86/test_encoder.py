@@ -131,7 +131,7 @@ def _gpr_forms() -> Iterator[Inst]:
         Inst("store", (m, GPRS[i % 16]), w) for i, m in enumerate(MEMS) for w in (1, 2, 4, 8)
     )
     yield from (Inst("store", (MEMS[0], r), 1) for r in GPRS)  # spl..dil need a bare REX
-    yield from (Inst("lea", (GPRS[i % 16], m)) for i, m in enumerate(MEMS) if m.label is None)
+    yield from (Inst("lea", (GPRS[i % 16], m)) for i, m in enumerate(MEMS))
     for op, w in (("movsx", 1), ("movsx", 2), ("movzx", 1), ("movzx", 2), ("movsxd", 4)):
         yield from (Inst(op, (a, b), w) for a, b in itertools.product(GPRS, GPRS))
         yield from (Inst(op, (GPRS[i % 16], m), w) for i, m in enumerate(MEMS))

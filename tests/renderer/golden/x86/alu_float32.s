@@ -19,7 +19,7 @@ alu_float32:
     3f: bb00000000                     mov ebx, 0
 .Lloop1:
     44: 4881fb71020000                 cmp rbx, 0x271
-    4b: 0f8d5a010000                   jge .Lexit2
+    4b: 0f8d58010000                   jge .Lexit2
     51: c5fa10049e                     vmovss xmm0, dword ptr [rsi + rbx*4]
     56: c5fa100c9f                     vmovss xmm1, dword ptr [rdi + rbx*4]
     5b: c4c17a101498                   vmovss xmm2, dword ptr [r8 + rbx*4]
@@ -75,26 +75,24 @@ alu_float32:
    165: c4e3790ad80b                   vroundss xmm3, xmm0, xmm0, 0xb
    16b: c4c17a111c9c                   vmovss dword ptr [r12 + rbx*4], xmm3
    171: 4c8ba42448010000               mov r12, qword ptr [rsp + 0x148]
-   179: c5f828d9                       vmovaps xmm3, xmm1
-   17d: 85ed                           test ebp, ebp
-   17f: 0f8404000000                   je .Lwhere3
-   185: c5f828d8                       vmovaps xmm3, xmm0
-.Lwhere3:
-   189: c4c17a111c9c                   vmovss dword ptr [r12 + rbx*4], xmm3
-   18f: 488bac2450010000               mov rbp, qword ptr [rsp + 0x150]
-   197: c4e279b9d1                     vfmadd231ss xmm2, xmm0, xmm1
-   19c: c5fa11549d00                   vmovss dword ptr [rbp + rbx*4], xmm2
-   1a2: 4883c301                       add rbx, 1
-   1a6: e999feffff                     jmp .Lloop1
+   179: 48f7dd                         neg rbp
+   17c: c4e1f96edd                     vmovq xmm3, rbp
+   181: c4e3714ad830                   vblendvps xmm3, xmm1, xmm0, xmm3
+   187: c4c17a111c9c                   vmovss dword ptr [r12 + rbx*4], xmm3
+   18d: 488bac2450010000               mov rbp, qword ptr [rsp + 0x150]
+   195: c4e279b9d1                     vfmadd231ss xmm2, xmm0, xmm1
+   19a: c5fa11549d00                   vmovss dword ptr [rbp + rbx*4], xmm2
+   1a0: 4883c301                       add rbx, 1
+   1a4: e99bfeffff                     jmp .Lloop1
 .Lexit2:
-   1ab: c5f877                         vzeroupper
-   1ae: 4881c4d0000000                 add rsp, 0xd0
-   1b5: 415e                           pop r14
-   1b7: 415d                           pop r13
-   1b9: 415c                           pop r12
-   1bb: 5d                             pop rbp
-   1bc: 5b                             pop rbx
-   1bd: c3                             ret
-   1be: cccc                           ; padding
+   1a9: c5f877                         vzeroupper
+   1ac: 4881c4d0000000                 add rsp, 0xd0
+   1b3: 415e                           pop r14
+   1b5: 415d                           pop r13
+   1b7: 415c                           pop r12
+   1b9: 5d                             pop rbp
+   1ba: 5b                             pop rbx
+   1bb: c3                             ret
+   1bc: cccccccc                       ; padding
 .LC0:
    1c0: 0000008000000080000000800000008000000080000000800000008000000080 ; f32 -0.0 / f64 -1.0609978955e-314

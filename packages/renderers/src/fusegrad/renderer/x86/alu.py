@@ -241,18 +241,22 @@ def compare(ctx: Selection, x: UOp) -> UOp:
 
 
 def where(ctx: Selection, x: UOp) -> UOp:
+    """cond ? a : b without a branch: a cmov on integers; on floats a blend whose mask is
+    the bool negated (0 -> 0, 1 -> all ones: the sign bit of the low lane)."""
     cond, a, b = x.src
+    if dtypes.is_float(x.dtype):
+        mask, m, d = ctx.new(GPR), ctx.new(VEC), ctx.new(VEC)
+        ctx.emit("mov", mask, ctx.gpr(cond))
+        ctx.emit("neg", mask)
+        ctx.emit("vmovq", m, mask)
+        blend = "vblendvpd" if x.dtype is F64 else "vblendvps"
+        ctx.emit(blend, d, ctx.vec(b), ctx.fsource(a), m)
+        ctx.values[x] = d
+        return SELECTED
     d = ctx.copy(b)
     c = ctx.gpr(cond)
     ctx.emit("test", c, c, width=4)
-    if dtypes.is_float(x.dtype):
-        skip = ctx.label("where")
-        ctx.emit("je", Label(skip))
-        src = ctx.fsource(a)
-        ctx.emit(("vmov" + suffix(x.dtype)) if isinstance(src, Mem) else "vmovaps", d, src)
-        ctx.place(skip)
-    else:
-        ctx.emit("cmovne", d, ctx.gpr(a))
+    ctx.emit("cmovne", d, ctx.gpr(a))
     ctx.values[x] = d
     return SELECTED
 

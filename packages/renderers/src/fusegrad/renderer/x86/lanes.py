@@ -24,7 +24,16 @@ from fusegrad.renderer.x86.context import (
     mask_lane,
     mov_for,
 )
-from fusegrad.renderer.x86.isa import Label, Mem, VReg
+from fusegrad.renderer.x86.isa import Mem, VReg
+from fusegrad.renderer.x86.memory import (
+    SAFE_BYTES,
+    address,
+    load_into,
+    memory_bytes,
+    register_array,
+    safe_address,
+    store_half,
+)
 from fusegrad.uop import DType, GroupOp, Ops, PtrDType, UOp, dtypes
 
 F32, F64 = dtypes.float32, dtypes.float64
@@ -145,8 +154,6 @@ def split(ctx: Selection, x: UOp, select_one: object) -> UOp:
 
 
 def _element_memory(ctx: Selection, idx: UOp) -> tuple[Mem, int]:
-    from fusegrad.renderer.x86.memory import address
-
     ptr = idx.src[0].dtype
     assert isinstance(ptr, PtrDType)
     return address(ctx, idx), ptr.base.scalar().itemsize
@@ -157,7 +164,6 @@ def _at(m: Mem, offset: int) -> Mem:
 
 
 def _load_lanes(ctx: Selection, x: UOp) -> list[VReg]:
-    from fusegrad.renderer.x86.memory import load_into, register_array
 
     idx = x.src[0]
     if register_array(idx) is not None:
@@ -170,37 +176,41 @@ def _load_lanes(ctx: Selection, x: UOp) -> list[VReg]:
         for i, v in enumerate(out):
             load_into(ctx, v, dt, _at(mem, i * size))
         return out
-    out = [ctx.copy(lane_source(ctx, x.src[1], i)) for i in range(n)]
-    skip = ctx.label("masked")
-    gate = ctx.gpr(idx.src[2])
-    ctx.emit("test", gate, gate, width=4)
-    ctx.emit("je", Label(skip))
+    alt = x.src[1]
+    if n * size > SAFE_BYTES:
+        raise NotImplementedError(f"x86 renderer: a gated load of {x.dtype!r} (over 32 bytes)")
+    if alt.op in (Ops.CONST, Ops.VCONST):
+        safe = ctx.constant(memory_bytes(alt))
+    else:  # the alternative's lanes stored where the masked-off loads read them
+        safe = Mem(frame=("vtemp", 0))
+        for i in range(n):
+            _store_lane(ctx, _at(safe, i * size), dt, lane_source(ctx, alt, i))
+    base = safe_address(ctx, mem, idx.src[2], safe)
+    out = [ctx.new(VEC if dt in FLOATS else GPR) for _ in range(n)]
     for i, v in enumerate(out):
-        load_into(ctx, v, dt, _at(mem, i * size))
-    ctx.place(skip)
+        load_into(ctx, v, dt, _at(base, i * size))
     return out
 
 
-def store_lanes(ctx: Selection, x: UOp) -> UOp:
-    """A vector held in lanes stored element by element."""
-    from fusegrad.renderer.x86.memory import store_half
+def _store_lane(ctx: Selection, mem: Mem, dt: DType, lane: UOp) -> None:
+    if dt is F16:
+        store_half(ctx, mem, ctx.vec(lane))
+    elif dt in FLOATS:
+        ctx.emit(mov_for(dt) + "_st", mem, ctx.vec(lane))
+    else:
+        ctx.emit("store", mem, ctx.gpr(lane), width=dt.itemsize)
 
+
+def store_lanes(ctx: Selection, x: UOp) -> UOp:
+    """A vector held in lanes stored element by element (a masked-off one into the vtemp
+    slot: no branch)."""
     idx, val = x.src[0], x.src[1]
     mem, size = _element_memory(ctx, idx)
     dt = val.dtype.scalar()
-    skip = ctx.label("masked") if len(idx.src) > 2 else None
-    if skip is not None:
-        gate = ctx.gpr(idx.src[2])
-        ctx.emit("test", gate, gate, width=4)
-        ctx.emit("je", Label(skip))
+    if len(idx.src) > 2:
+        if val.dtype.count * size > SAFE_BYTES:
+            raise NotImplementedError(f"x86 renderer: a gated store of {val.dtype!r}")
+        mem = safe_address(ctx, mem, idx.src[2], Mem(frame=("vtemp", 0)))
     for i in range(val.dtype.count):
-        lane = lane_source(ctx, val, i)
-        if dt is F16:
-            store_half(ctx, _at(mem, i * size), ctx.vec(lane))
-        elif dt in FLOATS:
-            ctx.emit(mov_for(dt) + "_st", _at(mem, i * size), ctx.vec(lane))
-        else:
-            ctx.emit("store", _at(mem, i * size), ctx.gpr(lane), width=dt.itemsize)
-    if skip is not None:
-        ctx.place(skip)
+        _store_lane(ctx, _at(mem, i * size), dt, lane_source(ctx, val, i))
     return SELECTED

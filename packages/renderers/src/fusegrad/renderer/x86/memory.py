@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+import struct
 
 from fusegrad.renderer.x86.context import (
     F16,
@@ -183,15 +183,43 @@ def load_into(ctx: Selection, v: VReg, dt: DType, mem: Mem) -> None:
     ctx.emit(how, v, mem, width=width)
 
 
-def _gated(ctx: Selection, gate: UOp, body: Callable[[], None]) -> None:
-    """Run ``body``'s instructions only where ``gate`` holds (never touching its address
-    otherwise)."""
-    skip = ctx.label("masked")
+#: bytes a gated access may touch at its safe address (the 32-byte ``vtemp`` slot, or a
+#: 32-byte pool entry)
+SAFE_BYTES = 32
+
+
+def memory_bytes(u: UOp) -> bytes:
+    """The bytes constant ``u`` has in memory (as its dtype stores it), padded to
+    ``SAFE_BYTES``."""
+    dt = u.dtype
+    values = u.arg if isinstance(u.arg, tuple) else (u.arg,) * dt.count
+    fmt = dt.scalar().fmt
+    assert fmt is not None
+    raw = struct.pack(f"<{len(values)}{fmt}", *values)
+    return raw + b"\0" * (SAFE_BYTES - len(raw))
+
+
+def safe_address(ctx: Selection, mem: Mem, gate: UOp, safe: Mem) -> Mem:
+    """``[mem]`` where ``gate`` holds, else ``[safe]``, chosen without a branch: the
+    address is picked by a cmov, so a masked-off access reads or writes ``safe``, never
+    ``mem`` (which may be past the end of its buffer)."""
+    real, other = ctx.new(GPR), ctx.new(GPR)
+    ctx.emit("lea", real, mem)
+    ctx.emit("lea", other, safe)
     cond = ctx.gpr(gate)
     ctx.emit("test", cond, cond, width=4)
-    ctx.emit("je", Label(skip))
-    body()
-    ctx.place(skip)
+    ctx.emit("cmove", real, other)
+    return Mem(base=real)
+
+
+def stash(ctx: Selection, alt: UOp) -> Mem:
+    """Memory holding ``alt`` as a load of its dtype reads it: a pool constant, or the
+    ``vtemp`` slot it is stored to."""
+    if alt.op in (Ops.CONST, Ops.VCONST):
+        return ctx.constant(memory_bytes(alt))
+    slot = Mem(frame=("vtemp", 0))
+    _store_value(ctx, slot, alt)
+    return slot
 
 
 def load(ctx: Selection, x: UOp) -> UOp:
@@ -217,8 +245,8 @@ def load(ctx: Selection, x: UOp) -> UOp:
         v = ctx.values[x] = ctx.new(VEC if dt.scalar() in FLOATS or dt.count > 1 else GPR)
         load_into(ctx, v, dt, mem)
         return SELECTED
-    v = ctx.values[x] = ctx.copy(x.src[1])
-    _gated(ctx, idx.src[2], lambda: load_into(ctx, v, dt, mem))
+    v = ctx.values[x] = ctx.new(VEC if dt.scalar() in FLOATS or dt.count > 1 else GPR)
+    load_into(ctx, v, dt, safe_address(ctx, mem, idx.src[2], stash(ctx, x.src[1])))
     return SELECTED
 
 
@@ -256,8 +284,7 @@ def store(ctx: Selection, x: UOp) -> UOp:
             ctx.emit("mov", slot, src_i)
         return SELECTED
     mem = address(ctx, idx)
-    if len(idx.src) < 3:
-        _store_value(ctx, mem, val)
-    else:
-        _gated(ctx, idx.src[2], lambda: _store_value(ctx, mem, val))
+    if len(idx.src) > 2:  # masked off: the store goes to the vtemp slot
+        mem = safe_address(ctx, mem, idx.src[2], Mem(frame=("vtemp", 0)))
+    _store_value(ctx, mem, val)
     return SELECTED
