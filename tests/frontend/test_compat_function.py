@@ -263,3 +263,39 @@ def test_from_blob_takes_dtype_and_device_as_keywords() -> None:
     buf = (ctypes.c_int32 * 4)(1, 2, 3, 4)
     t = Tensor.from_blob(ctypes.addressof(buf), (2, 2), dtype=dtypes.int32, device="CPU")
     assert t.tolist() == [[1, 2], [3, 4]]
+
+
+def _jit_training(f: Any) -> list[float]:
+    from fusegrad import Context, TinyJit
+    from fusegrad.nn.optim import SGD
+
+    w = Tensor(np.linspace(0.5, 1.5, 12, dtype=np.float32).reshape(4, 3), requires_grad=True)
+    opt = SGD([w], lr=0.01)
+
+    @TinyJit
+    def step(x: Tensor) -> Tensor:
+        opt.zero_grad()
+        loss = f(x, w).sum()
+        loss.backward()
+        opt.step()
+        return loss.realize()
+
+    weights = []
+    with Context(TRAINING=1):
+        for i in range(5):
+            step(Tensor(np.full((2, 4), i + 1, np.float32)))
+            weights.append(float(w.numpy().sum()))
+    return weights
+
+
+def test_custom_gradients_inside_tinyjit_training() -> None:
+    def body(x: Tensor, w: Tensor) -> Tensor:
+        return (x @ w).relu().sum(axis=1)
+
+    def by_hand(g: Tensor, x: Tensor, w: Tensor) -> tuple[None, Tensor]:
+        return None, x.T @ g.reshape(-1, 1).expand(-1, 3)  # relu is the identity here (x, w > 0)
+
+    plain = _jit_training(body)
+    assert plain[0] != plain[-1]  # the weights move every replayed step
+    for f in (function(body, precompile_backward=True), function(body, grad_fxn=by_hand)):
+        np.testing.assert_allclose(_jit_training(f), plain, rtol=1e-6)
