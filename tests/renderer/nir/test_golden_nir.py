@@ -47,7 +47,21 @@ KERNELS: dict[str, Callable[[Renderer], Case | None]] = {
     "reduce_add_float32": lambda r: reduce_case(dtypes.float32, Ops.ADD),
     "reduce_max_float32": lambda r: reduce_case(dtypes.float32, Ops.MAX),
     "nested_int64": lambda r: nested_case(),
+    # lowered with the GPU opts: a grid of workgroups, a GROUP reduction through shared memory
+    # and barriers; a matmul on 2-D workgroups
+    "workgroups_reduce_all": lambda r: _lowered(r, "reduce_all"),
+    "workgroups_matmul": lambda r: _lowered(r, "matmul"),
 }
+
+
+def _lowered(renderer: Renderer, name: str) -> Case:
+    """Codegen's lowering-corpus kernel ``name`` with its GPU opts, as lowered for NIR."""
+    from fusegrad.codegen import to_program
+    from lowering_corpus import load
+
+    c = next(c for c in load("corpus").build() if c.name == name)
+    spec = to_program(c.opts["gpu"](c.ast), renderer)
+    return Case(name, tuple(spec.uops), (), {})
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 from fusegrad.codegen import to_program
 from fusegrad.renderer import CPUProgram
 from fusegrad.renderer.nir import LVPCompiler, NIRRenderer, mesa_unavailable
-from fusegrad.renderer.nir.renderer import cpu_signature
+from fusegrad.renderer.nir.renderer import MAX_LANES, cpu_signature
 from lowering_corpus import load
 
 REASON = mesa_unavailable()
@@ -43,7 +43,12 @@ def test_lowered_kernel_matches_emulator(
     pair: tuple[NIRRenderer, LVPCompiler], c: Any, variant: str
 ) -> None:
     renderer, compiler = pair
-    spec = to_program(c.opts[variant](c.ast) if variant in c.opts else c.ast, renderer)
+    try:
+        spec = to_program(c.opts[variant](c.ast) if variant in c.opts else c.ast, renderer)
+    except NotImplementedError as exc:  # the corpus's GPU opts (for a GPU's local_max)
+        if f"at most {MAX_LANES}, the lanes" not in str(exc):
+            raise
+        pytest.skip(f"{exc} (the GPU opts chose it; NIRRenderer.local_max keeps to {MAX_LANES})")
     want = _targets.run_program(spec, c.inputs, c.var_vals)
     got = [np.array(a, dtype=w.dtype).reshape(-1) for a, w in zip(c.inputs, want, strict=True)]
     src = renderer.render(list(spec.uops), spec.name)

@@ -58,7 +58,7 @@ def _named(name: str) -> int:
 
 
 HEADER = "; fusegrad NIR kernel"
-MAX_LANES = 16  # invocations in a workgroup: the lanes of llvmpipe's SIMD vector
+MAX_LANES = 8  # invocations in a workgroup: the lanes of llvmpipe's SIMD vector
 BLOB_PREFIX = "; nir "
 
 # -- dtypes --------------------------------------------------------------------------------------
