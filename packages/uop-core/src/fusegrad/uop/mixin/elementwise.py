@@ -33,18 +33,40 @@ _PIO2_2 = 0.0004837512969970703
 _PIO2_3 = 7.549533620476723e-08
 _PIO2_4 = 2.5633440682570896e-12
 _COS_REDUCE_LIMIT = 12800.0
-# where exp over/underflows (beyond: the clamped argument gives inf / 0)
-_EXP_CLAMP = {dtypes.float32: (-104.0, 89.0), dtypes.float64: (-746.0, 710.0)}
+# exp's clamps: below the low end e**x is 0 (or rounds to 0), and so is its gradient; the high
+# end caps the x that k is computed from at k = 127 (float64: 1023): above it r grows, e**r
+# overflows on its own, and the gradient's ctx * 2**k never overflows before e**r does
+_EXP_CLAMP = {dtypes.float32: (-104.0, 88.0), dtypes.float64: (-746.0, 709.0)}
 _HALF_FLOATS = (dtypes.float16, dtypes.bfloat16)
 # erf x = x * sum_n c_n x**2n below 0.5: c_n = 2/sqrt(pi) (-1)**n / (n! (2n+1)), highest first
 _ERF_TAYLOR = tuple(
     2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(7, -1, -1)
 )
-# a float's exponent field: (the int of its size, mantissa bits, bias)
-_FLOAT_BITS = {dtypes.float32: (dtypes.int32, 23, 127), dtypes.float64: (dtypes.int64, 52, 1023)}
-# tanh x = x + x**3 P(x**2) on |x| < 0.625 (Cephes tanhf, relative error ~1.4e-7)
-_TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
-              -3.33332819422e-1)  # fmt: skip
+# a float's layout: (the int of its size, mantissa bits, exponent bias, the bits of the rounding
+# constant 1.5 * 2**mantissa: y + that constant holds round(y) in its low mantissa bits)
+_FLOAT_BITS = {
+    dtypes.float32: (dtypes.int32, 23, 127, 0x4B400000),
+    dtypes.float64: (dtypes.int64, 52, 1023, 0x4338 << 48),
+}
+# e**r, highest power first, on |r| <= ln2/2 (x <= 0): float32 a degree-6 fit of the relative
+# error (below 2e-9), float64 Taylor to degree 13 (below 1e-18); and on [-ln2/2, ln2] (r of
+# the capped k): degree 7 (below 1.2e-9), float64 Taylor to degree 17 (below 1e-18)
+_EXP_POLY = {
+    dtypes.float32: (0.0013843651296456716, 0.00837415615114374, 0.04166800212525241,
+                     0.16666431250575492, 0.4999999420838057, 1.0000000321684872, 1.0),
+    dtypes.float64: tuple(1 / math.factorial(k) for k in range(13, -1, -1)),
+}  # fmt: skip
+_EXP_POLY_WIDE = {
+    dtypes.float32: (0.00023347285111730703, 0.0013838944798891945, 0.00832573376969864,
+                     0.041668271369025595, 0.16666719463344448, 0.49999992562589846,
+                     0.9999999894981896, 1.0),
+    dtypes.float64: tuple(1 / math.factorial(k) for k in range(17, -1, -1)),
+}  # fmt: skip
+# (2**s - 1)/s on |s| <= 1/2, degree 5 (relative error below 1.1e-8), highest power first
+_EXPM1_BASE2_POLY = (0.00015403508412756284, 0.0013390735655096284, 0.009618237508119656,
+                     0.055503574333152644, 0.24022649794871848, 0.6931471879267528)  # fmt: skip
+# tanh x rounds to +-1 in float32 from |x| = 9.01 on; its large-|x| branch clamps here
+_TANH_SATURATED = 10.0
 
 
 def _where_dtype(x: Any, y: Any, tensor: type[Any]) -> DType:
@@ -181,32 +203,59 @@ class ElementwiseMixin(OpMixinBase):
         return (x + (x * x - 1).sqrt()).log()
 
     def exp(self) -> Self:
-        """e**x, reduced on its own: x = k ln 2 + r (Cody-Waite, ln 2 in two parts, so r is
-        exact) and e**x = 2**k * 2**(r log2 e), instead of 2**(x log2 e), whose rounded product
-        is magnified by |x|. float16/bfloat16 are computed in float32 and rounded once."""
+        """e**x, reduced on its own: x = k ln 2 + r with k = round(x log2 e) (Cody-Waite, ln 2
+        in two parts, so r is exact and |r| <= ln2/2), e**r a polynomial and 2**k built in the
+        exponent bits, instead of 2**(x log2 e), whose rounded product is magnified by |x|.
+        The gradient is e**x (inf above the overflow threshold, like PyTorch). float16/bfloat16
+        are computed in float32 and rounded once."""
         x = self._to_float()
         if x.dtype in _HALF_FLOATS:
             return x.float().exp().cast(x.dtype)
-        lo, hi = _EXP_CLAMP.get(x.dtype, _EXP_CLAMP[dtypes.float32])
-        x = (x > hi).where(hi, (x < lo).where(lo, x))  # +-inf: over/underflow (NaN stays)
-        k = (x * _LOG2_E).trunc()
-        r = (x - k * _LN2_HI) - k * _LN2_LO
-        return (r * _LOG2_E).exp2()._scale_by_power_of_two(k)
+        return x._exp_reduced(overflows=True)
 
-    def _scale_by_power_of_two(self, k: Self) -> Self:
-        """self * 2**k for integral float k in [-150, 128] (float64: [-1100, 1100]), the
-        power built from its exponent bits in two halves (each a normal number), so the
-        product rounds once, also into the subnormals."""
-        ints, mantissa, bias = _FLOAT_BITS.get(self.dtype, _FLOAT_BITS[dtypes.float32])
-        # k + 1.5 * 2**mantissa + bias holds k + bias in its low mantissa bits: shifted up
-        # into the exponent field (the rest shifts out) it is 2**k, without a float->int cast
-        magic = 1.5 * 2.0**mantissa + bias
-        first = (k * 0.5).trunc()
-        out = self
-        for half in (first, k - first):
-            bits = (half + magic)._apply(Ops.BITCAST, dtype=ints).lshift(mantissa)
-            out = out * bits._apply(Ops.BITCAST, dtype=self.dtype)
+    def _polynomial(self, coefficients: tuple[float, ...]) -> Self:
+        """sum c_i x**i at x = self by Horner's rule, coefficients highest power first."""
+        out = self * coefficients[0] + coefficients[1]
+        for c in coefficients[2:]:
+            out = out * self + c
         return out
+
+    def _rounded_exponent(self, y: Self) -> tuple[Self, Self]:
+        """(k, k as a float) for k = round(y), an int of self's float width: y plus
+        1.5 * 2**mantissa holds k in its low mantissa bits (|y| < 2**22 for float32)."""
+        ints, mantissa, _, magic_bits = _FLOAT_BITS.get(self.dtype, _FLOAT_BITS[dtypes.float32])
+        k = (y + 1.5 * 2.0**mantissa)._apply(Ops.BITCAST, dtype=ints) - magic_bits
+        # int64 -> float64 is no vector instruction on common CPUs; int32 -> float is
+        return k, k.cast(dtypes.int32).cast(self.dtype)
+
+    def _power_of_two(self, k: Self) -> Self:
+        """2**k as a float of self's dtype for an int k in the normal exponent range."""
+        _, mantissa, bias, _ = _FLOAT_BITS.get(self.dtype, _FLOAT_BITS[dtypes.float32])
+        return (k + bias).lshift(mantissa)._apply(Ops.BITCAST, dtype=self.dtype)
+
+    def _exp_reduced(self, overflows: bool) -> Self:
+        """e**x for float32/float64 (see exp); ``overflows=False`` when x <= 0 is known.
+
+        Only the low end clamps x (e**x is 0 there, and so is its gradient); the high end
+        caps the x that k is computed from, so above it r grows, e**r overflows to inf and
+        the gradient (through the polynomial) is inf too. NaN stays NaN: every step is
+        arithmetic on it, the bit-built scales are finite or 0 or inf, which NaN absorbs.
+        2**k is two powers of two (k = k1 + k2, both normal; for x <= 0 2**-64 and 2**(k + 64))
+        so a subnormal result rounds once.
+        """
+        lo, hi = _EXP_CLAMP.get(self.dtype, _EXP_CLAMP[dtypes.float32])
+        x = (self < lo).where(lo, self)
+        reduced_from = (x > hi).where(hi, x) if overflows else x
+        k, kf = self._rounded_exponent(reduced_from * _LOG2_E)
+        r = (x - kf * _LN2_HI) - kf * _LN2_LO
+        polynomials = _EXP_POLY_WIDE if overflows else _EXP_POLY
+        out = r._polynomial(polynomials.get(self.dtype, polynomials[dtypes.float32]))
+        if not overflows:
+            # k <= 0: 2**(k + 64) is normal down to k = -190 (float64: -1086); 2**-64 first
+            # (exact), so the product rounds once, also into the subnormals
+            return out * 2.0**-64 * self._power_of_two(k + 64)
+        first = k.rshift(1)
+        return out * self._power_of_two(first) * self._power_of_two(k - first)
 
     def exp2(self) -> Self:
         """2**x."""
@@ -345,9 +394,10 @@ class ElementwiseMixin(OpMixinBase):
         x = self._to_float()
         if x.dtype in _HALF_FLOATS:
             return x.float().sigmoid().cast(x.dtype)
-        e = (-x.abs()).exp()
+        negative = x < 0
+        e = negative.where(x, -x)._exp_reduced(overflows=False)
         inv = (1 + e).reciprocal()
-        return (x < 0).where(e * inv, inv)
+        return negative.where(e * inv, inv)
 
     def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Self:
         """max(0, min(1, alpha*x + beta))."""
@@ -366,22 +416,37 @@ class ElementwiseMixin(OpMixinBase):
         return (self < 0).where(self * neg_slope, self)
 
     def tanh(self) -> Self:
-        """Hyperbolic tangent: an odd polynomial for |x| < 0.625 (Cephes' tanhf, no
-        cancellation near 0), else sign(x) (1 - 2/(exp(2|x|) + 1)), which saturates to +-1
-        (exp overflows to inf, 2/inf is 0). float16/bfloat16 in float32, rounded once."""
+        """Hyperbolic tangent: m/(m + 2) with m = e**2|x| - 1 (no cancellation near 0, none in
+        m + 2), |x| clipped to 10 (beyond, tanh is +-1 in float32), the sign put back last.
+        float16/bfloat16 in float32, rounded once."""
         x = self._to_float()
         if x.dtype in _HALF_FLOATS:
             return x.float().tanh().cast(x.dtype)
-        a = x.abs()
-        z = x * x
-        poly = z * 0 + _TANH_POLY[0]
-        for c in _TANH_POLY[1:]:
-            poly = poly * z + c
-        small = x + x * z * poly
-        # exp(2|x|) as 2**(2|x| log2 e): its relative error (~|x| 2**-24) is divided by
-        # exp(2|x|) in 2/(exp + 1), so the cheap form costs no accuracy here
-        big = 1 - 2 / ((a * (2 * _LOG2_E)).exp2() + 1)
-        return (a < 0.625).where(small, (x < 0).where(-big, big))
+        if x.dtype is not dtypes.float32:  # float64: its own expm1
+            a = (x.abs() > 20).where(20.0, x.abs())
+            t = (a * 2).expm1()
+            magnitude = t / (t + 2)
+            return (x < 0).where(-magnitude, magnitude)
+        # a stays finite (an inf in a computed but unselected value would make the gradient
+        # NaN); -0 keeps its sign (a is x there, and m is -0)
+        negative = x < 0
+        a = negative.where(-x, x)
+        a = (a > _TANH_SATURATED).where(_TANH_SATURATED, a)
+        m = a._expm1_of_double()
+        magnitude = m / (m + 2)
+        return negative.where(-magnitude, magnitude)
+
+    def _expm1_of_double(self) -> Self:
+        """e**(2x) - 1 for float32 |x| <= 10: y = 2x log2 e = k + s, 2**k (2**s - 1) +
+        (2**k - 1) with (2**s - 1) = s P(s), which keeps its relative accuracy near 0 (k = 0
+        there). Cheaper than expm1 (no clamps, one power of two, no log); the rounding of y
+        costs relative |y| 2**-24, which tanh's m/(m + 2) divides down."""
+        y = self * (2 * _LOG2_E)
+        k, kf = self._rounded_exponent(y)
+        s = y - kf
+        scale = self._power_of_two(k)
+        # - (1 - scale), not + (scale - 1): for k = 0 that is -0 - 0, so m(-0) is -0
+        return scale * (s * s._polynomial(_EXPM1_BASE2_POLY)) - (1 - scale)
 
     def gelu(self, approximate: str = "tanh") -> Self:
         """GELU: the tanh approximation (tinygrad's default) or exact with ``"none"``."""
