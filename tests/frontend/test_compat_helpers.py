@@ -100,3 +100,15 @@ def test_compile_error_with_one_message() -> None:
     assert e.kernel == ""
     full = CompileError("E_4", "error: x undeclared", "int x;\ny = 1;", [2])
     assert "compiling E_4 failed" in str(full) and "y = 1;" in str(full)
+
+
+def test_multibuffer_holds_one_buffer_per_device() -> None:
+    from fusegrad.device import MultiBuffer
+
+    m = MultiBuffer(("CPU:0", "CPU:1"), 3, dtypes.float32)
+    assert m.device == ("CPU", "CPU:1") and m.size == 3 and m.nbytes == 12
+    assert m.ensure_allocated() is m
+    m.bufs[1].copyin(memoryview(np.array([1, 2, 3], np.float32).tobytes()))
+    assert np.frombuffer(bytes(m.bufs[1].as_memoryview()), np.float32).tolist() == [1, 2, 3]
+    with pytest.raises(ValueError, match="non-empty tuple"):
+        MultiBuffer("CPU", 3, dtypes.float32)  # type: ignore[arg-type]

@@ -25,6 +25,38 @@ from fusegrad.runtime import (
     Unavailable,
     canonicalize,
 )
+from fusegrad.uop import DType
+
+
+class MultiBuffer:
+    """One ``Buffer`` of ``size`` elements of ``dtype`` on each of ``device`` (tinygrad's
+    container for a sharded value's storage; fusegrad's multi-device tensors are
+    ``MultiTensor``s, whose shards each hold their own buffer)."""
+
+    def __init__(self, device: tuple[str, ...], size: int, dtype: DType) -> None:
+        if not isinstance(device, tuple) or not device:
+            raise ValueError(f"MultiBuffer: device must be a non-empty tuple, got {device!r}")
+        self.bufs = [Buffer(d, size, dtype) for d in device]
+        self.size, self.dtype = size, dtype
+
+    @property
+    def device(self) -> tuple[str, ...]:
+        """The devices, one per buffer (canonical names)."""
+        return tuple(b.device for b in self.bufs)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of one buffer."""
+        return self.bufs[0].nbytes
+
+    def ensure_allocated(self) -> MultiBuffer:
+        """Allocate every buffer (those already allocated stay)."""
+        for b in self.bufs:
+            b.ensure_allocated()
+        return self
+
+    def __repr__(self) -> str:
+        return f"<MultiBuffer {self.device} size={self.size} dtype={self.dtype!r}>"
 
 
 def canonicalize_device(device: str | tuple[str, ...] | list[str] | None) -> str | tuple[str, ...]:
@@ -62,6 +94,7 @@ __all__ = [
     "Compiler",
     "Device",
     "LRUAllocator",
+    "MultiBuffer",
     "Program",
     "canonicalize_device",
     "enumerate_devices_str",
