@@ -3,11 +3,17 @@
     .venv/bin/python tools/bench/transcendental.py [--n 4194304] [--repeats 9] [--no-native]
                                                    [--no-torch] [--json FILE]
     .venv/bin/python tools/bench/transcendental.py --ulp [--n 262144]
+    .venv/bin/python tools/bench/transcendental.py --vs-old [--n 16777216] [--repeats 15]
 
 ``--ulp`` prints the Tensor-API accuracy table instead: each method in float32 against NumPy
 in float64, max ulps over the sweeps (uniform over the function's range and log-uniform
 magnitudes) and over the edge values (0, -0, +-inf, NaN, subnormals, the overflow thresholds),
 per renderer (LLVM, C, the PYTHON emulator: one child process each, DEV selects it).
+
+``--vs-old`` times the accurate Tensor methods against the formulations they replaced (exp as
+2**(x log2 e), sigmoid as 1/(1 + 2**(-x log2 e)), tanh as 2 sigmoid(2x) - 1, cos as
+sin(pi/2 - x)) on the default device: TinyJit replays, old and new interleaved in each round,
+medians of wall and process CPU time (every thread) and the median of the per-round ratios.
 
 Functions: exp, log, sin, cos, tanh, sigmoid, GELU (the tanh form) as the frontend builds
 them (on EXP2/LOG2/SIN). Each column is the median over ``--repeats`` calls (wall time, ms):
@@ -110,7 +116,7 @@ def fusegrad_times(n: int, repeats: int) -> dict[str, tuple[Timing, float]]:
     device = Device[Device.DEFAULT]
     out: dict[str, tuple[Timing, float]] = {}
     for name, x in _inputs(n).items():
-        jitted = TinyJit(functools.partial(_apply, name))
+        jitted: Any = TinyJit(functools.partial(_apply, name))
         xt = Tensor(x).realize()
         result: list[Any] = [None]
 
@@ -220,10 +226,10 @@ def _ulps(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
 def _reference(name: str, d: np.ndarray) -> np.ndarray:
     if name == "sigmoid":
         e = np.exp(-np.abs(d))
-        return np.where(d >= 0, 1 / (1 + e), e / (1 + e))
+        return np.asarray(np.where(d >= 0, 1 / (1 + e), e / (1 + e)))
     if name == "erf":
-        return np.vectorize(math.erf)(d)
-    return getattr(np, name)(d)  # type: ignore[no-any-return]
+        return np.asarray(np.vectorize(math.erf)(d))
+    return np.asarray(getattr(np, name)(d))
 
 
 def ulp_errors(n: int) -> dict[str, tuple[float, float]]:
@@ -265,6 +271,61 @@ def ulp_table(n: int) -> str:
     return "\n".join(lines)
 
 
+# -- the accurate methods against the formulations they replaced (--vs-old) -----------------------
+
+OLD_FORMS: dict[str, Callable[[Any], Any]] = {
+    "exp": lambda t: (t * (1 / math.log(2))).exp2(),
+    "sigmoid": lambda t: (1 + (t * (-1 / math.log(2))).exp2()).reciprocal(),
+    "tanh": lambda t: 2.0 * OLD_FORMS["sigmoid"](2.0 * t) - 1.0,
+    "cos": lambda t: (math.pi / 2 - t).sin(),
+}
+
+
+def _method(name: str, t: Any) -> Any:
+    return getattr(t, name)()
+
+
+def _realized(form: Callable[[Any], Any], t: Any) -> Any:
+    return form(t).realize()
+
+
+def _timed(fn: Callable[[], object]) -> Timing:
+    start, start_cpu = time.perf_counter(), time.process_time()
+    fn()
+    return (time.perf_counter() - start) * 1e3, (time.process_time() - start_cpu) * 1e3
+
+
+def vs_old(n: int, repeats: int) -> str:
+    """Per function: medians (wall, CPU ms) of the old form and the Tensor method, interleaved
+    round by round, and the median of the per-round new/old CPU-time ratios."""
+    from fusegrad import Device, Tensor, TinyJit
+
+    device = Device[Device.DEFAULT]
+    x = Tensor(_inputs(n)["exp"]).realize()
+    lines = [f"{'function':10s}{'old wall':>10s}{'new wall':>10s}{'old CPU':>10s}"
+             f"{'new CPU':>10s}{'new/old CPU':>13s}"]  # fmt: skip
+    for name, old in OLD_FORMS.items():
+        forms: list[Callable[[Any], Any]] = [old, functools.partial(_method, name)]
+        jits: list[Any] = [TinyJit(functools.partial(_realized, f)) for f in forms]
+
+        def run(jit: Any) -> None:
+            jit(x)
+            device.synchronize()
+
+        for jit in jits:  # capture and warm up
+            for _ in range(3):
+                run(jit)
+        rounds: list[list[Timing]] = [[], []]
+        for _ in range(repeats):
+            for i, jit in enumerate(jits):
+                rounds[i].append(_timed(functools.partial(run, jit)))
+        med = [[statistics.median(t[k] for t in r) for k in (0, 1)] for r in rounds]
+        ratio = statistics.median(b[1] / a[1] for a, b in zip(*rounds, strict=True))
+        cells = f"{med[0][0]:10.2f}{med[1][0]:10.2f}{med[0][1]:10.2f}{med[1][1]:10.2f}"
+        lines.append(f"{name:10s}{cells}{ratio:13.3f}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     """Run the benchmark and print the table (ms, medians)."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -276,7 +337,16 @@ def main() -> None:
     parser.add_argument("--child-native", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--ulp", action="store_true", help="only the Tensor-API ulp table")
     parser.add_argument("--child-ulp", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--vs-old", action="store_true", help="the accurate methods against the old forms"
+    )
     args = parser.parse_args()
+    if args.vs_old:
+        n = args.n if args.n != 1 << 22 else 1 << 24
+        print(f"{n} float32 elements, {args.repeats} interleaved rounds (ms); load {_load()}")
+        print(vs_old(n, args.repeats))
+        print(f"load {_load()}")
+        return
     if args.child_ulp:
         print(json.dumps(ulp_errors(args.n)))
         return
