@@ -12,13 +12,14 @@ pool after the code; ``X86Compiler`` reads the bytes back from it (``code_of``).
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from dataclasses import dataclass
 
 from fusegrad.renderer.x86.context import Selection
-from fusegrad.renderer.x86.encode import encode
-from fusegrad.renderer.x86.isa import ARG_REGS, CALLEE_SAVED, RSP, Imm, Inst, Label, Mem, Operand
+from fusegrad.renderer.x86.encode import Fixup, encode
+from fusegrad.renderer.x86.isa import ARG_REGS, CALLEE_SAVED, RSP, Imm, Inst, Label, Mem
 from fusegrad.renderer.x86.listing import format_inst
 from fusegrad.renderer.x86.regalloc import linear_scan, rewrite
 
@@ -60,22 +61,12 @@ class Frame:
         return Mem(base=RSP, disp=self.size + 8 * self.saved + 8 + 8 * (n - len(ARG_REGS)))
 
 
-def _placed(op: Operand, frame: Frame) -> Operand:
-    return frame.place(op) if isinstance(op, Mem) and op.frame is not None else op
-
-
-def _self_move(i: Inst) -> bool:
-    """A copy the allocator made pointless (both sides got one register; a 32-bit ``mov``
-    still zero-extends, so it stays)."""
-    return i.op in ("mov", "vmovaps") and i.args[0] == i.args[1] and i.width == 8
-
-
 def function(sel: Selection, nargs: int) -> list[Inst]:
     """The whole function: prologue, the allocated body, epilogue."""
     alloc = linear_scan(sel.code)
-    body = rewrite(sel.code, alloc)
     saved = sorted(alloc.used & CALLEE_SAVED, key=lambda r: r.num)
     frame = Frame(nargs, len(alloc.spills), len(saved))
+    body = rewrite(sel.code, alloc, frame.place)
     head = [Inst("push", (r,)) for r in saved]
     tail = [Inst("vzeroupper")] + [Inst("pop", (r,)) for r in reversed(saved)] + [Inst("ret")]
     if frame.size:
@@ -84,11 +75,6 @@ def function(sel: Selection, nargs: int) -> list[Inst]:
     head += [
         Inst("store", (Mem(base=RSP, disp=8 * k), ARG_REGS[k]))
         for k in range(min(nargs, len(ARG_REGS)))
-    ]
-    body = [
-        Inst(i.op, tuple(_placed(a, frame) for a in i.args), i.width, i.vlen)
-        for i in body
-        if not _self_move(i)
     ]
     return head + body + tail
 
@@ -101,14 +87,31 @@ class Assembled:
     listing: str
 
 
+@functools.lru_cache(maxsize=1 << 15)
+def _lowered(inst: Inst) -> tuple[bytes, Fixup | None, str, str]:
+    """(bytes, fix-up, hex, text) of one instruction. Cached: a kernel repeats instructions
+    (reloads, spill stores, loop tests), and so do the kernels of one program."""
+    text = format_inst(inst)
+    if inst.op == "label":
+        return b"", None, "", text
+    raw, fix = encode(inst)
+    return raw, fix, raw.hex(), text
+
+
+#: the machine code of the latest listings, so compiling a listing just rendered skips
+#: reading it back (``code_of``)
+_RECENT: dict[str, tuple[str, bytes]] = {}
+_RECENT_MAX = 64
+
+
 def assemble(name: str, sel: Selection, nargs: int) -> Assembled:
     """Lay out, encode and list the function of ``sel``."""
     insts = function(sel, nargs)
-    encoded = [encode(i) if i.op != "label" else (b"", None) for i in insts]
+    encoded = [_lowered(i) for i in insts]
     labels: dict[str, int] = {}
     offsets: list[int] = []
     pos = 0
-    for inst, (raw, _) in zip(insts, encoded, strict=True):
+    for inst, (raw, *_) in zip(insts, encoded, strict=True):
         offsets.append(pos)
         if inst.op == "label":
             assert isinstance(inst.args[0], Label)
@@ -119,16 +122,18 @@ def assemble(name: str, sel: Selection, nargs: int) -> Assembled:
         labels[label] = pool_start + k * len(entry)
     code = bytearray()
     lines = [f"; fusegrad x86-64 kernel {name}", f"{name}:"]
-    for inst, (raw, fix), at in zip(insts, encoded, offsets, strict=True):
-        if inst.op == "label":
-            lines.append(format_inst(inst))
+    for (raw, fix, hexed, text), at in zip(encoded, offsets, strict=True):
+        if not raw:
+            lines.append(text)
             continue
-        patched, rip = bytearray(raw), None
-        if fix is not None:
-            rip = labels[fix.label] - (at + len(raw))
-            struct.pack_into("<i", patched, fix.offset, rip)
+        if fix is None:
+            code += raw
+            lines.append(f"{at:6x}: {hexed:<30} {text}")
+            continue
+        patched = bytearray(raw)
+        struct.pack_into("<i", patched, fix.offset, labels[fix.label] - (at + len(raw)))
         code += patched
-        lines.append(f"{at:6x}: {patched.hex():<30} {format_inst(inst)}")
+        lines.append(f"{at:6x}: {patched.hex():<30} {text}")
     if sel.pool:
         lines.append(f"{len(code):6x}: {'cc' * (pool_start - len(code)):<30} ; padding")
         code += b"\xcc" * (pool_start - len(code))
@@ -136,7 +141,11 @@ def assemble(name: str, sel: Selection, nargs: int) -> Assembled:
             lines.append(f"{label}:")
             lines.append(f"{len(code):6x}: {entry.hex()} ; {_describe(entry)}")
             code += entry
-    return Assembled(bytes(code), "\n".join(lines) + "\n")
+    out = Assembled(bytes(code), "\n".join(lines) + "\n")
+    if len(_RECENT) >= _RECENT_MAX:
+        del _RECENT[next(iter(_RECENT))]
+    _RECENT[out.listing] = (name, out.code)
+    return out
 
 
 def _describe(entry: bytes) -> str:
@@ -155,6 +164,9 @@ class ListingError(ValueError):
 
 def code_of(listing: str) -> tuple[str, bytes]:
     """(function name, machine code) read back from a listing."""
+    recent = _RECENT.get(listing)
+    if recent is not None:
+        return recent
     lines = listing.splitlines()
     head = _HEADER.match(lines[0]) if lines else None
     if head is None:

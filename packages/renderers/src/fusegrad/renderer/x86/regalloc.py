@@ -15,6 +15,7 @@ into a scratch register before and store a spilled result after (``isa.SCRATCH``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fusegrad.renderer.x86.isa import (
@@ -130,14 +131,26 @@ def _spill_slot(n: int) -> Mem:
     return Mem(frame=("spill", n))
 
 
-def _substitute(op: Operand, regs: dict[VReg, Reg]) -> Operand:
-    if isinstance(op, VReg):
-        return regs[op]
-    if isinstance(op, Mem) and (isinstance(op.base, VReg) or isinstance(op.index, VReg)):
-        base = regs[op.base] if isinstance(op.base, VReg) else op.base
-        index = regs[op.index] if isinstance(op.index, VReg) else op.index
-        return Mem(base, index, op.scale, op.disp, op.label, op.frame)
-    return op
+def _substitute(op: Operand, regs: dict[VReg, Reg], place: Callable[[Mem], Mem]) -> Operand:
+    """``op`` with physical registers and its frame slot placed."""
+    kind = type(op)
+    if kind is VReg:
+        return regs[op]  # type: ignore[index]
+    if kind is not Mem:
+        return op
+    assert isinstance(op, Mem)
+    if op.frame is not None:
+        return place(op)
+    base, index = op.base, op.index
+    if type(base) is not VReg and type(index) is not VReg:
+        return op
+    base = regs[base] if type(base) is VReg else base
+    index = regs[index] if type(index) is VReg else index
+    return Mem(base, index, op.scale, op.disp, op.label, op.frame)
+
+
+def _unplaced(m: Mem) -> Mem:
+    return m
 
 
 def _reload(reg: Reg, slot: Mem) -> Inst:
@@ -195,27 +208,57 @@ def _spilled_operands(
     return spilled, borrowed, list(dict.fromkeys(reads)), list(dict.fromkeys(writes))
 
 
-def rewrite(code: list[Inst], alloc: Allocation) -> list[Inst]:
-    """``code`` with physical registers; spilled values go through scratch registers (and,
-    when an instruction has more spilled operands than there are scratch registers, through
-    registers it doesn't use, saved and restored around it)."""
+def _self_move(i: Inst) -> bool:
+    """A copy the allocator made pointless (both sides got one register; a 32-bit ``mov``
+    still zero-extends, so it stays)."""
+    return i.op in ("mov", "vmovaps") and i.width == 8 and i.args[0] == i.args[1]
+
+
+def rewrite(
+    code: list[Inst], alloc: Allocation, place: Callable[[Mem], Mem] = _unplaced
+) -> list[Inst]:
+    """``code`` with physical registers and frame slots placed by ``place``; spilled values
+    go through scratch registers (and, when an instruction has more spilled operands than
+    there are scratch registers, through registers it doesn't use, saved and restored
+    around it). Copies that became self-moves are dropped."""
     out: list[Inst] = []
     spills = alloc.spills
+    regs = alloc.registers
     for inst in code:
         if not spills or not any(
             op in spills if type(op) is VReg else type(op) is Mem and _spilled_memory(op, spills)
             for op in inst.args
         ):
-            args = tuple(_substitute(op, alloc.registers) for op in inst.args)
-            out.append(Inst(inst.op, args, inst.width, inst.vlen))
+            args = tuple([_substitute(op, regs, place) for op in inst.args])
+            new = Inst(inst.op, args, inst.width, inst.vlen)
+            if not _self_move(new):
+                out.append(new)
             continue
-        spilled, borrowed, reads, writes = _spilled_operands(inst, alloc)
-        regs = {**alloc.registers, **spilled}
-        saves = [Mem(frame=("borrow", k)) for k in range(len(borrowed))]
-        out += [_move(r, m, load=False) for r, m in zip(borrowed, saves, strict=True)]
-        out += [_reload(spilled[v], _spill_slot(alloc.spills[v])) for v in reads]
-        args = tuple(_substitute(op, regs) for op in inst.args)
-        out.append(Inst(inst.op, args, inst.width, inst.vlen))
-        out += [_spill(spilled[v], _spill_slot(alloc.spills[v])) for v in writes]
-        out += [_move(r, m, load=True) for r, m in zip(borrowed, saves, strict=True)]
+        out += _rewrite_spilled(inst, alloc, place)
     return out
+
+
+def _rewrite_spilled(inst: Inst, alloc: Allocation, place: Callable[[Mem], Mem]) -> list[Inst]:
+    """``inst`` with spilled operands: reloads before it, spill stores after it."""
+    spilled, borrowed, reads, writes = _spilled_operands(inst, alloc)
+    regs = _Overlay(alloc.registers, spilled)
+    saves = [place(Mem(frame=("borrow", k))) for k in range(len(borrowed))]
+    out = [_move(r, m, load=False) for r, m in zip(borrowed, saves, strict=True)]
+    out += [_reload(spilled[v], place(_spill_slot(alloc.spills[v]))) for v in reads]
+    args = tuple(_substitute(op, regs, place) for op in inst.args)
+    out.append(Inst(inst.op, args, inst.width, inst.vlen))
+    out += [_spill(spilled[v], place(_spill_slot(alloc.spills[v]))) for v in writes]
+    out += [_move(r, m, load=True) for r, m in zip(borrowed, saves, strict=True)]
+    return out
+
+
+class _Overlay(dict[VReg, Reg]):
+    """The scratch registers of an instruction's spilled operands over the allocation
+    (without copying the allocation: it has a register per virtual register)."""
+
+    def __init__(self, base: dict[VReg, Reg], top: dict[VReg, Reg]) -> None:
+        super().__init__(top)
+        self.base = base
+
+    def __missing__(self, key: VReg) -> Reg:
+        return self.base[key]
