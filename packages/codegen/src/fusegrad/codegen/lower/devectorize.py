@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from fusegrad.codegen.lower.context import LowerContext
 from fusegrad.codegen.lower.dtype_emulation import emulated_dtypes
 from fusegrad.codegen.lower.simplify import (
+    broadcast,
     gep,
     lanes,
     pm_index_algebra,
@@ -258,10 +259,59 @@ def _chunk(ctx: LowerContext, a: UOp) -> int:
     return next(w for w in options if all(w in widths(ctx, d) for d in dts))
 
 
+def _piece_width(s: UOp) -> int | None:
+    """The width of the pieces a VECTORIZE of single-lane GEPs puts back together, when each
+    run of its lanes is one whole vector in lane order (the chunks of a split op); else None."""
+    if s.op is not Ops.VECTORIZE:
+        return None
+    widest, k = None, 0
+    while k < len(s.src):
+        g = s.src[k]
+        if g.op is not Ops.GEP or len(g.arg) != 1 or g.arg[0] != 0:
+            return None
+        base, n = g.src[0], g.src[0].dtype.count
+        run = s.src[k : k + n]
+        if (
+            n < 2
+            or len(run) != n
+            or any(
+                x.op is not Ops.GEP or x.src[0] is not base or x.arg != (j,)
+                for j, x in enumerate(run)
+            )
+        ):
+            return None
+        widest = n if widest is None else min(widest, n)
+        k += n
+    return widest
+
+
+def _common_piece(a: UOp) -> int | None:
+    """The narrowest piece width of ``a``'s vector sources when every one of them is put
+    together from whole pieces (``_piece_width``) or is a constant; else None."""
+    found: list[int] = []
+    for s in a.src:
+        if s.dtype.count == 1 or s.op in (Ops.VCONST, Ops.CONST):
+            continue
+        if (p := _piece_width(s)) is None:
+            return None
+        found.append(p)
+    return min(found) if found else None
+
+
 def _devectorize_alu(ctx: LowerContext, a: UOp) -> UOp | None:
-    """A vector op of a width the target lacks -> chunks of a width it has (or scalars)."""
+    """A vector op of a width the target lacks -> chunks of a width it has (or scalars).
+    An op on vectors put together from narrower pieces (a bool OR of two 8-lane compares
+    split from 32 lanes) is split into pieces of that width: each chunk then takes whole
+    pieces and ``pm_lanes`` folds the lane shuffles away, where one wide op would extract and
+    re-insert every lane."""
     count = a.dtype.count
-    if count == 1 or (width := _chunk(ctx, a)) == count:
+    if count == 1:
+        return None
+    width = _chunk(ctx, a)
+    common = _common_piece(a)
+    if common is not None and common < width and count % common == 0:
+        width = common if common in widths(ctx, _operand_dtype(a)) else width
+    if width == count:
         return None
     parts: list[UOp] = []
     for first in range(0, count, width):
@@ -270,6 +320,43 @@ def _devectorize_alu(ctx: LowerContext, a: UOp) -> UOp | None:
         piece = UOp(a.op, a.dtype.scalar().vec(width), srcs, a.arg)
         parts.extend(gep(piece, (k,)) for k in range(width))
     return vectorize(parts)
+
+
+def _lanes_affine(x: UOp) -> Affine | None:
+    """A VECTORIZE of scalar index lanes ``b + c_i`` (or ``b``) of one base ``b`` as
+    ``(b, (c_i...))``; None otherwise."""
+    if x.op is not Ops.VECTORIZE or any(s.dtype.count != 1 for s in x.src):
+        return None
+    split = [
+        (s.src[0], int(s.src[1].arg))
+        if s.op is Ops.ADD and s.src[1].op is Ops.CONST and isinstance(s.src[1].arg, int)
+        else (s, 0)
+        for s in x.src
+    ]
+    bases = {b for b, _ in split}
+    if len(bases) != 1 or _has_invalid(split[0][0]):
+        return None
+    return split[0][0], tuple(o for _, o in split)
+
+
+def _cast_affine(ctx: LowerContext, c: UOp) -> UOp | None:
+    """CAST of an index vector that is one scalar plus a constant per lane (an upcast or
+    unrolled axis' lanes) to an integer vector the target has -> the cast scalar broadcast
+    plus the lane constants: one vector add instead of a scalar add and an insert per lane
+    (argmax's ``4096 - column``). The integer sum wraps like each lane's cast would."""
+    src, n = c.src[0], c.dtype.count
+    if n == 1 or src.dtype.scalar() is not dtypes.weakint or not dtypes.is_int(c.dtype):
+        return None
+    if widths(ctx, c.dtype) == (1,):
+        return None
+    if (affine := _affine(src, {}) or _lanes_affine(src)) is None:
+        return None
+    base, offsets = affine
+    scalar = c.dtype.scalar()
+    lanes_const = UOp(Ops.VCONST, c.dtype, (), tuple(offsets))
+    if base is None:
+        return lanes_const
+    return broadcast(simplify(base).cast(scalar), n) + lanes_const
 
 
 def _vector_const(c: UOp) -> UOp | None:
@@ -296,6 +383,7 @@ pm_devectorize = (
         [
             (UPat(Ops.LOAD, name="ld"), _devectorize_load),  # gather -> vector/scalar loads
             (UPat(Ops.STORE, name="st"), _devectorize_store),  # scatter -> vector/scalar stores
+            (UPat(Ops.CAST, name="c"), _cast_affine),  # index lanes -> broadcast + lanes
             (
                 UPat(GroupOp.ALU | {Ops.CAST, Ops.BITCAST}, name="a"),
                 _devectorize_alu,

@@ -211,11 +211,109 @@ def range_size(size: sint) -> sint:
 
 def simplify_indices(ast: UOp) -> UOp:
     """``ast`` with every INDEX's index expression simplified (one ``sym`` rewrite over all
-    of them at once, so shared subexpressions are simplified once)."""
-    indexes = [u for u in ast.toposort() if u.op is Ops.INDEX and len(u.src) > 1]
+    of them at once, so shared subexpressions are simplified once), and every arange's bit
+    sum folded to its index (``fold_bit_sums``)."""
+    topo = ast.toposort()
+    if any(u.op is Ops.WHERE for u in topo):
+        folded = fold_bit_sums(ast, topo)
+        if folded is not ast:
+            ast, topo = folded, folded.toposort()
+    indexes = [u for u in topo if u.op is Ops.INDEX and len(u.src) > 1]
     exprs = dedup(u.src[1] for u in indexes)
     if not exprs:
         return ast
     simplified = dict(zip(exprs, UOp.sink(*exprs).simplify().src, strict=True))
     mapping = {u: u.replace(src=(u.src[0], simplified[u.src[1]], *u.src[2:])) for u in indexes}
     return ast.substitute({k: v for k, v in mapping.items() if v is not k})
+
+
+# -- the arange's bit sum ---------------------------------------------------------------------
+#
+# ``Tensor.arange`` is built from constants and movement ops (``fusegrad.uop.mixin.create``):
+# element ``i`` is the sum over bits j of ``2**j`` where bit j of ``i`` is set, each term a PAD
+# of a constant whose validity is the bit. Indexed, a term is
+# ``where(!((i // 2**j) % 2 < 1), 2**j, 0)`` (the top bit without the ``% 2``), so an argmax
+# over 4096 columns computed 12 divisions, compares and selects per element. The sum of the
+# bits 0..k-1 of an ``i`` known to lie in [0, 2**k) is ``i`` itself: one cast.
+
+
+def _bit(cond: UOp) -> tuple[UOp, int, bool] | None:
+    """(x, j, exact) when ``cond`` is ``!(b < 1)`` with ``b`` bit j of x: ``(x // 2**j) % 2``
+    (exact) or ``x // 2**j`` (the bit only while ``x < 2**(j+1)``)."""
+    if cond.op is not Ops.CMPNE or cond.src[1].op is not Ops.CONST or cond.src[1].arg is not True:
+        return None
+    lt = cond.src[0]
+    if lt.op is not Ops.CMPLT or lt.src[1].op is not Ops.CONST or lt.src[1].arg != 1:
+        return None
+    b, exact = lt.src[0], False
+    if b.op is Ops.FLOORMOD and b.src[1].op is Ops.CONST and b.src[1].arg == 2:
+        b, exact = b.src[0], True
+    if b.dtype is not dtypes.weakint:
+        return None
+    if b.op is Ops.FLOORDIV and b.src[1].op is Ops.CONST and isinstance(b.src[1].arg, int):
+        step = b.src[1].arg
+        if step <= 0 or step & (step - 1):
+            return None
+        return b.src[0], step.bit_length() - 1, exact
+    return b, 0, exact
+
+
+def _bit_term(t: UOp) -> tuple[UOp, int, bool] | None:
+    """(x, j, exact) of a term ``where(bit j of x, 2**j, 0)``."""
+    if t.op is not Ops.WHERE or t.src[1].op is not Ops.CONST or t.src[2].op is not Ops.CONST:
+        return None
+    if t.src[2].arg != 0 or (found := _bit(t.src[0])) is None or t.src[1].arg != 1 << found[1]:
+        return None
+    return found
+
+
+def _terms(x: UOp) -> list[UOp]:
+    return _terms(x.src[0]) + _terms(x.src[1]) if x.op is Ops.ADD else [x]
+
+
+def fold_bit_sum(total: UOp) -> UOp | None:
+    """An integer sum holding ``where(bit j of x, 2**j, 0)`` for every j < k, with x known in
+    [0, 2**k): those terms replaced by ``x`` (cast to the sum's dtype); None when there are
+    none such."""
+    if not dtypes.is_int(total.dtype) or total.dtype is dtypes.weakint or total.dtype.count != 1:
+        return None
+    terms = _terms(total)
+    bits: dict[UOp, dict[int, tuple[int, bool]]] = {}
+    for n, t in enumerate(terms):
+        if (found := _bit_term(t)) is not None:
+            bits.setdefault(found[0], {}).setdefault(found[1], (n, found[2]))
+    used: set[int] = set()
+    folded: list[UOp] = []
+    for x, by_bit in bits.items():
+        k = 0
+        while k in by_bit:
+            k += 1
+        if k < 2 or x.vmin < 0 or x.vmax >= 1 << k:
+            continue
+        # a bit read without its "% 2" is the bit only below the next power of two
+        if any(not exact and x.vmax >= 1 << (j + 1) for j, (_, exact) in by_bit.items() if j < k):
+            continue
+        used.update(by_bit[j][0] for j in range(k))
+        folded.append(x.cast(total.dtype))
+    if not folded:
+        return None
+    out = [t for n, t in enumerate(terms) if n not in used] + folded
+    acc = out[0]
+    for t in out[1:]:
+        acc = acc + t
+    return acc
+
+
+def fold_bit_sums(ast: UOp, nodes: list[UOp] | None = None) -> UOp:
+    """``ast`` with every arange bit sum (``fold_bit_sum``) replaced by its index."""
+    topo = ast.toposort() if nodes is None else nodes
+    parents_add: set[UOp] = set()
+    for u in topo:
+        if u.op is Ops.ADD:
+            parents_add.update(s for s in u.src if s.op is Ops.ADD)
+    mapping: dict[UOp, UOp] = {}
+    for u in topo:
+        # the top of each ADD chain holds all its terms; the inner ADDs fold with it
+        if u.op is Ops.ADD and u not in parents_add and (new := fold_bit_sum(u)) is not None:
+            mapping[u] = new
+    return ast.substitute(mapping) if mapping else ast
