@@ -145,7 +145,9 @@ def _user_gradient(grad_fxn: Callable[..., Any], name: str, explicit: int) -> Cu
     """A CustomGradient calling ``grad_fxn(grad, *args)`` with Tensors: one gradient (Tensor
     or None) per Tensor argument; inputs past ``explicit`` get none."""
 
-    def rule(grad: UOp, value: UOp, inputs: tuple[UOp, ...]) -> list[UOp | None]:
+    def rule(
+        grad: UOp, value: UOp, inputs: tuple[UOp, ...], wanted: tuple[bool, ...]
+    ) -> list[UOp | None]:
         got = grad_fxn(Tensor(grad), *(Tensor(x) for x in inputs[:explicit]))
         grads = [got] if isinstance(got, Tensor) or got is None else list(got)
         if len(grads) != explicit:
@@ -388,32 +390,40 @@ def _marked_params(trace: _Trace) -> set[UOp]:
 
 def _vjp_rule(trace: _Trace, index: int, name: str) -> CustomGradient:
     """The gradient rule of output ``index``: the vector-Jacobian product of the body w.r.t.
-    every input (arguments and implicit floats), each input a leaf of its own."""
+    every input (arguments and implicit floats), each input a leaf of its own; None for the
+    inputs whose gradient backward doesn't use."""
     leaves = [*trace.holders, *trace.implicit]
 
-    def rule(grad: UOp, value: UOp, inputs: tuple[UOp, ...]) -> list[UOp | None]:
+    def rule(
+        grad: UOp, value: UOp, inputs: tuple[UOp, ...], wanted: tuple[bool, ...]
+    ) -> list[UOp | None]:
         xs = [Tensor(u) for u in inputs]
         mapping = {leaf: x.uop for leaf, x in zip(leaves, xs, strict=True)}
         out = Tensor(trace.outs[index].substitute(mapping))
-        return [g.uop for g in out.gradient(*xs, gradient=Tensor(grad))]
+        targets = [x for x, w in zip(xs, wanted, strict=True) if w]
+        found = iter(out.gradient(*targets, gradient=Tensor(grad)) if targets else [])
+        return [next(found).uop if w else None for w in wanted]
 
     return CustomGradient(rule, f"{name} backward")
 
 
 def _precompiled(rule: CustomGradient, name: str) -> CustomGradient:
     """``rule`` run as a ``function(precompile=True)`` of (grad, *inputs): traced and compiled
-    once per signature, one launch per backward."""
+    once per signature (which gradients are wanted is part of it), one launch per backward."""
 
-    def backward(grad: Tensor, *xs: Tensor) -> list[Tensor | None]:
-        got = rule.rule(grad.uop, grad.uop, tuple(x.uop for x in xs))
+    def backward(grad: Tensor, *xs: Tensor, wanted: tuple[bool, ...]) -> list[Tensor | None]:
+        # the rules here read only grad, inputs and wanted: grad stands in for the value
+        got = rule.rule(grad.uop, grad.uop, tuple(x.uop for x in xs), wanted)
         return [None if g is None else Tensor(g) for g in got]
 
     compiled: function[list[Tensor | None]] = function(
         backward, precompile=True, allow_implicit=True
     )
 
-    def run(grad: UOp, value: UOp, inputs: tuple[UOp, ...]) -> list[UOp | None]:
-        got = compiled(Tensor(grad), *(Tensor(x) for x in inputs))
+    def run(
+        grad: UOp, value: UOp, inputs: tuple[UOp, ...], wanted: tuple[bool, ...]
+    ) -> list[UOp | None]:
+        got = compiled(Tensor(grad), *(Tensor(x) for x in inputs), wanted=wanted)
         return [None if g is None else g.uop for g in got]
 
     return CustomGradient(run, rule.name)

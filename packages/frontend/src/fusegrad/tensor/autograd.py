@@ -171,15 +171,16 @@ _rules: list[tuple[UPat, Any]] = [
 pm_gradient = PatternMatcher(cast(Any, _rules))
 
 
-GradientRule = Callable[[UOp, UOp, tuple[UOp, ...]], Sequence[UOp | None]]
-"""A custom gradient: ``rule(grad, value, inputs)`` gives one gradient (or None) per input."""
+GradientRule = Callable[[UOp, UOp, tuple[UOp, ...], tuple[bool, ...]], Sequence[UOp | None]]
+"""A custom gradient: ``rule(grad, value, inputs, wanted)`` gives one gradient (or None) per
+input; ``wanted[i]`` says whether backward uses input i's (None is fine where it doesn't)."""
 
 
 @dataclass(frozen=True, eq=False)
 class CustomGradient:
     """The arg of a custom-gradient node ``CONTIGUOUS_BACKWARD(value, *inputs)``: its value is
-    ``value`` (the scheduler drops the node), and backward sends ``rule(grad, value, inputs)``
-    to ``inputs`` instead of differentiating ``value``'s graph. Compared by identity, so one
+    ``value`` (the scheduler drops the node), and backward sends ``rule(grad, value, inputs,
+    wanted)`` to ``inputs`` instead of differentiating ``value``'s graph. Compared by identity, so one
     rule object made once per traced function keeps the schedule cache warm across calls."""
 
     rule: GradientRule
@@ -191,11 +192,11 @@ def with_gradient(value: UOp, inputs: Sequence[UOp], gradient: CustomGradient) -
     return UOp(Ops.CONTIGUOUS_BACKWARD, value.dtype, (value, *inputs), gradient)
 
 
-def _custom_gradient(u: UOp, g: UOp) -> tuple[UOp | None, ...]:
+def _custom_gradient(u: UOp, g: UOp, on_path: set[UOp]) -> tuple[UOp | None, ...]:
     """The sources' gradients of a custom-gradient node, checked against the inputs."""
     rule = cast(CustomGradient, u.arg)
     inputs = u.src[1:]
-    grads = tuple(rule.rule(g, u.src[0], inputs))
+    grads = tuple(rule.rule(g, u.src[0], inputs, tuple(x in on_path for x in inputs)))
     if len(grads) != len(inputs):
         raise ValueError(
             f"{rule.name}: the gradient function gave {len(grads)} gradients for "
@@ -227,7 +228,7 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
         if not any(s in on_path for s in u.src):
             continue
         if u.op is Ops.CONTIGUOUS_BACKWARD and isinstance(u.arg, CustomGradient):
-            result: Any = _custom_gradient(u, g)
+            result: Any = _custom_gradient(u, g, on_path)
         else:
             result = pm_gradient.rewrite(u, ctx=g)
         if result is None:
