@@ -299,3 +299,23 @@ def test_custom_gradients_inside_tinyjit_training() -> None:
     assert plain[0] != plain[-1]  # the weights move every replayed step
     for f in (function(body, precompile_backward=True), function(body, grad_fxn=by_hand)):
         np.testing.assert_allclose(_jit_training(f), plain, rtol=1e-6)
+
+
+def test_precompile_backward_computes_only_the_gradients_backward_uses() -> None:
+    f = function(lambda x, w: (x @ w).exp().sum(), precompile_backward=True)
+
+    def backward_kernels(x_grad: bool | None) -> int:
+        counts = []
+        for _ in range(3):
+            x = Tensor(_arr(8, 16), requires_grad=x_grad)
+            w = Tensor(_arr(16, 4) * 0.1, requires_grad=True)
+            loss = f(x, w)
+            loss.realize()
+            before = GlobalCounters.kernel_count
+            loss.backward()
+            counts.append(GlobalCounters.kernel_count - before)
+            assert w.grad is not None and (x.grad is None) == (x_grad is False)
+        return counts[-1]
+
+    # x marked requires_grad=False: its gradient is not wanted, so not computed
+    assert backward_kernels(False) < backward_kernels(None)
