@@ -11,6 +11,7 @@ the memory goes back to the allocator with the last tensor referencing its BUFFE
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any
 
@@ -36,9 +37,12 @@ def buffer_device(buf: UOp) -> str:
 
 class _Counted(Buffer):
     """A base buffer the engine allocated: counted in ``GlobalCounters.mem_used`` while it
-    lives (a ``__del__`` costs far less than a ``weakref.finalize`` per buffer)."""
+    lives (a ``__del__`` costs far less than a ``weakref.finalize`` per buffer). ``shared``:
+    its memory is also reached some other way than through its BUFFER (a view, a copy to
+    another device, a TinyJit capture's fixed slot), so it is never recycled."""
 
     _counted = 0
+    shared = False
 
     def __del__(self) -> None:
         GlobalCounters.mem_used -= self._counted
@@ -59,6 +63,28 @@ def _new_base(buf: UOp) -> Buffer:
     return out
 
 
+def share(memory: Any) -> None:
+    """Mark the engine buffer under runtime ``memory`` (a Buffer or a view of one) as reached
+    other than through its BUFFER: ``recyclable`` is False for it from now on."""
+    base = getattr(memory, "base", None)
+    if isinstance(base, _Counted):
+        base.shared = True
+
+
+def recyclable(bufs: tuple[UOp, ...]) -> bool:
+    """Whether BUFFERs ``bufs`` (held in the tuple only) may take a new value: nothing else
+    holds any of them, and their memory is reached only through them. Their last kernels may
+    still be queued: a later launch on the same device runs after them."""
+    for b in bufs:
+        # the tuple, this loop's variable and getrefcount's argument: no other holder
+        if sys.getrefcount(b) > 3:
+            return False
+        rb = _DEVICE_BUFFERS.get(b)
+        if type(rb) is not _Counted or rb.shared:
+            return False
+    return True
+
+
 def runtime_buffer(buf: UOp) -> Buffer:
     """The runtime Buffer of a BUFFER or BUFFER_VIEW UOp (allocated, and filled from the
     host table, on first use)."""
@@ -68,6 +94,7 @@ def runtime_buffer(buf: UOp) -> Buffer:
     if buf.op is Ops.BUFFER_VIEW:
         size, offset = buf.arg
         base = runtime_buffer(buf.src[0])
+        share(base)
         out = base.view(int(size), buf.dtype, int(offset) * buf.dtype.itemsize)
     elif buf.op is Ops.BUFFER:
         out = _new_base(buf)
@@ -79,6 +106,7 @@ def runtime_buffer(buf: UOp) -> Buffer:
 
 def adopt(buf: UOp, memory: Buffer) -> None:
     """Back BUFFER ``buf`` with existing runtime memory (an alias: a view of another buffer)."""
+    share(memory)
     _DEVICE_BUFFERS[buf] = memory
 
 

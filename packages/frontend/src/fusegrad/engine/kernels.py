@@ -25,6 +25,8 @@ from fusegrad.engine.plan import (
     bound_values,
     calls_plan,
     named_values,
+    result_buffers,
+    result_views,
     run_plan,
     template_plan,
     whole_buffer,
@@ -42,11 +44,11 @@ def schedule(targets: Sequence[UOp]) -> tuple[list[UOp], bool]:
     tpl = lookup.template
     plan = None if tpl is None or DEBUG >= 1 else template_plan(tpl, sink.src)
     if tpl is not None and plan is not None:  # a hit runs without building a kernel graph
-        new = [UOp.new_buffer(p.src[1].arg, p.arg, p.dtype) for p in tpl.allocate]
+        new = result_buffers(plan, tpl)
         if plan.steps:
             with host_span("launch"):
                 run_plan(plan, [*lookup.inputs, *new], named_values(lookup.var_vals))
-        return lookup.views(new), plan.whole
+        return result_views(plan, lookup, new), plan.whole
     with host_span("schedule"):
         kg = lookup.kernel_graph()
     calls = kg.calls

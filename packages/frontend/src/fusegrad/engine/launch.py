@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from fusegrad.engine.buffers import share
 from fusegrad.engine.counters import GlobalCounters
 from fusegrad.engine.plan import LaunchPlan, device
 from fusegrad.engine.plan import Step as PlanStep
@@ -321,7 +322,10 @@ def _launch_general(
     plan: LaunchPlan, prep: _Prepared, runtime: list[Any], values: dict[str, int]
 ) -> None:
     """Steps on several devices, or copies: a queue per run of steps on one device, each
-    waiting for the one before."""
+    waiting for the one before. Their buffers are marked shared: another device's queue
+    may still read one when its BUFFER dies, so none is recycled."""
+    for rb in runtime:
+        share(rb)
     batch: _Batch | None = None
     for step, cmd, size in zip(plan.steps, prep.static, prep.sizes, strict=True):
         if batch is None or batch.name != step.device:

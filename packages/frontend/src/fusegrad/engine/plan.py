@@ -20,12 +20,19 @@ hits and TinyJit replays all go through ``run_plan``; so does a capture, which i
 from __future__ import annotations
 
 import weakref
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from fusegrad.codegen.schedule import ScheduleTemplate
-from fusegrad.engine.buffers import buffer_device, known_buffer, runtime_buffer
+from fusegrad.engine.buffers import (
+    buffer_device,
+    known_buffer,
+    recyclable,
+    runtime_buffer,
+    share,
+)
 from fusegrad.engine.host import HOST
 from fusegrad.engine.programs import RECIPES, Kernel, get_kernel, program_knobs
 from fusegrad.engine.realize import symbolic_prefix
@@ -263,6 +270,80 @@ def template_plan(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> LaunchPlan |
     return plan
 
 
+# -- a template plan's result buffers -----------------------------------------------------------
+
+RECYCLE_BYTES = 4096
+"""Results of a template plan up to this many bytes (all its new buffers together) are
+recycled: a dispatch-bound loop spends more on making and freeing small buffers than on
+running their kernels; large results go back to the allocator as usual."""
+SPARE_RESULTS = 4  # earlier results a plan keeps to recycle (a dependent chain needs 2)
+
+
+def _can_recycle(plan: LaunchPlan, tpl: ScheduleTemplate) -> bool:
+    if not tpl.allocate or len(plan.devices) != 1 or plan.fixed:
+        return False
+    if any(s.kernel is None for s in plan.steps):
+        return False  # a copy: another device's queue may read a result
+    sizes = [b.arg * b.dtype.itemsize for b in tpl.allocate]
+    return all(isinstance(n, int) for n in sizes) and sum(sizes) <= RECYCLE_BYTES
+
+
+def result_buffers(plan: LaunchPlan, tpl: ScheduleTemplate) -> list[UOp]:
+    """BUFFERs for the template's ``allocate`` list on a launch of its plan: those of an
+    earlier launch that nobody holds any more and whose memory only they reach (small
+    results on one device), else new ones. The earlier launch's kernels may still be queued:
+    the device runs the new launch after them. Not while a TinyJit capture records (it tells
+    buffers apart by their BUFFER)."""
+    found = plan.cache.get("spare")
+    if found is None:
+        found = plan.cache["spare"] = deque() if _can_recycle(plan, tpl) else False
+    if not isinstance(found, deque) or RECORDERS:
+        return [UOp.new_buffer(p.src[1].arg, p.arg, p.dtype) for p in tpl.allocate]
+    spare: deque[tuple[UOp, ...]] = found
+    for i, bufs in enumerate(spare):  # oldest first
+        if recyclable(bufs):
+            del spare[i]
+            spare.append(bufs)
+            return list(bufs)
+    bufs = tuple(UOp.new_buffer(p.src[1].arg, p.arg, p.dtype) for p in tpl.allocate)
+    spare.append(bufs)
+    if len(spare) > SPARE_RESULTS:
+        spare.popleft()
+    return list(bufs)
+
+
+ViewRecipe = tuple[tuple[int, UOp | None], ...]
+
+
+def _view_recipe(tpl: ScheduleTemplate) -> ViewRecipe | None:
+    """Per template output, (its new buffer's index, the RESHAPE over it or None) when every
+    output is a new buffer or an int-shaped reshape of one; else None."""
+    index = {b: i for i, b in enumerate(tpl.allocate)}
+    out: list[tuple[int, UOp | None]] = []
+    for o in tpl.outputs:
+        if o in index:
+            out.append((index[o], None))
+        elif o.op is Ops.RESHAPE and o.src[0] in index and all(type(s) is int for s in o.arg):
+            out.append((index[o.src[0]], o))
+        else:
+            return None
+    return tuple(out)
+
+
+def result_views(plan: LaunchPlan, lookup: Any, new: Sequence[UOp]) -> list[UOp]:
+    """The views holding a template's outputs after its plan ran with new buffers ``new``
+    (``lookup.views`` without rebuilding the common forms: the buffer, a reshape of it)."""
+    recipe = plan.cache.get("views", False)
+    if recipe is False:
+        recipe = plan.cache["views"] = _view_recipe(lookup.template)
+    if recipe is None:
+        return list(lookup.views(new))
+    return [
+        new[i] if o is None else UOp(Ops.RESHAPE, o.dtype, (new[i],), o.arg, o.tag)
+        for i, o in recipe
+    ]
+
+
 # -- running plans ------------------------------------------------------------------------------
 
 
@@ -391,6 +472,7 @@ class PlanJoiner:
                 views[i] = v
             else:
                 fixed[i] = s.runtime
+                share(s.runtime)  # the plan writes or reads it on every replay
         steps, n = tuple(self.steps), len(self.slots)
         return LaunchPlan(steps, n, tuple(given), views, fixed, reused=True)
 

@@ -45,9 +45,12 @@ def buffer_of(u: UOp) -> UOp | None:
 
 def _prepare(u: UOp) -> tuple[UOp, list[UOp]]:
     """``u`` with its realized parts replaced by their buffers, and the assigns (AFTERs) it
-    still performs — one walk that stops at buffers and realized nodes."""
-    found: dict[UOp, UOp] = {}
+    still performs — one walk that stops at buffers and realized nodes (none when nothing is
+    remembered as realized and the graph holds no assign: the common dispatch case)."""
     check = len(REALIZED) > 0
+    if not check and not has_assign(u):
+        return u, []
+    found: dict[UOp, UOp] = {}
 
     def gate(node: UOp) -> bool:
         if buffer_of(node) is not None:
@@ -72,13 +75,35 @@ def strip_assigns(u: UOp) -> UOp:
     return u
 
 
+_ASSIGNS = "_engine_assigns"  # a node's remembered has_assign (in its __dict__)
+
+
+def _assigns_here(u: UOp) -> bool:
+    if u.op is Ops.AFTER and not u.is_bound_var:
+        return True
+    return any(s.__dict__[_ASSIGNS] for s in u.src if s.op is not Ops.BUFFER)
+
+
+def _pending_assigns(u: UOp) -> bool:
+    return u.op is not Ops.BUFFER and _ASSIGNS not in u.__dict__
+
+
 def has_assign(u: UOp) -> bool:
-    """True when the graph of ``u`` performs an assign (an AFTER that isn't a bound Variable)."""
-    return any(n.op is Ops.AFTER and not n.is_bound_var for n in u.toposort(_not_buffer))
-
-
-def _not_buffer(u: UOp) -> bool:
-    return buffer_of(u) is None
+    """True when the graph of ``u`` performs an assign (an AFTER that isn't a bound
+    Variable). Remembered on every node: a graph rebuilt over new buffers looks at its new
+    nodes only."""
+    if u.op is Ops.BUFFER:
+        return False
+    found: bool | None = u.__dict__.get(_ASSIGNS)
+    if found is not None:
+        return found
+    if not any(_pending_assigns(s) for s in u.src):  # the common case: only ``u`` is new
+        found = u.__dict__[_ASSIGNS] = _assigns_here(u)
+        return found
+    for n in u.toposort(_pending_assigns):
+        if _pending_assigns(n):
+            n.__dict__[_ASSIGNS] = _assigns_here(n)
+    return bool(u.__dict__[_ASSIGNS])
 
 
 def realize_uops(uops: Sequence[UOp]) -> tuple[list[UOp], dict[UOp, UOp]]:
