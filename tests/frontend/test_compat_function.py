@@ -319,3 +319,19 @@ def test_precompile_backward_computes_only_the_gradients_backward_uses() -> None
 
     # x marked requires_grad=False: its gradient is not wanted, so not computed
     assert backward_kernels(False) < backward_kernels(None)
+
+
+def test_precompile_backward_with_multitensor_arguments() -> None:
+    from fusegrad.tensor.multi import MultiTensor, shard
+
+    devices = ("CPU:0", "CPU:1")
+    f = function(lambda x, w: (x * w).exp().sum(axis=0), precompile_backward=True)
+    for _ in range(2):
+        a, b = _arr(4, 3), _arr(4, 3)
+        w = Tensor(a, requires_grad=True)
+        out = f(shard(Tensor(b), devices, axis=0), shard(w, devices, axis=0))
+        assert isinstance(out, MultiTensor)
+        np.testing.assert_allclose(out.numpy(), np.exp(a * b).sum(0), rtol=1e-5)
+        out.sum().backward()
+        assert w.grad is not None
+        np.testing.assert_allclose(w.grad.numpy(), b * np.exp(a * b), rtol=1e-5)

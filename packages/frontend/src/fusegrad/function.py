@@ -208,7 +208,8 @@ class function(Generic[ReturnType]):
     arguments (or made inside it), or tensors marked ``is_param_()``; another weight it reads
     from outside raises ``ValueError``.
     ``grad_fxn(grad, *args)``: the body's gradient, given the gradient of its (one) output and
-    its Tensor arguments, returns one gradient (Tensor or None) per Tensor argument; autograd
+    its Tensor arguments (a MultiTensor's shards one by one), returns one gradient (Tensor or
+    None) per Tensor argument; autograd
     uses it instead of differentiating the body (tensors the body reads from outside get no
     gradient through it).
     ``precompile_backward=True``: the backward of each output (the gradients of all its
