@@ -335,3 +335,21 @@ def test_precompile_backward_with_multitensor_arguments() -> None:
         out.sum().backward()
         assert w.grad is not None
         np.testing.assert_allclose(w.grad.numpy(), b * np.exp(a * b), rtol=1e-5)
+
+
+def test_call_on_multitensors_shard_by_shard() -> None:
+    from fusegrad.tensor.multi import MultiTensor, shard
+
+    devices = ("CPU:0", "CPU:1")
+    a0, b0 = _arr(4, 3), _arr(4, 3)
+    a, b = shard(Tensor(a0), devices, axis=0), shard(Tensor(b0), devices, axis=0)
+    body = (a.as_param(0) * b.as_param(1)).relu()
+    assert isinstance(body, MultiTensor) and body.device == a.device
+    for _ in range(2):
+        x0, y0 = _arr(4, 3), _arr(4, 3)
+        x, y = shard(Tensor(x0), devices, axis=0), shard(Tensor(y0), devices, axis=0)
+        out = x.call(y, fxn=body)
+        assert out.axis == 0
+        np.testing.assert_allclose(out.numpy(), np.maximum(x0 * y0, 0), rtol=1e-6)
+    with pytest.raises(ValueError, match="argument 1 must be a MultiTensor"):
+        x.call(Tensor(y0), fxn=body)  # type: ignore[arg-type]

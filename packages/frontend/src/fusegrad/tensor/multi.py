@@ -243,6 +243,30 @@ class MultiTensor(DefersOperators):
         axis = None if self.axis is None else self.axis + ndim - self.ndim
         return MultiTensor(out, axis)
 
+    def as_param(self, slot: int) -> MultiTensor:
+        """Parameter ``slot`` of a multi-device function body: a placeholder per shard (see
+        ``Tensor.as_param``), with this layout."""
+        return MultiTensor([s.as_param(slot) for s in self.shards], self.axis)
+
+    def call(
+        self,
+        *lst: MultiTensor,
+        fxn: MultiTensor,
+        grad_fxn: Callable[..., Any] | None = None,
+    ) -> MultiTensor:
+        """The multi-device body ``fxn`` applied shard by shard to this MultiTensor
+        (parameter 0) and ``lst`` (parameters 1...), which must share its devices."""
+        args = (self, *lst)
+        for i, a in enumerate((*args, fxn)):
+            if not isinstance(a, MultiTensor) or a.device != self.device:
+                what = "fxn" if i == len(args) else f"argument {i}"
+                raise ValueError(f"call: {what} must be a MultiTensor on {self.device}")
+        out = [
+            shards[0].call(*shards[1:], fxn=body, grad_fxn=grad_fxn)
+            for *shards, body in zip(*(a.shards for a in args), fxn.shards, strict=True)
+        ]
+        return MultiTensor(out, fxn.axis)
+
     def __getattr__(self, name: str) -> Callable[..., MultiTensor]:
         if name in _BINARY:
             return lambda other: self._binary(name, other)
