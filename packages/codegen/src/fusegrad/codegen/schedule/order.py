@@ -1,9 +1,22 @@
 """Multi-output merging and execution order of the calls.
 
-* **Merge**: compute kernels of one device and output shape at the same dependency level
-  (so neither reads the other) share their loops: one kernel with a STORE per output. Kernels
-  that read a buffer some call of the schedule writes in place stay alone, so merging never
-  has to reason about write-after-read order.
+* **Merge**: kernels that loop over the same iteration space (one device, one stored shape)
+  become one kernel with a STORE per output (``merge_outputs``):
+
+  - elementwise kernels (no reduction), computes and assigns alike, when they are related
+    (one reads another's result, they share a buffer, or they sit at the same dependency
+    level). A kernel reading another member's result computes it inline, which is allowed
+    only at the index that member stores (so each value is computed once, and an assign's
+    value is read before its own store overwrites it), and only for results whose buffers
+    outlive the kernel anyway (assigns, the schedule's outputs): an intermediate merged into
+    its reader would be stored and never read. Every load of a buffer the merged
+    kernel stores to must read the index stored and feed that store (it then runs before
+    the store), no buffer is stored twice, and merging must not close a cycle in the call
+    graph (read-after-write, write-after-read and write-after-write edges). An optimizer
+    step's ``param``, ``m`` and ``v`` updates become one kernel this way.
+  - kernels with reductions at the same dependency level that read no buffer a call
+    writes in place (two sums of one input). Reductions stay apart from elementwise kernels:
+    a matmul's kernel keeps its one STORE, which the tiling optimizer needs.
 * **Order**: a topological order of the calls (stable: creation order breaks ties) over two
   kinds of edges: read-after-write (a call reads another's result) and write-after-read
   (every reader of a buffer version runs before the call overwriting that version).
@@ -14,12 +27,23 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import defaultdict
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import Any
 
-from fusegrad.codegen.schedule.kernelize import Call, Kernelizer, Version
+from fusegrad.codegen.schedule.indexing import TRUE
+from fusegrad.codegen.schedule.kernelize import (
+    Call,
+    Kernelizer,
+    Version,
+    base_buffer,
+    output_ranges,
+)
 from fusegrad.codegen.schedule.rangeify import ScheduleError
 from fusegrad.codegen.schedule.realize import Kind
-from fusegrad.uop import UOp
+from fusegrad.uop import Ops, UOp
+
+MAX_TRIES = 4  # merge attempts (each lowers a kernel) per call before it stays alone
 
 
 def _levels(calls: dict[int, Call]) -> dict[int, int]:
@@ -29,39 +53,8 @@ def _levels(calls: dict[int, Call]) -> dict[int, int]:
     return level
 
 
-def merge_outputs(kz: Kernelizer) -> None:
-    """Merge compute kernels that can share loops (see the module docstring)."""
-    written = {buf for c in kz.calls.values() for buf, _ in c.writes}
-    level = _levels(kz.calls)
-    groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
-    for cid, c in kz.calls.items():
-        if c.kind is not Kind.COMPUTE or any(buf in written for buf, _ in c.reads):
-            continue
-        root = c.roots[0]
-        groups[(level[cid], root.device, root.shape)].append(cid)
-    for members in groups.values():
-        if len(members) > 1:
-            _merge(kz, members)
-
-
-def _merge(kz: Kernelizer, members: list[int]) -> None:
-    roots = [r for cid in members for r in kz.calls[cid].roots]
-    merged = kz.lower(roots, Kind.COMPUTE, split=False)
-    cap = kz.cap(roots[0].device)
-    if cap is not None and len(merged.buffers) > cap:
-        return
-    merged.id = members[0]
-    for cid in members:
-        del kz.calls[cid]
-    kz.add_call(merged)
-    gone = set(members[1:])
-    for c in kz.calls.values():
-        if c.deps & gone:
-            c.deps = (c.deps - gone) | {merged.id}
-
-
-def execution_order(calls: dict[int, Call]) -> list[Call]:
-    """The calls in an order that respects read-after-write and write-after-read."""
+def _edges(calls: dict[int, Call]) -> dict[int, set[int]]:
+    """call id -> the ids of the calls that must run before it."""
     edges: dict[int, set[int]] = {cid: set(c.deps) for cid, c in calls.items()}
     writers: dict[tuple[UOp, Version], list[int]] = defaultdict(list)
     for cid in sorted(calls):
@@ -75,7 +68,212 @@ def execution_order(calls: dict[int, Call]) -> list[Call]:
             for writer in writers.get(r, ()):
                 if writer != cid:
                     edges[writer].add(cid)  # the overwrite waits for this read
-    return [calls[cid] for cid in _toposort(edges)]
+    return edges
+
+
+def _has_reduce(call: Call) -> bool:
+    return any(u.op is Ops.REDUCE for u in call.ast.toposort())
+
+
+def _buffers(call: Call) -> set[UOp]:
+    return {b for b, _ in call.reads} | {b for b, _ in call.writes}
+
+
+@dataclass
+class _Graph:
+    """The call graph (``_edges``) as it is while calls are merged."""
+
+    preds: dict[int, set[int]]
+    succs: dict[int, set[int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.succs = {cid: set() for cid in self.preds}
+        for cid, before in self.preds.items():
+            for b in before:
+                self.succs[b].add(cid)
+
+    def _reaches(self, start: int, goal: int) -> bool:
+        """True when a path of two or more edges leads from ``start`` to ``goal``."""
+        todo = [s for s in self.succs[start] if s != goal]
+        seen = set(todo)
+        while todo:
+            n = todo.pop()
+            for s in self.succs[n]:
+                if s == goal:
+                    return True
+                if s not in seen:
+                    seen.add(s)
+                    todo.append(s)
+        return False
+
+    def mergeable(self, a: int, b: int) -> bool:
+        """True when ``a`` and ``b`` as one call leave the graph acyclic."""
+        return not self._reaches(a, b) and not self._reaches(b, a)
+
+    def merge(self, keep: int, gone: int) -> None:
+        """``gone`` becomes part of ``keep``."""
+        for p in self.preds.pop(gone):
+            self.succs[p].discard(gone)
+            if p != keep:
+                self.succs[p].add(keep)
+                self.preds[keep].add(p)
+        for s in self.succs.pop(gone):
+            self.preds[s].discard(gone)
+            if s != keep:
+                self.preds[s].add(keep)
+                self.succs[keep].add(s)
+        self.preds[keep].discard(gone)
+        self.succs[keep].discard(gone)
+
+
+def merge_outputs(kz: Kernelizer, outputs: Collection[UOp] = ()) -> None:
+    """Merge kernels that can share loops (see the module docstring); ``outputs``: the
+    schedule's outputs (their buffers are kept, so a kernel may compute them inline)."""
+    level = _levels(kz.calls)
+    written = {buf for c in kz.calls.values() for buf, _ in c.writes}
+    graph = _Graph(_edges(kz.calls))
+    by_level: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    elementwise: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    for cid, c in sorted(kz.calls.items()):
+        if c.kind not in (Kind.COMPUTE, Kind.ASSIGN):
+            continue
+        target = kz.stored(c.roots[0])[0]
+        space = (target.device, target.shape)
+        if not _has_reduce(c):
+            elementwise[space].append(cid)
+        elif c.kind is Kind.COMPUTE and not any(buf in written for buf, _ in c.reads):
+            by_level[(level[cid], *space)].append(cid)
+    for members in by_level.values():
+        if len(members) > 1:
+            _merge_level(kz, graph, members)
+    for members in elementwise.values():
+        if len(members) > 1:
+            _merge_related(kz, graph, members, level, set(outputs))
+
+
+def _merge_level(kz: Kernelizer, graph: _Graph, members: list[int]) -> None:
+    roots = [r for cid in members for r in kz.calls[cid].roots]
+    ast, ctx = kz.rangeify(roots)
+    cap = kz.cap(roots[0].device)
+    if (cap is not None and len(ctx.params) > cap) or kz.stale_reads(roots, ctx):
+        return
+    _commit(kz, graph, members, kz.make_call(ast, ctx, roots, Kind.COMPUTE))
+
+
+@dataclass
+class _Cluster:
+    """Calls merged into one (``rep``: its id)."""
+
+    rep: int
+    buffers: set[UOp]
+    levels: set[int]
+
+
+def _merge_related(
+    kz: Kernelizer, graph: _Graph, members: list[int], level: dict[int, int], outputs: set[UOp]
+) -> None:
+    clusters: list[_Cluster] = []
+    for cid in members:
+        call = kz.calls[cid]
+        bufs = _buffers(call)
+        read = {b for b, _ in call.reads}
+        tries = 0
+        for cl in reversed(clusters):
+            related = cl.rep in call.deps or bufs & cl.buffers or level[cid] in cl.levels
+            if not related or not graph.mergeable(cl.rep, cid):
+                continue
+            if any(base_buffer(kz.views[r]) in read for r in _scratch(kz, cl.rep, outputs)):
+                continue  # it reads an intermediate: merged, that buffer would live on unread
+            if tries == MAX_TRIES:
+                break
+            tries += 1
+            merged = _try_lower(kz, [kz.calls[cl.rep], call])
+            if merged is not None:
+                _commit(kz, graph, [cl.rep, cid], merged)
+                cl.buffers |= bufs
+                cl.levels.add(level[cid])
+                break
+        else:
+            clusters.append(_Cluster(cid, bufs, {level[cid]}))
+
+
+def _scratch(kz: Kernelizer, cid: int, outputs: set[UOp]) -> list[UOp]:
+    """The roots of call ``cid`` computed into buffers of their own that are not outputs."""
+    return [r for r in kz.calls[cid].roots if kz.kinds[r] is Kind.COMPUTE and r not in outputs]
+
+
+def _try_lower(kz: Kernelizer, calls: list[Call]) -> Call | None:
+    """The kernel computing the roots of ``calls`` together, or None where it is not allowed
+    (see the module docstring)."""
+    roots = [r for c in calls for r in c.roots]
+    ast, ctx = kz.rangeify(roots)
+    if ctx.inline_failed:
+        return None
+    idx, _ = output_ranges(kz.stored(roots[0])[0].shape)
+    if any(i != idx or gate is not TRUE for _, i, gate in ctx.root_reads):
+        return None  # a root read at another index: computed twice, or after its store
+    cap = kz.cap(roots[0].device)
+    if (cap is not None and len(ctx.params) > cap) or kz.stale_reads(roots, ctx):
+        return None
+    if not _stores_safe(ast, ctx.params):
+        return None
+    kind = Kind.ASSIGN if any(c.kind is Kind.ASSIGN for c in calls) else Kind.COMPUTE
+    merged = kz.make_call(ast, ctx, roots, kind)
+    ids = {c.id for c in calls}
+    for c in calls:
+        merged.writes |= c.writes
+        merged.deps |= c.deps
+    merged.deps -= ids
+    return merged
+
+
+def _stores_safe(ast: UOp, params: dict[UOp, UOp]) -> bool:
+    """True when every buffer the kernel stores to is stored once, read only at the stored
+    index and only by that store's value (so the load runs first), and not read through a
+    view of another dtype."""
+    stores: dict[UOp, UOp] = {}
+    for u in ast.toposort():
+        if u.op is Ops.STORE:
+            buf = u.src[0].src[0]
+            if buf in stores:
+                return False
+            stores[buf] = u
+    stored_params = set(stores)
+    stored = {buf for buf, param in params.items() if param in stored_params}
+    if any(b.op is Ops.BUFFER_VIEW and b.src[0] in stored for b in params):
+        return False  # a view of another dtype aliases a stored buffer
+    fed: dict[UOp, set[UOp]] = {}
+    for u in ast.toposort():
+        if u.op is not Ops.LOAD or u.src[0].src[0] not in stored_params:
+            continue
+        store = stores[u.src[0].src[0]]
+        if u.src[0] is not store.src[0]:
+            return False
+        if store not in fed:
+            fed[store] = set(store.src[1].toposort())
+        if u not in fed[store]:
+            return False
+    return True
+
+
+def _commit(kz: Kernelizer, graph: _Graph, members: list[int], merged: Call) -> None:
+    keep = members[0]
+    merged.id = keep
+    for cid in members:
+        del kz.calls[cid]
+    kz.add_call(merged)
+    gone = set(members[1:])
+    for cid in gone:
+        graph.merge(keep, cid)
+    for c in kz.calls.values():
+        if c.deps & gone:
+            c.deps = (c.deps - gone) | {keep}
+    merged.deps.discard(keep)
+
+
+def execution_order(calls: dict[int, Call]) -> list[Call]:
+    """The calls in an order that respects read-after-write and write-after-read."""
+    return [calls[cid] for cid in _toposort(_edges(calls))]
 
 
 def _toposort(edges: dict[int, set[int]]) -> list[int]:

@@ -10,7 +10,8 @@ Stages (``SCHEDULE_STAGES``, run in order by one loop; ``DEBUG>=3`` times each):
    ``recompute.py``: one walk users-first, one sources-first)
 4. ``rangeify`` — a graph_rewrite ``pm_rangeify`` per kernel: realized nodes -> kernel ASTs
    (``kernelize.py``), adding assign-hazard and buffer-cap realizations on the way
-5. ``merge``    — outputs sharing their loops become one multi-output kernel (``order.py``)
+5. ``merge``    — kernels sharing their loops become one multi-output kernel (outputs,
+   assigns and their readers: an optimizer's update of a parameter and its state; ``order.py``)
 6. ``order``    — a valid execution order (read-after-write, write-after-read)
 7. ``memory``   — intermediates share per-device arenas (``memory.py``)
 8. ``assemble`` — the cacheable template: CALLs over placeholder buffers
@@ -109,7 +110,7 @@ def _rangeify(st: ScheduleState) -> None:
 
 
 def _merge(st: ScheduleState) -> None:
-    merge_outputs(st.kernelizer)
+    merge_outputs(st.kernelizer, st.sink.src)
 
 
 def _order(st: ScheduleState) -> None:

@@ -54,6 +54,11 @@ class KernelContext:
     params: dict[UOp, UOp] = field(default_factory=dict)  # BUFFER -> PARAM, in slot order
     deps: dict[UOp, None] = field(default_factory=dict)  # realized nodes read
     raw_reads: dict[UOp, None] = field(default_factory=dict)  # BUFFERs read as they were
+    # (root, indices, gate) of every marker that reached one of the kernel's roots: a
+    # multi-output kernel computes a root another root reads inline, which is only right (and
+    # only free) at the index the root itself is stored at (``order.merge_outputs``)
+    root_reads: set[tuple[UOp, Index, UOp]] = field(default_factory=set)
+    inline_failed: bool = False  # a root was read that can't be computed inline
 
     def param(self, buf: UOp) -> UOp:
         """The PARAM of ``buf`` (a BUFFER or a BUFFER_VIEW; slots in order of first use)."""
@@ -87,10 +92,25 @@ def _read_snapshot(ctx: KernelContext, i: UOp, x: UOp) -> UOp | None:
 
 
 def _read_realized(ctx: KernelContext, i: UOp, x: UOp) -> UOp | None:
-    if x.op is Ops.PARAM or x not in ctx.views or x in ctx.roots:
+    if x in ctx.roots:
+        ctx.root_reads.add((x, *_parts(i)))
+        return None
+    if x.op is Ops.PARAM or x not in ctx.views:
         return None
     ctx.deps[x] = None
     return i.replace(src=(ctx.views[x], *i.src[1:]))
+
+
+def _inline_assign(ctx: KernelContext, i: UOp, x: UOp) -> UOp | None:
+    """An assign this kernel performs, read by another of its roots: its stored value (a
+    multi-output kernel). Only an assign of its whole target has one value at each index."""
+    if x not in ctx.roots:
+        return None
+    store = x.src[1] if len(x.src) == 2 else None
+    if store is None or store.op is not Ops.STORE or store.src[0] is not x.src[0]:
+        ctx.inline_failed = True
+        return UOp.const(0, x.dtype)  # the kernel is thrown away: merge_outputs checks the flag
+    return i.replace(src=(store.src[1], *i.src[1:]))
 
 
 def _load_buffer(ctx: KernelContext, i: UOp, b: UOp) -> UOp:
@@ -212,6 +232,7 @@ pm_rangeify = PatternMatcher(
     [
         (_marker(None), _read_snapshot),  # old value of an assigned buffer -> its copy
         (_marker(None), _read_realized),  # realized x[idx] -> its buffer view [idx]
+        (_marker(Ops.AFTER), _inline_assign),  # own assign read by another root -> its value
         (_marker(Ops.BUFFER, "b"), _load_buffer),  # buf[idx] -> LOAD(INDEX(PARAM, idx))
         (_marker(tuple(MOVEMENT_INDEX)), _move),  # view(x)[idx] -> x[f(idx)]
         (_marker(Ops.PAD), _pad),  # pad(x)[idx] -> valid ? x[idx-before] : 0

@@ -7,7 +7,13 @@ is not when the node would be evaluated more than once per element of its own:
   matmul's reduce loop every broadcast copy recomputes it (layernorm's output feeding the
   next matmul, softmax's max, a GELU before a matmul);
 * **reused**: it is read at more than one index — by two kernels, or at two places of one
-  kernel through different views (a value and its flip in a sorting network).
+  kernel through different views (a value and its flip in a sorting network);
+* **padded** (reductions only): it is read through a PAD of at least ``PAD_MIN_SIZE``
+  elements — a piece of a large concatenation. Fused, the concatenation's loop would run
+  every piece's reduction under a mask at every element and lose the reduction's own loop
+  structure (a weight gradient's matmul flattened into a bucket of gradients); realized,
+  each reduction is its own kernel and the concatenation copies. (A small concatenation of
+  reductions, two counters, stays one kernel.)
 
 Two walks decide it. **Usage** (users first, ``usage``): for every node, the largest
 broadcast factor on a path from a realized consumer, and up to two distinct *access keys*
@@ -18,7 +24,8 @@ it with every kept source read from memory — a region holding a reduction cost
 ``REDUCE_COST`` (always too much to recompute). A candidate is kept when
 
 * repeated, with ``cost >= BROADCAST_MIN_COST`` and ``cost * (factor - 1) >= BROADCAST_WORK``;
-* or reused, with ``cost >= REUSE_MIN_COST``.
+* or reused, with ``cost >= REUSE_MIN_COST``;
+* or a padded reduction.
 
 A region that reads no memory (an ``arange``, index math over constants) costs nothing and
 is never kept: inlined, the kernel optimizer folds it (a one-hot compare against an arange
@@ -42,6 +49,7 @@ REDUCE_COST = 1 << 30  # a reduction in the region: never recompute it
 BROADCAST_MIN_COST = 2  # ALU ops a broadcast node needs before it is worth a buffer
 BROADCAST_WORK = 64  # ... and the extra ALU ops per element recomputing it would cost
 REUSE_MIN_COST = 8  # ALU ops a node read at two indices needs before it is worth a buffer
+PAD_MIN_SIZE = 1024  # elements a PAD must have to realize the reductions padded into it
 MAX_KEYS = 2  # access keys kept per node: two already means "read at more than one index"
 MAX_FACTOR = 1 << 20
 
@@ -72,6 +80,16 @@ def broadcast_factor(u: UOp) -> int:
     return min(factor, MAX_FACTOR)
 
 
+def _pad_size(u: UOp) -> int:
+    """Elements of a PAD's result (0 for other nodes)."""
+    if u.op is not Ops.PAD:
+        return 0
+    n = 1
+    for d in u.shape:
+        n *= _size_max(d)
+    return n
+
+
 def _size_max(n: sint) -> int:
     return n if isinstance(n, int) else max(2, int(sint_to_uop(n).vmax))
 
@@ -82,10 +100,12 @@ class Usage:
 
     factor: int = 1  # largest broadcast factor on a path from a realized consumer
     keys: tuple[int, ...] = ()  # distinct access keys (at most MAX_KEYS)
+    pad: int = 0  # elements of the largest PAD on a path from a realized consumer
 
-    def add(self, factor: int, keys: Sequence[int]) -> None:
+    def add(self, factor: int, keys: Sequence[int], pad: int = 0) -> None:
         """Merge one consumer's evaluation into this usage."""
         self.factor = max(self.factor, factor)
+        self.pad = max(self.pad, pad)
         for k in keys:
             if k not in self.keys and len(self.keys) < MAX_KEYS:
                 self.keys = (*self.keys, k)
@@ -94,6 +114,15 @@ class Usage:
     def recomputed(self) -> bool:
         """True when the node would be evaluated more than once per element."""
         return self.factor > 1 or len(self.keys) > 1
+
+    @property
+    def padded(self) -> bool:
+        """True when the node is read through a large PAD."""
+        return self.pad >= PAD_MIN_SIZE
+
+    def candidate(self, u: UOp) -> bool:
+        """True when ``u`` may be worth a buffer under this usage."""
+        return self.recomputed or (self.padded and u.op is Ops.REDUCE_AXIS)
 
 
 @dataclass
@@ -113,10 +142,11 @@ class UsageWalk:
         """Decide whether ``u`` is a candidate, then pass its usage to its sources."""
         use = self.usage.get(u, Usage())
         root = self.boundary_key.get(u)
-        if root is None and u.op in CANDIDATE_OPS and use.recomputed:
+        if root is None and u.op in CANDIDATE_OPS and use.candidate(u):
             self.candidates.append(u)
             root = u
         keys: tuple[int, ...]
+        pad = 0 if root is not None else max(use.pad, _pad_size(u))
         if root is not None:
             factor, keys = 1, (self.key(root),)
         elif u.op in GroupOp.Elementwise:
@@ -125,7 +155,7 @@ class UsageWalk:
             factor = min(use.factor * broadcast_factor(u), MAX_FACTOR)
             keys = tuple(self.key((u, k)) for k in use.keys)
         for s in dict.fromkeys(u.src):
-            self.usage.setdefault(s, Usage()).add(factor, keys)
+            self.usage.setdefault(s, Usage()).add(factor, keys, pad)
 
 
 def usage(order: Sequence[UOp], boundary_key: dict[UOp, object]) -> UsageWalk:
@@ -144,7 +174,9 @@ def _own_cost(u: UOp) -> int:
     return 0
 
 
-def _keep(cost: int, use: Usage) -> bool:
+def _keep(u: UOp, cost: int, use: Usage) -> bool:
+    if use.padded and u.op is Ops.REDUCE_AXIS:
+        return True
     if use.factor > 1 and cost >= BROADCAST_MIN_COST and cost * (use.factor - 1) >= BROADCAST_WORK:
         return True
     return len(use.keys) > 1 and cost >= REUSE_MIN_COST
@@ -168,6 +200,6 @@ def decide(order: Sequence[UOp], realized: Collection[UOp], walk: UsageWalk) -> 
         if u.op is Ops.REDUCE_AXIS:  # a reduction is never free, even over constants
             loads.add(u)
         cost[u] = c
-        if u in candidates and u in loads and _keep(c, walk.usage[u]):
+        if u in candidates and u in loads and _keep(u, c, walk.usage[u]):
             kept.add(u)
     return kept
