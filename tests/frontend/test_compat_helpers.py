@@ -51,9 +51,14 @@ def test_stacktrace_and_printable() -> None:
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump")
 def test_cpu_objdump_disassembles_a_kernel(capsys: pytest.CaptureFixture[str]) -> None:
     dev = Device["CPU"]
-    if type(dev.compiler).__name__ != "LLVMCompiler":
-        pytest.skip("the kernel below is LLVM IR")
-    lib = dev.compile("define void @tiny_kernel(ptr %a) {\n  ret void\n}\n")
+    sources = {
+        "LLVMCompiler": "define void @tiny_kernel(ptr %a) {\n  ret void\n}\n",
+        "CCompiler": "void tiny_kernel(float* a) { a[0] = 1.0f; }",
+    }
+    source = sources.get(type(dev.compiler).__name__)
+    if source is None:
+        pytest.skip(f"no test kernel for {type(dev.compiler).__name__}")
+    lib = dev.compile(source)
     h.cpu_objdump(lib)
     out = capsys.readouterr().out
     assert "Disassembly of section .text" in out and "<tiny_kernel>" in out
