@@ -18,6 +18,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fusegrad.renderer.x86.evex import encode_evex, kmov
 from fusegrad.renderer.x86.isa import CONDITIONS, Imm, Inst, Label, Mem, Reg, RegClass
 
 
@@ -46,8 +47,9 @@ def _regnum(op: object) -> int:
     return op.num
 
 
-def _modrm(reg: int, rm: Reg | Mem) -> tuple[int, int, bytes, int | None]:
-    """(REX.X, REX.B, ModRM+SIB+disp bytes, offset of a rip disp32 in them or None)."""
+def _modrm(reg: int, rm: Reg | Mem, n: int = 1) -> tuple[int, int, bytes, int | None]:
+    """(REX.X, REX.B, ModRM+SIB+disp bytes, offset of a rip disp32 in them or None).
+    ``n``: EVEX's compressed displacement (a disp8 counts units of ``n`` bytes)."""
     if isinstance(rm, Reg):
         return 0, rm.num >> 3, bytes([0xC0 | (reg & 7) << 3 | (rm.num & 7)]), None
     if rm.label is not None:
@@ -68,8 +70,8 @@ def _modrm(reg: int, rm: Reg | Mem) -> tuple[int, int, bytes, int | None]:
         return idx >> 3, 0, bytes([(reg & 7) << 3 | 4]) + sib + struct.pack("<i", disp), None
     if disp == 0 and base.num & 7 != 5:
         mod, tail = 0, b""
-    elif -128 <= disp < 128:
-        mod, tail = 1, struct.pack("<b", disp)
+    elif disp % n == 0 and -128 <= disp // n < 128:
+        mod, tail = 1, struct.pack("<b", disp // n)
     else:
         mod, tail = 2, struct.pack("<i", disp)
     if index is None and base.num & 7 != 4:
@@ -490,12 +492,20 @@ ENCODERS: dict[str, Callable[[Inst], Encoded]] = {
     **dict.fromkeys(("vmovd", "vmovq"), _movdq),
     **dict.fromkeys(("vblendvps", "vblendvpd"), _blendv),
     **dict.fromkeys(("vcvtph2ps", "vpbroadcastw", "vcvtps2ph", "vpextrw_st"), _half),
+    "kmovw": kmov,
 }
+
+
+def _evex(inst: Inst) -> Encoded:
+    raw, rip, label = encode_evex(inst)
+    return raw, (Fixup(rip, label) if rip is not None and label is not None else None)
 
 
 def encode(inst: Inst) -> Encoded:
     """The bytes of one instruction with physical registers (a label reference's rel32 left
-    zero, described by the returned Fixup)."""
+    zero, described by the returned Fixup); a zmm instruction takes EVEX (``evex``)."""
+    if inst.vlen == 64:
+        return _evex(inst)
     fn = ENCODERS.get(inst.op)
     if fn is None:
         raise EncodeError(f"no encoding for {inst.op!r}")

@@ -17,10 +17,12 @@ from enum import Enum
 
 
 class RegClass(Enum):
-    """General-purpose registers or vector registers."""
+    """General-purpose registers, vector registers, or AVX-512 opmask registers (``k1``..:
+    only ever fixed scratch registers within one node's instructions, never allocated)."""
 
     GPR = "gpr"
     VEC = "vec"
+    MASK = "mask"
 
     __hash__ = object.__hash__  # members are singletons: hash by identity (hot in allocation)
 
@@ -33,13 +35,21 @@ class Reg:
     cls: RegClass
 
     def __hash__(self) -> int:
-        return self.num if self.cls is RegClass.GPR else 16 + self.num
+        if self.cls is RegClass.GPR:
+            return self.num
+        return (32 if self.cls is RegClass.VEC else 64) + self.num
 
     def name(self, width: int = 8, vlen: int = 16) -> str:
-        """The assembler name at an operand size (``eax``, ``r9b``, ``ymm3``...)."""
+        """The assembler name at an operand size (``eax``, ``r9b``, ``ymm3``, ``zmm0``,
+        ``k1``...)."""
         if self.cls is RegClass.VEC:
-            return f"{'x' if vlen == 16 else 'y'}mm{self.num}"
+            return f"{_VECTOR_PREFIX[vlen]}mm{self.num}"
+        if self.cls is RegClass.MASK:
+            return f"k{self.num}"
         return GPR_NAMES[width][self.num]
+
+
+_VECTOR_PREFIX = {16: "x", 32: "y", 64: "z"}
 
 
 class VReg(int):
@@ -66,7 +76,8 @@ class VReg(int):
 class Mem:
     """A memory operand: ``[base + index*scale + disp]``, or ``[rip + label]`` of the
     constant pool (``label``), or a frame slot (``frame``: ``"spill"``/``"arg"`` and a number,
-    placed once the frame is laid out)."""
+    placed once the frame is laid out). ``broadcast``: an AVX-512 embedded broadcast (one
+    element read and repeated in every lane: ``dword ptr [m]{1to16}``)."""
 
     base: Reg | VReg | None = None
     index: Reg | VReg | None = None
@@ -74,6 +85,7 @@ class Mem:
     disp: int = 0
     label: str | None = None
     frame: tuple[str, int] | None = None
+    broadcast: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +129,8 @@ GPR_NAMES: dict[int, tuple[str, ...]] = {
 RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI = (Reg(i, RegClass.GPR) for i in range(8))
 R8, R9, R10, R11, R12, R13, R14, R15 = (Reg(i, RegClass.GPR) for i in range(8, 16))
 XMM = tuple(Reg(i, RegClass.VEC) for i in range(16))
+#: opmask registers (k0 means "no mask" as a write mask)
+KMASK = tuple(Reg(i, RegClass.MASK) for i in range(8))
 
 #: System V AMD64: the first six integer arguments
 ARG_REGS = (RDI, RSI, RDX, RCX, R8, R9)
@@ -206,6 +220,14 @@ FORMS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("vcvtph2ps", "vpbroadcastw"), (_W, _R)),
     "vcvtps2ph": (_W, _R, _R),
     "vpextrw_st": (_R, _R, _R),
+    # AVX-512 (EVEX) forms; an opmask operand comes last
+    "vmovups_k": (_X, _R, _R),  # merge-masked load: masked-off lanes keep the destination
+    "vmovups_kz": (_W, _R, _R),
+    "vmovups_kst": (_R, _R, _R),
+    **dict.fromkeys(("vblendmps", "vblendmpd"), (_W, _R, _R, _R)),
+    **dict.fromkeys(("vpxord", "vpandd", "vpord"), (_W, _R, _R)),
+    **dict.fromkeys(("vrndscaleps", "vrndscalepd"), (_W, _R, _R)),
+    "kmovw": (_W, _R),
     "vblendvps": (_W, _R, _R, _R),
     "vblendvpd": (_W, _R, _R, _R),
 }

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from fusegrad.renderer.x86.isa import Imm, Inst, Label, Mem, Operand, Reg, RegClass, VReg
 
-_SIZE_NAMES = {1: "byte", 2: "word", 4: "dword", 8: "qword", 16: "xmmword", 32: "ymmword"}
+_SIZE_NAMES = {
+    1: "byte", 2: "word", 4: "dword", 8: "qword", 16: "xmmword", 32: "ymmword", 64: "zmmword",
+}  # fmt: skip
 #: printed mnemonic where it differs from the machine IR's
 _PRINTED = {
     "store": "mov",
@@ -14,7 +16,12 @@ _PRINTED = {
     "vmovsd_st": "vmovsd",
     "vmovups_st": "vmovups",
     "vpextrw_st": "vpextrw",
+    "vmovups_k": "vmovups",
+    "vmovups_kz": "vmovups",
+    "vmovups_kst": "vmovups",
 }
+#: AVX-512 ops whose last operand is an opmask, printed after the first: ``zmm0 {k1} {z}``
+_MASKED = frozenset({"vmovups_k", "vmovups_kz", "vmovups_kst", "vblendmps", "vblendmpd"})
 _SCALAR_MEM = {"ss": 4, "sd": 8}
 
 
@@ -43,7 +50,7 @@ def _hex(v: int) -> str:
     return str(v) if v < 10 else hex(v)
 
 
-def format_memory(m: Mem, size: int | None, rip: int | None = None) -> str:
+def format_memory(m: Mem, size: int | None, rip: int | None = None, lanes: int = 0) -> str:
     """``dword ptr [rdi + rax*4 + 8]``; ``rip`` replaces a pool label by its displacement."""
     if m.label is not None:
         body = f"rip + {_hex(rip)}" if rip is not None else f"rip + {m.label}"
@@ -60,6 +67,8 @@ def format_memory(m: Mem, size: int | None, rip: int | None = None) -> str:
         if m.disp or not parts:
             body += (" - " if m.disp < 0 else " + ") + _hex(abs(m.disp)) if parts else _hex(m.disp)
     prefix = f"{_SIZE_NAMES[size]} ptr " if size is not None else ""
+    if m.broadcast:  # one element in every lane
+        return f"{prefix}[{body}]{{1to{lanes}}}"
     return f"{prefix}[{body}]"
 
 
@@ -111,6 +120,9 @@ def format_operand(inst: Inst, i: int, op: Operand, rip: int | None = None) -> s
     if isinstance(op, Label):
         return op.name
     if isinstance(op, Mem):
+        if op.broadcast:
+            element = 8 if inst.op.endswith("pd") else 4
+            return format_memory(op, element, rip, inst.vlen // element)
         return format_memory(op, None if inst.op == "lea" else memory_size(inst), rip)
     if op.cls is RegClass.VEC:
         return _reg(op, 8, 16 if (inst.op, i) in _XMM_OPERANDS else inst.vlen)
@@ -121,6 +133,10 @@ def format_inst(inst: Inst, rip: int | None = None) -> str:
     """One instruction as text (``rip``: the resolved displacement of a pool operand)."""
     if inst.op == "label":
         return f"{format_operand(inst, 0, inst.args[0])}:"
-    ops = ", ".join(format_operand(inst, i, a, rip) for i, a in enumerate(inst.args))
+    texts = [format_operand(inst, i, a, rip) for i, a in enumerate(inst.args)]
+    if inst.op in _MASKED:
+        mask = texts.pop()
+        texts[0] += f" {{{mask}}}" + (" {z}" if inst.op == "vmovups_kz" else "")
+    ops = ", ".join(texts)
     name = _PRINTED.get(inst.op, inst.op)
     return f"{name} {ops}" if ops else name

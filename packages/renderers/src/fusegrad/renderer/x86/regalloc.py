@@ -93,7 +93,7 @@ def linear_scan(code: list[Inst]) -> Allocation:
     """Assign registers to the virtual registers of ``code``."""
     out = Allocation()
     intervals = live_intervals(code)
-    for cls in RegClass:
+    for cls in ALLOCATABLE:
         mine = sorted(
             ((lo, hi, v) for v, (lo, hi) in intervals.items() if v.cls is cls),
             key=lambda t: (t[0], t[2]),
@@ -146,7 +146,7 @@ def _substitute(op: Operand, regs: dict[VReg, Reg], place: Callable[[Mem], Mem])
         return op
     base = regs[base] if type(base) is VReg else base
     index = regs[index] if type(index) is VReg else index
-    return Mem(base, index, op.scale, op.disp, op.label, op.frame)
+    return Mem(base, index, op.scale, op.disp, op.label, op.frame, op.broadcast)
 
 
 def _unplaced(m: Mem) -> Mem:
