@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from fusegrad.uop.dtype import ConstType, DType
+from fusegrad.uop.helpers import argfix
+from fusegrad.uop.mixin import OpMixin
 from fusegrad.uop.opcodes import GroupOp, Ops
 from fusegrad.uop.uop import UOp
 
@@ -27,7 +29,7 @@ Store = dict[str, UOp]
 RewriteFn = Callable[..., UOp | None]
 
 
-class UPat:
+class UPat(OpMixin):
     """A pattern over UOps.
 
     * ``op``: an op or a set of ops (None: any op)
@@ -43,6 +45,11 @@ class UPat:
     * ``location``: ``(file, line)`` of the rule, for debugging output
     * ``is_any``: match when any pattern of ``src`` matches (what ``UPat.any`` builds)
     * ``tag``: the node's tag must equal this (None: any tag)
+
+    Like tinygrad's, a UPat has the op mixin ``UOp`` and ``Tensor`` have: its methods build
+    the pattern of the graph the same method builds on a UOp (``UPat.var("x").exp2()``,
+    ``x.reshape(2, 3)``, ``x + 1``, ``x.cast(dtypes.int)``, ``c.where(a, b)``...). A pattern
+    has no shape, device or single dtype: a method that needs one raises a TypeError saying so.
     """
 
     __slots__ = (
@@ -82,9 +89,8 @@ class UPat:
         self.op: frozenset[Ops] | None = (
             None if op is None else frozenset((op,) if isinstance(op, Ops) else op)
         )
-        self.dtype: frozenset[DType] | None = (
-            None if dtype is None else frozenset((dtype,) if isinstance(dtype, DType) else dtype)
-        )
+        dts = None if dtype is None else frozenset((dtype,) if isinstance(dtype, DType) else dtype)
+        self.dtype: frozenset[DType] | None = dts  # type: ignore[assignment]  # a set of dtypes
         self.arg = arg
         self.name = name
         self.allow_any_len = allow_any_len
@@ -109,7 +115,9 @@ class UPat:
 
     # -- constructors -----------------------------------------------------------------------
     @staticmethod
-    def var(name: str | None = None, dtype: DType | Iterable[DType] | None = None) -> UPat:
+    def var(  # type: ignore[override]  # tinygrad's UPat.var, not the mixin's variance
+        name: str | None = None, dtype: DType | Iterable[DType] | None = None
+    ) -> UPat:
         """Any UOp (of ``dtype``), captured as ``name``."""
         return UPat(dtype=dtype, name=name)
 
@@ -131,7 +139,7 @@ class UPat:
         return UPat(Ops.CONST, dtype, src=(), arg=b)
 
     @staticmethod
-    def any(*src: UPat) -> UPat:
+    def any(*src: UPat) -> UPat:  # type: ignore[override]  # tinygrad's, not the reduce
         """Matches when any of ``src`` matches (first match wins, all are tried)."""
         pats = src
         p = UPat()
@@ -253,8 +261,164 @@ class UPat:
     def reciprocal(self) -> UPat:
         return UPat(Ops.RECIPROCAL, src=(self,))
 
+    def trunc(self) -> UPat:
+        return UPat(Ops.TRUNC, src=(self,))
+
+    def __matmul__(self, x: UPat) -> UPat:
+        return self.matmul(x)
+
+    def const_like(self, b: ConstType, dtype: DType | None = None) -> UPat:
+        """The constant ``b`` (of ``dtype``; None: any dtype)."""
+        return UPat.const(b, dtype)
+
+    def ufix(self, x: UPat | ConstType) -> UPat:
+        """``x`` as a pattern: a Python value is the constant ``x``."""
+        return _as_upat(x, self.dtype)
+
+    # -- IR nodes over this pattern (tinygrad's UPat builders) ---------------------------------
+    def f(self, op: Ops, **kwargs: Any) -> UPat:
+        """The pattern ``op(self)`` (``kwargs``: more UPat fields)."""
+        return UPat(op, src=(self,), **kwargs)
+
+    def after(self, *src: UPat, **kwargs: Any) -> UPat:
+        return UPat(Ops.AFTER, src=(self, *src), **kwargs)
+
+    def index(self, *src: UPat | ConstType, **kwargs: Any) -> UPat:
+        return UPat(Ops.INDEX, src=(self, *(_as_upat(x, None) for x in src)), **kwargs)
+
+    def load(self, *src: UPat, **kwargs: Any) -> UPat:
+        return UPat(Ops.LOAD, src=(self, *src), **kwargs)
+
+    def store(self, *src: UPat | ConstType, **kwargs: Any) -> UPat:
+        return UPat(Ops.STORE, src=(self, *(_as_upat(x, None) for x in src)), **kwargs)
+
+    def end(self, *src: UPat, **kwargs: Any) -> UPat:
+        return UPat(Ops.END, src=(self, *src), **kwargs)
+
+    def reduce(self, *src: UPat, **kwargs: Any) -> UPat:
+        return UPat(Ops.REDUCE, src=(self, *src), **kwargs)
+
+    def sink(self, *srcs: UPat, **kwargs: Any) -> UPat:
+        return UPat(Ops.SINK, src=(self, *srcs), **kwargs)
+
+    def contiguous(self, *args: Any, **kwargs: Any) -> UPat:
+        return UPat(Ops.CONTIGUOUS, src=(self, *args), **kwargs)
+
+    def contiguous_backward(self) -> UPat:
+        return UPat(Ops.CONTIGUOUS_BACKWARD, src=(self,))
+
+    def detach(self) -> UPat:
+        return UPat(Ops.DETACH, src=(self,))
+
+    def broadcast(self, count: int) -> UPat:
+        """The VECTORIZE of ``count`` copies of this pattern (what ``UOp.broadcast`` builds)."""
+        return UPat(Ops.VECTORIZE, src=(self,) * count)
+
+    def or_casted(self, name: str | None = None) -> UPat:
+        """This pattern, or a CAST of it (captured as ``name``)."""
+        return UPat.any(
+            self if name is None else self.named(name), UPat(Ops.CAST, name=name, src=(self,))
+        )
+
+    def or_after(self, name: str | None = None) -> UPat:
+        """This pattern, or an AFTER over it (captured as ``name``)."""
+        return UPat.any(
+            self if name is None else self.named(name),
+            UPat(Ops.AFTER, name=name, src=(self,), allow_any_len=True),
+        )
+
+    @property
+    def is_any(self) -> bool:
+        """Whether this pattern matches when any of its alternatives does (``UPat.any``)."""
+        return self._alternatives is not None
+
+    def match_dtype(self, uop: UOp) -> bool:
+        """Whether ``uop``'s dtype (or its scalar) is one this pattern allows."""
+        return self.dtype is None or uop.dtype in self.dtype or uop.dtype.scalar() in self.dtype
+
+    def match_tag(self, uop: UOp) -> bool:
+        """Whether ``uop``'s tag is the one this pattern asks for (None: any tag)."""
+        return self.tag is None or uop.tag == self.tag
+
+    # -- movement: the node with its arg, as on a UOp (no shape to check against) -------------
+    def reshape(self, shape: Any, *args: Any) -> UPat:
+        return self._mop(Ops.RESHAPE, argfix(shape, *args))
+
+    def permute(self, order: Any, *args: Any) -> UPat:
+        return self._mop(Ops.PERMUTE, argfix(order, *args))
+
+    def expand(self, shape: Any, *args: Any) -> UPat:
+        return self._mop(Ops.EXPAND, argfix(shape, *args))
+
+    def pad(self, padding: Any, mode: str = "constant", value: float = 0.0) -> UPat:
+        """The zero-pad node with ``padding`` as (before, after) pairs per dim."""
+        pairs = tuple(padding)
+        if mode != "constant" or value != 0.0 or not all(isinstance(p, tuple) for p in pairs):
+            raise TypeError(
+                "UPat.pad: a pattern pads with zeros and (before, after) pairs per dim only "
+                f"(a pattern has no shape to place the rest), got {padding!r}, mode={mode!r}"
+            )
+        return self._mop(Ops.PAD, pairs)
+
+    def shrink(self, arg: Any) -> UPat:
+        """The shrink node with ``arg`` as (start, end) pairs per dim."""
+        pairs = tuple(arg)
+        if not all(isinstance(p, tuple) for p in pairs):
+            raise TypeError(f"UPat.shrink: (start, end) pairs per dim only, got {arg!r}")
+        return self._mop(Ops.SHRINK, pairs)
+
+    # -- the op mixin's primitives for patterns ------------------------------------------------
+    @property
+    def uop(self) -> UPat:  # type: ignore[override]
+        return self
+
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        raise TypeError("a UPat has no shape: a pattern matches nodes of any shape")
+
+    @property
+    def ndim(self) -> int:
+        raise TypeError("a UPat has no ndim: a pattern matches nodes of any shape")
+
+    @property
+    def device(self) -> Any:
+        raise TypeError("a UPat has no device: a pattern matches nodes on any device")
+
+    def _wrap(self, uop: Any, *parents: Any) -> UPat:
+        return uop  # type: ignore[no-any-return]
+
+    def _wrap_const(self, uop: Any) -> UPat:
+        return uop  # type: ignore[no-any-return]
+
+    def _mop(self, op: Ops, arg: Any) -> UPat:
+        return UPat(op, src=(self,), arg=arg)
+
+    def _apply(self, op: Ops, *others: Any, dtype: DType | None = None) -> UPat:
+        return (
+            UPat(op, dtype, src=(self, *others))
+            if op not in GroupOp.Commutative
+            else (UPat(op, dtype, src=[self, *others]))
+        )
+
+    def _operand(self, x: Any) -> UPat:
+        return _as_upat(x, None)
+
+    def _promoted(self, *xs: Any, reverse: bool = False) -> list[UPat]:
+        pats = [self, *(_as_upat(x, None) for x in xs)]
+        return pats[::-1] if reverse else pats
+
+    def _broadcast_to(self, shape: Any) -> UPat:
+        return self
+
+    def _const(self, value: Any, dtype: DType | None = None, shape: Any = None) -> UPat:
+        return UPat.const(value, dtype)
+
+    def _to_float(self) -> UPat:
+        return self  # a pattern has no dtype to convert from: the op's pattern alone
+
     __hash__ = object.__hash__
     __eq__ = object.__eq__
+    __ne__ = object.__ne__
 
     def __getstate__(self) -> tuple[None, dict[str, Any]]:
         # generated code does not pickle: leave the compiled matchers out, they compile again
@@ -382,10 +546,102 @@ def _match_seq(pats: Sequence[UPat], srcs: tuple[UOp, ...], stores: list[Store])
     return stores
 
 
+def _guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The mixin method ``fn`` on a pattern: a method that reads a shape, a device or a single
+    dtype (which a pattern lacks) raises a TypeError naming itself."""
+
+    def method(self: UPat, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except (AttributeError, TypeError, KeyError) as e:
+            raise TypeError(
+                f"UPat.{name} needs a shape, device or dtype, which a pattern doesn't have "
+                f"(build the pattern from UPat.var/UPat.cvar and the IR ops instead): {e}"
+            ) from e
+
+    method.__name__ = name
+    method.__qualname__ = f"UPat.{name}"
+    method.__doc__ = fn.__doc__
+    method.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
+    return method
+
+
+def _creator(name: str, fn: Any) -> classmethod[Any, Any, Any]:
+    """A mixin classmethod (rand, arange, ...) on UPat: patterns aren't created that way."""
+
+    def method(cls: type, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"UPat.{name} creates a tensor value; a pattern is built from UPat.var, "
+            "UPat.cvar and UPat(op, ...)"
+        )
+
+    method.__name__ = name
+    method.__doc__ = fn.__doc__
+    method.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
+    return classmethod(method)
+
+
+def _no_pattern(name: str) -> Any:
+    """A UOp/Tensor method that means nothing on a pattern: it raises, naming itself."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"UPat.{name} reads values, shapes or buffers, which a pattern doesn't have"
+        )
+
+    method.__name__ = name
+    return method
+
+
+_CREATORS = ("arange", "empty", "eye", "full", "invalids", "linspace", "ones", "zeros")
+_NOT_ON_PATTERNS = (
+    "allclose", "data", "empty_like", "full_like", "gradient", "hash", "image_conv2d",
+    "image_dot", "item", "keccak", "max_numel", "max_shape", "newton_schulz", "ones_like",
+    "size", "zeros_like",
+)  # fmt: skip
+
+
+def _guard_mixin_methods() -> None:
+    """Give UPat guarded copies of the mixin methods it doesn't define itself."""
+    own = set(UPat.__dict__)
+    for klass in OpMixin.__mro__:
+        for name, value in list(vars(klass).items()):
+            if name in own or name in {"__slots__", "__module__", "__doc__", "__qualname__"}:
+                continue
+            own.add(name)
+            if isinstance(value, classmethod):
+                setattr(UPat, name, _creator(name, value.__func__))
+            elif isinstance(value, staticmethod) or not callable(value):
+                if isinstance(value, property) and value.fget is not None:
+                    setattr(UPat, name, property(_guarded(name, value.fget)))
+            elif inspect.isfunction(value) and (not name.startswith("__") or name in _DUNDERS):
+                setattr(UPat, name, _guarded(name, value))
+    _add_unsupported(own)
+
+
+def _add_unsupported(own: set[str]) -> None:
+    """The creation classmethods and value-reading methods of UOp, raising on UPat."""
+    for name in _CREATORS:
+        if name not in own:
+            setattr(UPat, name, _creator(name, getattr(UOp, name)))
+    for name in _NOT_ON_PATTERNS:
+        if name not in own:
+            setattr(UPat, name, _no_pattern(name))
+
+
+_DUNDERS = frozenset(
+    {"__getitem__", "__iter__", "__le__", "__ge__", "__pow__", "__rpow__", "__invert__",
+     "__rsub__", "__rtruediv__"}
+)  # fmt: skip
+
+
 def _as_upat(x: UPat | ConstType, dtype: frozenset[DType] | None) -> UPat:
     if isinstance(x, UPat):
         return x
     return UPat.const(x, None)
+
+
+_guard_mixin_methods()
 
 
 # -- compiling patterns to Python -----------------------------------------------------------------

@@ -1133,6 +1133,37 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         return arange_uop(start, stop, step, dtype, device)
 
     @classmethod
+    def linspace(
+        cls,
+        start: float,
+        stop: float,
+        steps: int,
+        dtype: DType | None = None,
+        device: Any = None,
+    ) -> UOp:
+        """``steps`` evenly spaced values from ``start`` to ``stop`` inclusive (the same graph
+        as ``Tensor.linspace``: the first half counts up from start, the rest down from stop).
+        """
+        if not isinstance(steps, int) or steps < 0:
+            raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+        dt = dtypes.default_float if dtype is None else dtype
+        if steps <= 1:
+            return cls.full((steps,), start, dtype=dt, device=device)
+        delta = (stop - start) / (steps - 1)
+        i = cls.arange(steps, device=device).cast(dt if dt is dtypes.float64 else dtypes.float32)
+        front = i * delta + start
+        back = stop - (steps - 1 - i) * delta
+        return (i < steps // 2).where(front, back).cast(dt)
+
+    def broadcast(self, count: int) -> UOp:
+        """This scalar repeated into a ``count``-wide vector (a VECTORIZE; itself for 1)."""
+        if self.dtype.count != 1:
+            raise ValueError(f"broadcast: {self.dtype!r} is already a vector")
+        if count == 1:
+            return self
+        return UOp(Ops.VECTORIZE, self.dtype.vec(count), (self,) * count)
+
+    @classmethod
     def full(
         cls,
         shape: Any,
@@ -1327,7 +1358,11 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
 
     def _promoted(self, *xs: Any, reverse: bool = False) -> list[UOp]:
         """This node and ``xs`` as tensor-level operands of one dtype (weak dtypes committed)
-        and one broadcast shape, as a Tensor's operands are."""
+        and one broadcast shape, as a Tensor's operands are. A kernel-level or symbolic node
+        (no device) promotes as the IR's ``alu`` does: no shapes, weak dtypes stay weak."""
+        if self._device is None and not any(isinstance(x, UOp) and x._device for x in xs):
+            promoted = _promote([self, *xs])
+            return promoted[::-1] if reverse else promoted
         if len(xs) == 1 and type(xs[0]) in (bool, int, float):
             scalar = xs[0]
             if _scalar_dtype(self.dtype, type(scalar).__name__) is self.dtype:

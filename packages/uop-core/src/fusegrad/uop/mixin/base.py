@@ -219,6 +219,50 @@ class OpMixinBase:
                 raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
         return axes
 
+    # -- tinygrad's IR-level helpers on values (UOp and UPat define their own) -------------------
+    def alu(self, op: Ops, *src: Any) -> Self:
+        """The ALU node ``op(self, *src)`` as ``UOp.alu`` builds it on this value's UOp
+        (broadcasting and dtype promotion as a Tensor's operators do)."""
+        values = [s for s in src if isinstance(s, OpMixinBase)]
+        node = self.uop.alu(op, *(s.uop if isinstance(s, OpMixinBase) else s for s in src))
+        return self._wrap(node, *values)
+
+    @classmethod
+    def const(cls, b: Any, dtype: DType | None = None) -> Self:
+        """A 0-d constant ``b`` on the default device (dtype from the Python value unless
+        given)."""
+        from fusegrad.uop.mixin.create import DefaultDevice
+        from fusegrad.uop.uop import UOp
+
+        if not isinstance(b, (bool, int, float)):
+            raise TypeError(f"const: a Python bool/int/float, got {type(b).__name__}")
+        dt = dtypes.from_py(b) if dtype is None else dtype
+        node = UOp.const(b, dt, DefaultDevice.of(None), ())
+        out: Self = cls._from_uop(node)  # type: ignore[attr-defined]
+        return out
+
+    def const_like(self, b: Any, dtype: DType | None = None) -> Self:
+        """The constant ``b`` in this value's shape and device (and dtype unless given)."""
+        return self._const(b, dtype)
+
+    def ufix(self, x: Any) -> Self:
+        """``x`` as a value like this one: a Python number becomes ``const_like(x)``."""
+        return x if isinstance(x, type(self)) else self.const_like(x)
+
+    def usum(self, *uops: Any) -> Self:
+        """This value plus ``uops``."""
+        out = self
+        for u in uops:
+            out = out + u
+        return out
+
+    def uprod(self, *uops: Any) -> Self:
+        """This value times ``uops``."""
+        out = self
+        for u in uops:
+            out = out * u
+        return out
+
     # -- properties and casts every op value has -------------------------------------------------
     @property
     def T(self) -> Self:
