@@ -97,7 +97,7 @@ def test_ir_builders_and_helpers_of_upat() -> None:
     assert UPat.var("b").index(UPat.var("i")).match(idx, {})[0]["i"] is v
     assert UPat.var("b").index(UPat.var("i")).load().match(idx.load(), {})
     assert UPat.var("b").index(UPat.var("i")).store(x).match(idx.store(F), {})[0]["x"] is F
-    assert x.broadcast(4).match(F.broadcast(4), {})[0]["x"] is F
+    assert x.broadcast().match(F.broadcast(4), {})[0]["x"] is F
     assert x.f(Ops.SQRT).match(F.sqrt(), {})
     assert x.contiguous().match(UOp(Ops.CONTIGUOUS, F.dtype, (F,)), {})
     assert UPat.var("x", dtypes.float32).match_dtype(F) and not UPat.var(

@@ -283,8 +283,8 @@ class UPat(OpMixin):
     def after(self, *src: UPat, **kwargs: Any) -> UPat:
         return UPat(Ops.AFTER, src=(self, *src), **kwargs)
 
-    def index(self, *src: UPat | ConstType, **kwargs: Any) -> UPat:
-        return UPat(Ops.INDEX, src=(self, *(_as_upat(x, None) for x in src)), **kwargs)
+    def index(self, *srcs: UPat | ConstType, **kwargs: Any) -> UPat:
+        return UPat(Ops.INDEX, src=(self, *(_as_upat(x, None) for x in srcs)), **kwargs)
 
     def load(self, *src: UPat, **kwargs: Any) -> UPat:
         return UPat(Ops.LOAD, src=(self, *src), **kwargs)
@@ -301,8 +301,8 @@ class UPat(OpMixin):
     def sink(self, *srcs: UPat, **kwargs: Any) -> UPat:
         return UPat(Ops.SINK, src=(self, *srcs), **kwargs)
 
-    def contiguous(self, *args: Any, **kwargs: Any) -> UPat:
-        return UPat(Ops.CONTIGUOUS, src=(self, *args), **kwargs)
+    def contiguous(self, **kwargs: Any) -> UPat:
+        return UPat(Ops.CONTIGUOUS, src=(self,), **kwargs)
 
     def contiguous_backward(self) -> UPat:
         return UPat(Ops.CONTIGUOUS_BACKWARD, src=(self,))
@@ -310,9 +310,9 @@ class UPat(OpMixin):
     def detach(self) -> UPat:
         return UPat(Ops.DETACH, src=(self,))
 
-    def broadcast(self, count: int) -> UPat:
-        """The VECTORIZE of ``count`` copies of this pattern (what ``UOp.broadcast`` builds)."""
-        return UPat(Ops.VECTORIZE, src=(self,) * count)
+    def broadcast(self, **kwargs: Any) -> UPat:
+        """A VECTORIZE of copies of this pattern, any width (what ``UOp.broadcast`` builds)."""
+        return UPat(Ops.VECTORIZE, src=self, **kwargs)
 
     def or_casted(self, name: str | None = None) -> UPat:
         """This pattern, or a CAST of it (captured as ``name``)."""
@@ -581,8 +581,9 @@ def _creator(name: str, fn: Any) -> classmethod[Any, Any, Any]:
     return classmethod(method)
 
 
-def _no_pattern(name: str) -> Any:
-    """A UOp/Tensor method that means nothing on a pattern: it raises, naming itself."""
+def _no_pattern(name: str, like: Callable[..., Any]) -> Any:
+    """A UOp/Tensor method that means nothing on a pattern: it raises, naming itself
+    (``like``: a function with the method's parameters, for its signature)."""
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
@@ -590,15 +591,33 @@ def _no_pattern(name: str) -> Any:
         )
 
     method.__name__ = name
+    method.__signature__ = inspect.signature(like)  # type: ignore[attr-defined]
     return method
 
 
+# the parameters of tinygrad's value-reading methods, for the signatures of UPat's
+def _sig_allclose(self: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+                  equal_nan: bool = False) -> Any: ...  # fmt: skip
+def _sig_gradient(self: Any, *targets: Any, gradient: Any = None) -> Any: ...
+def _sig_image_conv2d(self: Any, weight: Any, bias: Any = None, groups: int = 1, stride: int = 1,
+                      dilation: int = 1, padding: int = 0, dtype: Any = None) -> Any: ...  # fmt: skip
+def _sig_image_dot(self: Any, w: Any, dtype: Any = None) -> Any: ...
+def _sig_keccak(self: Any, cfg: Any = "sha3_256") -> Any: ...
+def _sig_newton_schulz(self: Any, steps: int, params: Any, eps: float = 1e-07) -> Any: ...
+def _sig_size(self: Any, dim: int | None = None) -> Any: ...
+def _sig_self(self: Any) -> Any: ...
+def _sig_kwargs(self: Any, **kwargs: Any) -> Any: ...
+
+
 _CREATORS = ("arange", "empty", "eye", "full", "invalids", "linspace", "ones", "zeros")
-_NOT_ON_PATTERNS = (
-    "allclose", "data", "empty_like", "full_like", "gradient", "hash", "image_conv2d",
-    "image_dot", "item", "keccak", "max_numel", "max_shape", "newton_schulz", "ones_like",
-    "size", "zeros_like",
-)  # fmt: skip
+_NOT_ON_PATTERNS: dict[str, Callable[..., Any]] = {
+    "allclose": _sig_allclose, "data": _sig_self, "empty_like": UOp.empty_like,
+    "full_like": UOp.full_like, "gradient": _sig_gradient, "hash": _sig_self,
+    "image_conv2d": _sig_image_conv2d, "image_dot": _sig_image_dot, "item": _sig_self,
+    "keccak": _sig_keccak, "max_numel": _sig_self, "max_shape": _sig_self,
+    "newton_schulz": _sig_newton_schulz, "ones_like": _sig_kwargs, "size": _sig_size,
+    "zeros_like": _sig_kwargs,
+}  # fmt: skip
 
 
 def _guard_mixin_methods() -> None:
@@ -623,10 +642,10 @@ def _add_unsupported(own: set[str]) -> None:
     """The creation classmethods and value-reading methods of UOp, raising on UPat."""
     for name in _CREATORS:
         if name not in own:
-            setattr(UPat, name, _creator(name, getattr(UOp, name)))
-    for name in _NOT_ON_PATTERNS:
+            setattr(UPat, name, _creator(name, getattr(UOp, name).__func__))
+    for name, like in _NOT_ON_PATTERNS.items():
         if name not in own:
-            setattr(UPat, name, _no_pattern(name))
+            setattr(UPat, name, _no_pattern(name, like))
 
 
 _DUNDERS = frozenset(
