@@ -46,9 +46,10 @@ the dtype at the true result):
 * ``xsqrt``: reciprocal-square-root bit estimate, Newton steps, one residual correction.
   float32: <= 1 ulp.
 * ``xpow``: ``exp2(y * log2|x|)`` with C99 ``pow`` special cases (negative bases with
-  integral exponents, zeros, ones, infinities). Its relative error grows with
-  ``|y * log2 x|`` (about ``|y log2 x| * 2**-24``), as in every exp/log pow without extra
-  precision.
+  integral exponents, zeros, ones, infinities). float32 computes the magnitude in float64
+  where the target has it and rounds once: <= 1 ulp. Without a wider type the relative error
+  grows with ``|y * log2 x|`` (about ``|y log2 x| * 2**-24``), as in every exp/log pow
+  without extra precision.
 """
 
 from __future__ import annotations
@@ -447,10 +448,22 @@ def _is_integral(y: UOp) -> UOp:
     return UOp(Ops.TRUNC, y.dtype, (y,)).ne(y).ne(True)
 
 
-def xpow(x: UOp, y: UOp, exp2: Callable[[UOp], UOp], log2: Callable[[UOp], UOp]) -> UOp:
-    """x ** y (float32/float64) from ``exp2``/``log2`` (native or approximated)."""
+def xpow(
+    x: UOp,
+    y: UOp,
+    exp2: Callable[[UOp], UOp],
+    log2: Callable[[UOp], UOp],
+    wide: DType | None = None,
+) -> UOp:
+    """x ** y (float32/float64) from ``exp2``/``log2`` (native or approximated); with
+    ``wide`` (float64 for a float32 pow) the magnitude 2**(y log2|x|) is computed in that
+    dtype (``exp2``/``log2`` work on it) and rounded once."""
     ax = _where(x < 0.0, -x, x)
-    magnitude = exp2(y * log2(ax))
+    if wide is None:
+        magnitude = exp2(y * log2(ax))
+    else:
+        wide_dt = _like(x, wide)
+        magnitude = exp2(y.cast(wide_dt) * log2(ax.cast(wide_dt))).cast(x.dtype)
     odd = _is_integral(y) & _is_integral(y * 0.5).ne(True)
     negative = x.bitcast(_int_of(x)) < 0  # sign bit set: -0.0 too
     signed = _where(negative & odd, -magnitude, magnitude)
@@ -532,11 +545,20 @@ def _native_or_approx(ctx: LowerContext, op: Ops, dt: DType) -> Callable[[UOp], 
 
 
 def _approximate_pow(ctx: LowerContext, u: UOp) -> UOp | None:
+    """float32 (and narrower) pow computes its magnitude in float64 where the target has it
+    (and a 64-bit integer ALU):
+    in float32 the error of y log2|x| is magnified by |y log2 x| (~100 ulps for 1e15**2.5)."""
     if is_native(ctx.renderer, u.op, u.dtype) or not dtypes.is_float(u.dtype.scalar()):
         return None
-    exp2 = _native_or_approx(ctx, Ops.EXP2, u.dtype)
-    log2 = _native_or_approx(ctx, Ops.LOG2, u.dtype)
-    return _on_operands(u, lambda x, y: xpow(x, y, exp2, log2))
+    wide = None
+    # float64 exp2/log2 approximations read int64 bits: a 64-bit integer ALU too
+    has_float64 = dtypes.float64 in ctx.renderer.supported_dtypes
+    if u.dtype.scalar() is not dtypes.float64 and has_float64 and not ctx.renderer.no_int64_alu:
+        wide = dtypes.float64
+    inner = _like(u, wide) if wide is not None else u.dtype
+    exp2 = _native_or_approx(ctx, Ops.EXP2, inner)
+    log2 = _native_or_approx(ctx, Ops.LOG2, inner)
+    return _on_operands(u, lambda x, y: xpow(x, y, exp2, log2, wide))
 
 
 pm_transcendental = PatternMatcher(

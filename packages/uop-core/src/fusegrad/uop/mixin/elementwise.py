@@ -21,6 +21,7 @@ from fusegrad.uop.opcodes import Ops
 
 _LOG2_E = 1 / math.log(2)
 _LN_2 = math.log(2)
+_SQRT_HALF = math.sqrt(0.5)
 # ln 2 in two parts (Cody-Waite): _LN2_HI has 16 significant bits, so k * _LN2_HI is exact
 # for every exponent k a float32/float64 exp can see, and x - k ln 2 is exact to float precision
 _LN2_HI = 0.693145751953125
@@ -42,6 +43,10 @@ _HALF_FLOATS = (dtypes.float16, dtypes.bfloat16)
 _ERF_TAYLOR = tuple(
     2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(7, -1, -1)
 )
+# erfc(a) = t exp(P(t) - a**2), t = 1/(1 + a/2), highest power first (Numerical Recipes'
+# erfcc, a Chebyshev fit: relative error below 1.2e-7 for every a >= 0)
+_ERFC_POLY = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
+              0.09678418, 0.37409196, 1.00002368, -1.26551223)  # fmt: skip
 # a float's layout: (the int of its size, mantissa bits, exponent bias, the bits of the rounding
 # constant 1.5 * 2**mantissa: y + that constant holds round(y) in its low mantissa bits)
 _FLOAT_BITS = {
@@ -180,27 +185,60 @@ class ElementwiseMixin(OpMixinBase):
         x = self._to_float()
         return (x / (1 + x * x).sqrt()).asin()
 
+    def _magnitude(self) -> tuple[Self, Self]:
+        """(x < 0, |x|) with |x| from a select: its gradient at 0 is 1 (abs's is 0), so an
+        odd function rebuilt as sign * f(|x|) keeps f'(0)."""
+        negative = self < 0
+        return negative, negative.where(-self, self)
+
     def sinh(self) -> Self:
-        """Hyperbolic sine."""
-        return (self.exp() - self.neg().exp()) / 2
+        """Hyperbolic sine: (m + m/(m + 1))/2 with m = expm1(|x|) below |x| = 1 (no
+        cancellation near 0), h (h/2) - e**-|x|/2 with h = e**(|x|/2) above (finite up to
+        sinh's own overflow at 89.4, past exp's at 88.7); odd, -0 kept."""
+        x = self._to_float()
+        negative, a = x._magnitude()
+        m = (a < 1).where(a, 1.0).expm1()  # the clamp keeps the unselected branch finite
+        small = (m + m / (m + 1)) * 0.5
+        h = (a * 0.5).exp()
+        big = h * (h * 0.5) - (-a).exp() * 0.5
+        magnitude = (a < 1).where(small, big)
+        return negative.where(-magnitude, magnitude)
 
     def cosh(self) -> Self:
-        """Hyperbolic cosine."""
-        return (self.exp() + self.neg().exp()) / 2
+        """Hyperbolic cosine: h (h/2) + e**-|x|/2 with h = e**(|x|/2) (finite up to cosh's
+        own overflow at 89.4, past exp's at 88.7)."""
+        x = self._to_float()
+        _, a = x._magnitude()
+        h = (a * 0.5).exp()
+        return h * (h * 0.5) + (-a).exp() * 0.5
 
     def atanh(self) -> Self:
-        """Inverse hyperbolic tangent."""
-        return ((1 + self) / (1 - self)).log() / 2
+        """Inverse hyperbolic tangent: (log1p(x) - log1p(-x))/2 (no cancellation: the two
+        have opposite signs; near +-1 the large one is exact); +-1 give +-inf (gradient inf),
+        |x| > 1 NaN, -0 stays -0."""
+        x = self._to_float()
+        return (x.log1p() - (-x).log1p()) * 0.5
 
     def asinh(self) -> Self:
-        """Inverse hyperbolic sine (odd, accurate for large negative x)."""
-        a = self._to_float().abs()
-        return self.sign() * (a + (a * a + 1).sqrt()).log()
+        """Inverse hyperbolic sine: log1p(a (1 + a/(1 + sqrt(1 + a**2)))) for a = |x| below
+        2**12 (accurate near 0), log(a) + ln 2 above (no a**2 overflow); odd, -0 kept."""
+        x = self._to_float()
+        negative, a = x._magnitude()
+        # each branch on its own clamped argument: finite values where it is not selected
+        s = (a < 4096).where(a, 4096.0)
+        small = (s * (1 + s / (1 + (1 + s * s).sqrt()))).log1p()  # s * (...): -0 stays -0
+        big = (a < 4096).where(4096.0, a).log() + _LN_2
+        magnitude = (a < 4096).where(small, big)
+        return negative.where(-magnitude, magnitude)
 
     def acosh(self) -> Self:
-        """Inverse hyperbolic cosine."""
+        """Inverse hyperbolic cosine: log1p(t + sqrt(t (t + 2))) with t = x - 1 (exact near
+        1) below 2**12, log(x) + ln 2 above (no x**2 overflow); NaN below 1."""
         x = self._to_float()
-        return (x + (x * x - 1).sqrt()).log()
+        t = (x < 4096).where(x, 4096.0) - 1
+        small = (t + (t * (t + 2)).sqrt()).log1p()
+        big = (x < 4096).where(4096.0, x).log() + _LN_2
+        return (x < 4096).where(small, big)
 
     def exp(self) -> Self:
         """e**x, reduced on its own: x = k ln 2 + r with k = round(x log2 e) (Cody-Waite, ln 2
@@ -278,16 +316,23 @@ class ElementwiseMixin(OpMixinBase):
         which cancels u's rounding error; x itself where u rounds to 1)."""
         x = self._to_float()
         u = 1 + x
-        kahan = u.log() * (x / (u - 1))
-        return u.eq(1).where(x, (u.isinf() | u.eq(0)).where(u.log(), kahan))
+        plain = u.eq(1) | u.isinf() | u.eq(0)
+        # the quotient on a stand-in u where it is not selected: finite, so no 0 * inf (NaN)
+        # reaches the gradient from there
+        v = plain.where(2.0, u)
+        kahan = v.log() * (plain.where(1.0, x) / (v - 1))
+        return u.eq(1).where(x, plain.where(u.log(), kahan))
 
     def expm1(self) -> Self:
         """exp(x) - 1, accurate near 0 (Kahan: (u - 1) x / log(u) with u = exp(x), for
         |x| < 1; x where u rounds to 1; plain u - 1 beyond, where nothing cancels)."""
         x = self._to_float()
-        u = x.exp()
-        kahan = (u - 1) * (x / u.log())
-        return (x.abs() < 1).where(u.eq(1).where(x, kahan), u - 1)
+        near = x.abs() < 1
+        s = near.where(x, 0.5)  # a stand-in beyond 1: the unselected quotient stays finite
+        u = s.exp()
+        one = u.eq(1)
+        kahan = (u - 1) * (one.where(1.0, s) / one.where(1.0, u.log()))
+        return near.where(one.where(x, kahan), x.exp() - 1)
 
     def square(self) -> Self:
         """x*x."""
@@ -333,17 +378,31 @@ class ElementwiseMixin(OpMixinBase):
 
     def erf(self) -> Self:
         """The error function: its Taylor series below |x| = 0.5 (relative accuracy near 0),
-        Abramowitz-Stegun 7.1.26 above (|error| < 1.5e-7, a few ulps of erf >= 0.52)."""
+        sign(x) (1 - erfc|x|) above (erfc's fit below; both branches finite everywhere, so
+        the gradient has no NaN at +-inf)."""
         x = self._to_float()
-        t = 1.0 / (1.0 + 0.3275911 * x.abs())
-        poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t
-                + 0.254829592) * t  # fmt: skip
-        far = x.sign() * (1.0 - poly * (-x * x).exp())
-        z = x * x
-        series = z * 0 + _ERF_TAYLOR[0]
-        for c in _ERF_TAYLOR[1:]:
-            series = series * z + c
-        return (x.abs() < 0.5).where(x * series, far)
+        negative, a = x._magnitude()
+        near = a < 0.5
+        s = near.where(x, 0.0)
+        series = s * (s * s)._polynomial(_ERF_TAYLOR)
+        far = 1 - a._erfc_of_magnitude()
+        return near.where(series, negative.where(-far, far))
+
+    def _erfc(self) -> Self:
+        """erfc x = 1 - erf x, relative-accurate for large x (no 1 - erf cancellation):
+        the fit of ``_erfc_of_magnitude`` on |x|, 2 - that below 0."""
+        negative, a = self._magnitude()
+        e = a._erfc_of_magnitude()
+        return negative.where(2 - e, e)
+
+    def _erfc_of_magnitude(self) -> Self:
+        """erfc(a) for a >= 0: t exp(P(t) - a**2) with t = 1/(1 + a/2), the Chebyshev fit of
+        Numerical Recipes' erfcc (relative error below 1.2e-7); the rounding of a**2 adds a
+        relative a**2 2**-24. a is clipped at 10.1, where erfc has underflowed to 0 (an inf
+        there would make the gradient NaN)."""
+        z = (self > 10.1).where(10.1, self)  # NaN stays NaN
+        t = 1 / (1 + 0.5 * z)
+        return t * (t._polynomial(_ERFC_POLY) - z * z).exp()
 
     def isnan(self) -> Self:
         """True where NaN."""
@@ -449,12 +508,16 @@ class ElementwiseMixin(OpMixinBase):
         return scale * (s * s._polynomial(_EXPM1_BASE2_POLY)) - (1 - scale)
 
     def gelu(self, approximate: str = "tanh") -> Self:
-        """GELU: the tanh approximation (tinygrad's default) or exact with ``"none"``."""
+        """GELU: the tanh approximation (tinygrad's default) or exact with ``"none"``. The tanh
+        form as x sigmoid(2z) (= x (1 + tanh z)/2, z = sqrt(2/pi) (x + 0.044715 x**3)): no
+        1 + tanh cancelling to 0 for negative x. The exact form as x erfc(-x/sqrt 2)/2."""
         if approximate == "none":
-            return 0.5 * self * (1 + (self / math.sqrt(2)).erf())
+            x = self._to_float()
+            return x * (x * -_SQRT_HALF)._erfc() * 0.5
         if approximate != "tanh":
             raise ValueError(f"gelu: approximate must be 'tanh' or 'none', got {approximate!r}")
-        return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self**3)).tanh())
+        x = self._to_float()
+        return x * ((x + 0.044715 * x * x * x) * (2 * math.sqrt(2 / math.pi))).sigmoid()
 
     def quick_gelu(self) -> Self:
         """x * sigmoid(1.702 x)."""
@@ -469,20 +532,27 @@ class ElementwiseMixin(OpMixinBase):
         return self.swish()
 
     def elu(self, alpha: float = 1.0) -> Self:
-        """x above 0, alpha*(exp(x)-1) below."""
-        return (self > 0).where(self._to_float(), alpha * (self.exp() - 1))
+        """x above 0, alpha*expm1(x) below."""
+        x = self._to_float()
+        positive = x > 0  # expm1 on x <= 0 only (finite there; NaN stays NaN)
+        return positive.where(x, alpha * positive.where(0.0, x).expm1())
 
     def celu(self, alpha: float = 1.0) -> Self:
-        """max(0, x) + min(0, alpha*(exp(x/alpha)-1))."""
-        return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
+        """max(0, x) + min(0, alpha*expm1(x/alpha))."""
+        x = self._to_float()
+        positive = x > 0
+        return positive.where(x, alpha * (positive.where(0.0, x) / alpha).expm1())
 
     def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Self:
         """gamma * elu(x, alpha)."""
         return gamma * self.elu(alpha)
 
     def softplus(self, beta: float = 1.0) -> Self:
-        """log(1 + exp(beta*x)) / beta, computed stably."""
-        return (self * beta).logaddexp(0.0) * (1 / beta)
+        """log(1 + exp(beta*x)) / beta, as max(y, 0) + log1p(exp(-|y|)) for y = beta*x: no
+        overflow, and e**y itself (not 0) far below 0. Gradient sigmoid(y), 1/2 at 0."""
+        y = self._to_float() * beta
+        positive = y > 0
+        return (positive.where(y, 0.0) + positive.where(-y, y).exp().log1p()) * (1 / beta)
 
     def mish(self) -> Self:
         """x * tanh(softplus(x))."""
@@ -562,7 +632,16 @@ class ElementwiseMixin(OpMixinBase):
     def pow(self, x: Any, reverse: bool = False) -> Self:
         """self ** x (ints stay ints). An integral Python exponent in 2..8 (or -1)
         multiplies instead (exact for ints, how PyTorch computes x**2 and x**3 for floats, and
-        far cheaper than a general pow in a kernel)."""
+        far cheaper than a general pow in a kernel). As in PyTorch, x ** 0.5 is sqrt(x) and
+        x ** -0.5 is 1/sqrt(x) (so (-0) ** 0.5 is -0 and (-inf) ** 0.5 NaN), and an int tensor
+        to a negative Python int raises."""
+        if not reverse and isinstance(x, float) and x in (0.5, -0.5):
+            root = self._to_float().sqrt()
+            return root if x > 0 else root.reciprocal()
+        if not reverse and type(x) is int and x < 0 and dtypes.is_int(self.dtype):
+            raise RuntimeError(
+                f"Integers to negative integer powers are not allowed ({self.dtype!r} ** {x})"
+            )
         if not reverse and not isinstance(x, bool) and isinstance(x, (int, float)):
             keeps_dtype = isinstance(x, int) or dtypes.is_float(self.dtype)
             if keeps_dtype and float(x).is_integer() and -1 <= x <= _MAX_MULTIPLIED_POWER:
@@ -617,12 +696,14 @@ class ElementwiseMixin(OpMixinBase):
         return neg.where(-mag, mag)
 
     def logaddexp(self, other: Any) -> Self:
-        """log(exp(self) + exp(other)), stably."""
+        """log(exp(self) + exp(other)) as max + log1p(exp(-|self - other|)) (equal values,
+        infinities too: max + ln 2)."""
         a, b = self._promoted(other)
         a, b = a._to_float(), b._to_float()
-        m = a.maximum(b)
-        safe = m.isinf().where(m._const(0), m)
-        return ((a - safe).exp() + (b - safe).exp()).log() + safe
+        same = a.eq(b)
+        d = same.where(0.0, a - b)
+        gap = (d > 0).where(-d, d)
+        return a.maximum(b) + gap.exp().log1p()
 
     def lerp(self, end: Any, weight: Any) -> Self:
         """self + (end - self) * weight."""
