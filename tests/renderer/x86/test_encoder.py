@@ -138,7 +138,7 @@ def _gpr_forms() -> Iterator[Inst]:
         yield from (Inst(op, (GPRS[i % 16], m), w) for i, m in enumerate(MEMS))
     yield from (Inst(f"set{c}", (a,), 1) for c in CONDITIONS for a in GPRS)
     yield from (Inst(op, (a,)) for op in ("push", "pop") for a in GPRS)
-    yield from (Inst(op) for op in ("ret", "cqo", "cdq", "vzeroupper", "cpuid"))
+    yield from (Inst(op) for op in ("ret", "cqo", "cdq", "vzeroupper", "cpuid", "xgetbv"))
     for w, v in itertools.product((4, 8), (3, -7, 127, -128, 128, 0x12345)):
         yield from (
             Inst("imul3", (a, b, Imm(v)), w) for a, b in zip(GPRS, GPRS[3:] + GPRS[:3], strict=True)

@@ -17,14 +17,13 @@ from fusegrad.renderer.x86.context import (
     Selection,
     float_bits,
     load_immediate,
-    mov_for,
     normalize,
     op_width,
     round_half,
     suffix,
     vlen,
 )
-from fusegrad.renderer.x86.isa import RAX, RCX, RDX, Imm, Label, Mem, VReg
+from fusegrad.renderer.x86.isa import KMASK, RAX, RCX, RDX, Imm, Label, Mem, VReg
 from fusegrad.renderer.x86.memory import destination
 from fusegrad.uop import DType, Ops, UOp, dtypes
 
@@ -306,7 +305,12 @@ def float_unary(ctx: Selection, x: UOp) -> UOp:
     if x.op is Ops.SQRT:
         ctx.emit("vsqrt" + s, d, *((a,) if packed else (a, a)), vlen=n)
     elif x.op is Ops.TRUNC:
-        ctx.emit("vround" + s, d, *((a,) if packed else (a, a)), Imm(11), vlen=n)
+        rounding = "vrndscale" if n == 64 else "vround"  # imm 11: toward zero, no #P
+        ctx.emit(rounding + s, d, *((a,) if packed else (a, a)), Imm(11), vlen=n)
+    elif n == 64:  # AVX512F has no vxorps on zmm: vpxord/q with the sign broadcast
+        pool = ctx.constant(float_bits(x.dtype, -0.0))
+        xor = "vpxorq" if x.dtype.scalar() is F64 else "vpxord"
+        ctx.emit(xor, d, a, Mem(label=pool.label, broadcast=True), vlen=n)
     else:
         sign = float_bits(x.dtype, -0.0)
         ctx.emit("vxorps", d, a, ctx.constant(sign), vlen=n)
@@ -319,20 +323,36 @@ def float_mulacc(ctx: Selection, x: UOp) -> UOp:
     a, b, c = x.src
     d = destination(ctx, x, avoid=(a, b))
     if ctx.values.get(c) is not d:
-        src = ctx.fsource(c)
-        ctx.emit(
-            "vmovaps" if isinstance(src, VReg) else mov_for(c.dtype), d, src, vlen=vlen(x.dtype)
-        )
+        ctx.move(d, ctx.fsource(c), x.dtype)
     op = "vfmadd231" + suffix(x.dtype)
     ctx.emit(op, d, ctx.vec(a), ctx.fsource(b), vlen=vlen(x.dtype))
     ctx.values[x] = d
     return SELECTED
 
 
+def _wide_max(ctx: Selection, x: UOp, a: VReg, b: VReg) -> VReg:
+    """``float_max`` on zmm registers: the blends under opmask k1 (compares write k1)."""
+    s, k = suffix(x.dtype), KMASK[1]
+    blend = "vblendm" + s
+    d, both = ctx.new(VEC), ctx.new(VEC)
+    ctx.emit("vmax" + s, d, b, a, vlen=64)
+    ctx.emit("vcmp" + s, k, b, b, Imm(3), vlen=64)  # b unordered: b
+    ctx.emit(blend, d, d, b, k, vlen=64)
+    ctx.emit("vpandd", both, a, b, vlen=64)  # equal values: -0.0 only when both are
+    ctx.emit("vcmp" + s, k, a, b, Imm(0), vlen=64)
+    ctx.emit(blend, d, d, both, k, vlen=64)
+    ctx.emit("vcmp" + s, k, a, a, Imm(3), vlen=64)  # a unordered: a
+    ctx.emit(blend, d, d, a, k, vlen=64)
+    return d
+
+
 def float_max(ctx: Selection, x: UOp) -> UOp:
     """exec_alu's MAX: NaN wins (a's first), and max(-0.0, 0.0) is 0.0."""
     a, b = (ctx.vec(s) for s in x.src)
     s, n = suffix(x.dtype), vlen(x.dtype)
+    if n == 64:
+        ctx.values[x] = _wide_max(ctx, x, a, b)
+        return SELECTED
     blend = "vblendvps" if s in ("ss", "ps") else "vblendvpd"
     d, mask, both = ctx.new(VEC), ctx.new(VEC), ctx.new(VEC)
     ctx.emit("vmax" + s, d, b, a, vlen=n)  # a if either is NaN or both are zero, else the larger

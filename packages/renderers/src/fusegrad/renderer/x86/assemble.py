@@ -31,12 +31,13 @@ _BORROW_SLOTS = 4
 @dataclass(frozen=True, slots=True)
 class Frame:
     """Where the frame slots are, once the saved registers and spills are known: the
-    register arguments (8 bytes each), the spill slots (32 bytes: a whole ymm), and a
-    32-byte slot for moving vector lanes (``vtemp``)."""
+    register arguments (8 bytes each), the spill slots (``slot`` bytes: a whole ymm, or zmm
+    with AVX-512), a slot for moving vector lanes (``vtemp``) and the borrowed registers'."""
 
     nargs: int
     spills: int
     saved: int
+    slot: int = 32
 
     @property
     def _args(self) -> int:
@@ -44,18 +45,19 @@ class Frame:
 
     @property
     def size(self) -> int:
-        raw = self._args + 32 * self.spills + 32 + 32 * _BORROW_SLOTS
+        raw = self._args + self.slot * (self.spills + 1 + _BORROW_SLOTS)
         return raw + (8 if (raw + 8 * self.saved + 8) % 16 else 0)  # keep rsp 16-aligned
 
     def place(self, m: Mem) -> Mem:
         assert m.frame is not None
         kind, n = m.frame
+        spills = self._args + self.slot * self.spills
         if kind == "spill":
-            return Mem(base=RSP, disp=self._args + 32 * n)
+            return Mem(base=RSP, disp=self._args + self.slot * n)
         if kind == "vtemp":
-            return Mem(base=RSP, disp=self._args + 32 * self.spills + n)
+            return Mem(base=RSP, disp=spills + n)
         if kind == "borrow":
-            return Mem(base=RSP, disp=self._args + 32 * self.spills + 32 + 32 * n)
+            return Mem(base=RSP, disp=spills + self.slot * (1 + n))
         if n < len(ARG_REGS):
             return Mem(base=RSP, disp=8 * n)
         return Mem(base=RSP, disp=self.size + 8 * self.saved + 8 + 8 * (n - len(ARG_REGS)))
@@ -63,9 +65,9 @@ class Frame:
 
 def function(sel: Selection, nargs: int) -> list[Inst]:
     """The whole function: prologue, the allocated body, epilogue."""
-    alloc = linear_scan(sel.code)
+    alloc = linear_scan(sel.code, 64 if sel.wide else 32)
     saved = sorted(alloc.used & CALLEE_SAVED, key=lambda r: r.num)
-    frame = Frame(nargs, len(alloc.spills), len(saved))
+    frame = Frame(nargs, len(alloc.spills), len(saved), alloc.vector_bytes)
     body = rewrite(sel.code, alloc, frame.place)
     head = [Inst("push", (r,)) for r in saved]
     tail = [Inst("vzeroupper")] + [Inst("pop", (r,)) for r in reversed(saved)] + [Inst("ret")]
@@ -117,9 +119,10 @@ def assemble(name: str, sel: Selection, nargs: int) -> Assembled:
             assert isinstance(inst.args[0], Label)
             labels[inst.args[0].name] = pos
         pos += len(raw)
-    pool_start = -(-pos // _POOL_ALIGN) * _POOL_ALIGN
-    for k, (entry, label) in enumerate(sel.pool.items()):
-        labels[label] = pool_start + k * len(entry)
+    pool_start = at = -(-pos // _POOL_ALIGN) * _POOL_ALIGN
+    for entry, label in sel.pool.items():  # 32-byte entries, 64 for a zmm vector
+        labels[label] = at
+        at += len(entry)
     code = bytearray()
     lines = [f"; fusegrad x86-64 kernel {name}", f"{name}:"]
     for (raw, fix, hexed, text), at in zip(encoded, offsets, strict=True):

@@ -34,7 +34,11 @@ class Selection:
     """The machine code of one function being selected: instructions, the virtual register
     of every value, the constant pool, and the kernel's parameters."""
 
-    def __init__(self, sig: KernelSignature, uops: list[UOp] | None = None) -> None:
+    def __init__(
+        self, sig: KernelSignature, uops: list[UOp] | None = None, wide: bool = False
+    ) -> None:
+        #: AVX-512: float32x16 / float64x8 values in zmm registers
+        self.wide = wide
         self.code: list[Inst] = []
         self.position: dict[UOp, int] = {}
         self.users: dict[UOp, list[UOp]] = {}
@@ -75,7 +79,7 @@ class Selection:
     def constant(self, raw: bytes) -> Mem:
         """A rip-relative pool entry holding ``raw`` repeated over 32 bytes (a scalar
         constant is broadcast, so vector ops can read it too)."""
-        entry = raw * (32 // len(raw))
+        entry = raw * (32 // len(raw)) if len(raw) <= 32 else raw
         if entry not in self.pool:
             self.pool[entry] = f".LC{len(self.pool)}"
         return Mem(label=self.pool[entry])
@@ -97,9 +101,20 @@ class Selection:
             return self.assemble_lanes(u)
         if u.op in (Ops.CONST, Ops.VCONST):
             v = self.new(VEC)
-            self.emit(mov_for(u.dtype), v, self.constant(const_bytes(u)), vlen=vlen(u.dtype))
+            self.move(v, self.fsource(u), u.dtype)
             return v
         return self.values[u]
+
+    def move(self, v: VReg, src: VReg | Mem, dt: DType) -> None:
+        """``v = src`` for a float (or vector) value: a register copy, a load, or a
+        broadcast of one pool element (a uniform zmm constant)."""
+        if isinstance(src, VReg):
+            self.emit("vmovaps", v, src, vlen=vlen(dt))
+        elif src.broadcast:
+            op = "vbroadcastsd" if dt.scalar() is F64 else "vbroadcastss"
+            self.emit(op, v, Mem(label=src.label), vlen=vlen(dt))
+        else:
+            self.emit(mov_for(dt), v, src, vlen=vlen(dt))
 
     def assemble_lanes(self, u: UOp) -> VReg:
         """One register holding the lanes of ``u`` (floats as they are, bools as a mask)."""
@@ -127,8 +142,13 @@ class Selection:
         return self.gpr(u)
 
     def fsource(self, u: UOp) -> VReg | Mem:
-        """A float second source: a pool constant is read from memory directly."""
+        """A float second source: a pool constant is read from memory directly (one
+        element broadcast to every lane for a uniform zmm constant: a 64-byte read of a
+        32-byte pool entry would run past it)."""
         if u.op in (Ops.CONST, Ops.VCONST):
+            if vlen(u.dtype) == 64 and (u.op is Ops.CONST or len(set(u.arg)) == 1):
+                value = u.arg[0] if isinstance(u.arg, tuple) else u.arg
+                return Mem(label=self.constant(float_bits(u.dtype, value)).label, broadcast=True)
             return self.constant(const_bytes(u))
         if u in self.lanes:
             return self.assemble_lanes(u)
@@ -147,9 +167,7 @@ class Selection:
         """A fresh register holding a copy of ``u`` (the destination of a two-address op)."""
         if dtypes.is_float(u.dtype) or u.dtype.count > 1:
             v = self.new(VEC)
-            src = self.fsource(u)
-            move = mov_for(u.dtype) if isinstance(src, Mem) else "vmovaps"
-            self.emit(move, v, src, vlen=vlen(u.dtype))
+            self.move(v, self.fsource(u), u.dtype)
             return v
         v = self.new(GPR)
         value = self.operand(u)
@@ -164,7 +182,8 @@ def vlen(dt: DType) -> int:
     """Bytes of the vector register a value of ``dt`` takes (16: xmm, 32: ymm); a bool
     vector is a mask with lanes of ``mask_lane`` bytes."""
     lane = mask_lane(dt) if dt.scalar() is dtypes.bool else register_lane(dt)
-    return 32 if dt.count * lane > 16 else 16
+    size = dt.count * lane
+    return 64 if size > 32 else 32 if size > 16 else 16
 
 
 def register_lane(dt: DType) -> int:

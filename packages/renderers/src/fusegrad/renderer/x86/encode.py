@@ -477,6 +477,7 @@ ENCODERS: dict[str, Callable[[Inst], Encoded]] = {
     "cqo": _fixed(b"\x48\x99"),
     "cdq": _fixed(b"\x99"),
     "cpuid": _fixed(b"\x0f\xa2"),
+    "xgetbv": _fixed(b"\x0f\x01\xd0"),
     **dict.fromkeys(VEX_RVM, _vec_rvm),
     **dict.fromkeys(VEX_RVMI, _vec_rvmi),
     **dict.fromkeys(VEX_RM, _vec_rm),

@@ -32,6 +32,7 @@ EVEX: dict[str, tuple[int, int, int, int]] = {
     "vpandd": (1, 1, 0, 0xDB),
     "vpord": (1, 1, 0, 0xEB),
     "vpxord": (1, 1, 0, 0xEF),
+    "vpxorq": (1, 1, 1, 0xEF),
     "vblendmps": (1, 2, 0, 0x65),
     "vblendmpd": (1, 2, 1, 0x65),
     "vcmpps": (0, 1, 0, 0xC2),

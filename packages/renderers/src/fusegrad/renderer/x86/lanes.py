@@ -38,6 +38,8 @@ from fusegrad.uop import DType, GroupOp, Ops, PtrDType, UOp, dtypes
 
 F32, F64 = dtypes.float32, dtypes.float64
 _FLOAT_VECTORS = {(F32, 8), (F32, 4), (F64, 4), (F64, 2)}
+#: zmm vectors (AVX-512): arithmetic, FMA, max, sqrt, neg, trunc, loads and (masked) stores
+_WIDE_VECTORS = {(F32, 16), (F64, 8)}
 _FLOAT_NATIVE = frozenset(
     {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.MAX, Ops.SQRT, Ops.NEG, Ops.TRUNC, Ops.MULACC}
 )
@@ -50,9 +52,10 @@ _INT_NATIVE = frozenset(
 )
 
 
-def float_vector(dt: DType) -> bool:
-    """A float vector held whole in one xmm/ymm register."""
-    return (dt.scalar(), dt.count) in _FLOAT_VECTORS
+def float_vector(dt: DType, wide: bool = False) -> bool:
+    """A float vector held whole in one xmm/ymm register (or zmm: ``wide``, AVX-512)."""
+    key = (dt.scalar(), dt.count)
+    return key in _FLOAT_VECTORS or (wide and key in _WIDE_VECTORS)
 
 
 def int_vector(dt: DType) -> bool:
@@ -60,9 +63,9 @@ def int_vector(dt: DType) -> bool:
     return dt == I32X8
 
 
-def reg_vector(dt: DType) -> bool:
+def reg_vector(dt: DType, wide: bool = False) -> bool:
     """A vector held whole in one register."""
-    return float_vector(dt) or int_vector(dt)
+    return float_vector(dt, wide) or int_vector(dt)
 
 
 def _conversion(x: UOp) -> bool:
@@ -76,14 +79,17 @@ def mask_for(mask: DType, floats: DType) -> bool:
     return mask.count == floats.count and mask_lane(mask) == floats.scalar().itemsize
 
 
-def native(x: UOp) -> bool:
-    """Whether the renderer selects vector ALU op ``x`` as vector instructions."""
+def native(x: UOp, wide: bool = False) -> bool:
+    """Whether the renderer selects vector ALU op ``x`` as vector instructions (zmm ones
+    too: ``wide``; their compares and wheres are selected per lane)."""
     dt = x.dtype
     if x.op in _COMPARES and reg_vector(x.src[0].dtype):
         return mask_for(dt, x.src[0].dtype)
     if x.op is Ops.WHERE and reg_vector(dt):
         return x.src[0].dtype.scalar() is dtypes.bool and mask_for(x.src[0].dtype, dt)
-    if float_vector(dt):
+    if x.op in _COMPARES or x.op is Ops.WHERE:
+        return False
+    if float_vector(dt, wide):
         return x.op in _FLOAT_NATIVE
     if int_vector(dt):
         return x.op in _INT_NATIVE
@@ -92,18 +98,19 @@ def native(x: UOp) -> bool:
     return False
 
 
-def native_node(x: UOp) -> bool:
-    """Whether vector node ``x`` is held in one register (else in lanes)."""
+def native_node(x: UOp, wide: bool = False) -> bool:
+    """Whether vector node ``x`` is held in one register (else in lanes); ``wide``: zmm
+    registers too (AVX-512)."""
     dt = x.dtype
     mask = dt.scalar() is dtypes.bool and dt.count in (8, 4)
     if x.op in GroupOp.ALU:
-        return native(x)
+        return native(x, wide)
     if x.op in (Ops.CAST, Ops.BITCAST):
         return _conversion(x)
     if x.op is Ops.LOAD:
-        return reg_vector(dt)
+        return reg_vector(dt, wide)
     if x.op in (Ops.VECTORIZE, Ops.CONST, Ops.VCONST):
-        return reg_vector(dt) or mask
+        return reg_vector(dt, wide) or mask
     return False  # multi-lane GEP
 
 

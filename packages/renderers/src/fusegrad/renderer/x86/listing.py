@@ -121,7 +121,7 @@ def format_operand(inst: Inst, i: int, op: Operand, rip: int | None = None) -> s
         return op.name
     if isinstance(op, Mem):
         if op.broadcast:
-            element = 8 if inst.op.endswith("pd") else 4
+            element = 8 if inst.op.endswith(("pd", "q")) else 4
             return format_memory(op, element, rip, inst.vlen // element)
         return format_memory(op, None if inst.op == "lea" else memory_size(inst), rip)
     if op.cls is RegClass.VEC:

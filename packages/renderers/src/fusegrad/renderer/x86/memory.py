@@ -16,7 +16,7 @@ from fusegrad.renderer.x86.context import (
     mov_for,
     vlen,
 )
-from fusegrad.renderer.x86.isa import Imm, Label, Mem, VReg
+from fusegrad.renderer.x86.isa import KMASK, Imm, Label, Mem, Reg, VReg
 from fusegrad.uop import DType, Ops, PtrDType, UOp, dtypes
 
 # -- parameters, loops, control flow -------------------------------------------------------
@@ -245,9 +245,25 @@ def load(ctx: Selection, x: UOp) -> UOp:
         v = ctx.values[x] = ctx.new(VEC if dt.scalar() in FLOATS or dt.count > 1 else GPR)
         load_into(ctx, v, dt, mem)
         return SELECTED
+    if vlen(dt) == 64:  # AVX-512: a masked load (masked-off lanes never fault)
+        alt = x.src[1]
+        zero = alt.op in (Ops.CONST, Ops.VCONST) and not any(memory_bytes(alt))
+        v = ctx.values[x] = ctx.new(VEC) if zero else ctx.copy(alt)
+        k = _opmask(ctx, idx.src[2])
+        ctx.emit("vmovups_kz" if zero else "vmovups_k", v, mem, k, vlen=64)
+        return SELECTED
     v = ctx.values[x] = ctx.new(VEC if dt.scalar() in FLOATS or dt.count > 1 else GPR)
     load_into(ctx, v, dt, safe_address(ctx, mem, idx.src[2], stash(ctx, x.src[1])))
     return SELECTED
+
+
+def _opmask(ctx: Selection, gate: UOp) -> Reg:
+    """Opmask k1 with every lane set where ``gate`` holds, none where not (``-gate``)."""
+    g = ctx.new(GPR)
+    ctx.emit("mov", g, ctx.gpr(gate))
+    ctx.emit("neg", g)
+    ctx.emit("kmovw", KMASK[1], g, width=4)
+    return KMASK[1]
 
 
 def store_half(ctx: Selection, mem: Mem, v: VReg) -> None:
@@ -275,15 +291,17 @@ def store(ctx: Selection, x: UOp) -> UOp:
         if ctx.values.get(val) is slot:
             return SELECTED  # computed in place (``destination``)
         if slot.cls is VEC:
-            src = ctx.fsource(val)
-            move = mov_for(val.dtype) if isinstance(src, Mem) else "vmovaps"
-            ctx.emit(move, slot, src, vlen=vlen(val.dtype))
+            ctx.move(slot, ctx.fsource(val), val.dtype)
         elif isinstance(src_i := ctx.operand(val), Imm):
             load_immediate(ctx, slot, src_i.value)
         else:
             ctx.emit("mov", slot, src_i)
         return SELECTED
     mem = address(ctx, idx)
+    if len(idx.src) > 2 and vlen(val.dtype) == 64:  # AVX-512: a masked store
+        v = ctx.vec(val)
+        ctx.emit("vmovups_kst", mem, v, _opmask(ctx, idx.src[2]), vlen=64)
+        return SELECTED
     if len(idx.src) > 2:  # masked off: the store goes to the vtemp slot
         mem = safe_address(ctx, mem, idx.src[2], Mem(frame=("vtemp", 0)))
     _store_value(ctx, mem, val)

@@ -38,6 +38,8 @@ class Allocation:
 
     registers: dict[VReg, Reg] = field(default_factory=dict)
     spills: dict[VReg, int] = field(default_factory=dict)
+    #: bytes a spilled vector register takes (32: ymm, 64: zmm)
+    vector_bytes: int = 32
 
     @property
     def used(self) -> set[Reg]:
@@ -89,9 +91,10 @@ def _extend_into_loops(
                     changed = True
 
 
-def linear_scan(code: list[Inst]) -> Allocation:
-    """Assign registers to the virtual registers of ``code``."""
-    out = Allocation()
+def linear_scan(code: list[Inst], vector_bytes: int = 32) -> Allocation:
+    """Assign registers to the virtual registers of ``code`` (vector registers spill
+    ``vector_bytes`` each: 64 where zmm values are used)."""
+    out = Allocation(vector_bytes=vector_bytes)
     intervals = live_intervals(code)
     for cls in ALLOCATABLE:
         mine = sorted(
@@ -153,16 +156,16 @@ def _unplaced(m: Mem) -> Mem:
     return m
 
 
-def _reload(reg: Reg, slot: Mem) -> Inst:
+def _reload(reg: Reg, slot: Mem, size: int = 32) -> Inst:
     if reg.cls is RegClass.GPR:
         return Inst("mov", (reg, slot))
-    return Inst("vmovups", (reg, slot), vlen=32)  # a whole ymm: scalars and vectors alike
+    return Inst("vmovups", (reg, slot), vlen=size)  # the whole register, whatever it holds
 
 
-def _spill(reg: Reg, slot: Mem) -> Inst:
+def _spill(reg: Reg, slot: Mem, size: int = 32) -> Inst:
     if reg.cls is RegClass.GPR:
         return Inst("store", (slot, reg))
-    return Inst("vmovups_st", (slot, reg), vlen=32)
+    return Inst("vmovups_st", (slot, reg), vlen=size)
 
 
 def _borrow(inst: Inst, alloc: Allocation, cls: RegClass, taken: set[Reg]) -> Reg:
@@ -173,8 +176,8 @@ def _borrow(inst: Inst, alloc: Allocation, cls: RegClass, taken: set[Reg]) -> Re
     return next(r for r in ALLOCATABLE[cls] if r not in used and r not in taken)
 
 
-def _move(reg: Reg, slot: Mem, load: bool) -> Inst:
-    return _reload(reg, slot) if load else _spill(reg, slot)
+def _move(reg: Reg, slot: Mem, load: bool, size: int) -> Inst:
+    return _reload(reg, slot, size) if load else _spill(reg, slot, size)
 
 
 def _spilled_memory(m: Mem, spills: dict[VReg, int]) -> bool:
@@ -243,12 +246,13 @@ def _rewrite_spilled(inst: Inst, alloc: Allocation, place: Callable[[Mem], Mem])
     spilled, borrowed, reads, writes = _spilled_operands(inst, alloc)
     regs = _Overlay(alloc.registers, spilled)
     saves = [place(Mem(frame=("borrow", k))) for k in range(len(borrowed))]
-    out = [_move(r, m, load=False) for r, m in zip(borrowed, saves, strict=True)]
-    out += [_reload(spilled[v], place(_spill_slot(alloc.spills[v]))) for v in reads]
+    size = alloc.vector_bytes
+    out = [_move(r, m, False, size) for r, m in zip(borrowed, saves, strict=True)]
+    out += [_reload(spilled[v], place(_spill_slot(alloc.spills[v])), size) for v in reads]
     args = tuple(_substitute(op, regs, place) for op in inst.args)
     out.append(Inst(inst.op, args, inst.width, inst.vlen))
-    out += [_spill(spilled[v], place(_spill_slot(alloc.spills[v]))) for v in writes]
-    out += [_move(r, m, load=True) for r, m in zip(borrowed, saves, strict=True)]
+    out += [_spill(spilled[v], place(_spill_slot(alloc.spills[v])), size) for v in writes]
+    out += [_move(r, m, True, size) for r, m in zip(borrowed, saves, strict=True)]
     return out
 
 

@@ -34,7 +34,7 @@ from fusegrad.uop import DType, Ops, UOp, dtypes
 #: the CPU features the emitted code uses
 REQUIRED_FEATURES = ("avx", "avx2", "fma")
 #: optional features that change the code when present
-USED_FEATURES = frozenset({"f16c"})
+USED_FEATURES = frozenset({"f16c", "avx512f"})
 
 
 def unavailable() -> str | None:
@@ -90,6 +90,13 @@ class X86Renderer(Renderer):
             )
         if "f16c" not in self.features:  # no F16C: the lowering emulates float16
             self.supported_dtypes = self.supported_dtypes - {dtypes.float16}
+        if "avx512f" in self.features:  # zmm: 16 float32 / 8 float64 lanes (per instance:
+            # the class attribute is the AVX2 widths)
+            vars(self)["vector_widths"] = {
+                **self.vector_widths,
+                dtypes.float32: (16, 8),
+                dtypes.float64: (8, 4),
+            }
 
     @property
     def target_key(self) -> str:
@@ -100,7 +107,7 @@ class X86Renderer(Renderer):
     def render(self, uops: list[UOp], name: str | None = None) -> str:
         """The listing of the machine code of a linear program."""
         sig = kernel_signature(uops, name)
-        sel = select(uops, sig)
+        sel = select(uops, sig, wide="avx512f" in self.features)
         nargs = len(sig.buffers) + len(sig.variables) + (sig.core is not None)
         return assemble(sig.name, sel, nargs).listing
 

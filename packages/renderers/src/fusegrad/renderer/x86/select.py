@@ -103,11 +103,11 @@ def _select_one(ctx: Selection, u: UOp) -> None:
         )
 
 
-def _in_lanes(u: UOp) -> bool:
+def _in_lanes(u: UOp, wide: bool) -> bool:
     """A vector the renderer holds as scalar lanes (see ``lanes``)."""
     if u.op is Ops.GEP:
         return len(u.arg) > 1
-    return u.dtype.count > 1 and u.op in _LANE_OPS and not lanes.native_node(u)
+    return u.dtype.count > 1 and u.op in _LANE_OPS and not lanes.native_node(u, wide)
 
 
 def _stored_in_lanes(ctx: Selection, u: UOp) -> bool:
@@ -115,15 +115,16 @@ def _stored_in_lanes(ctx: Selection, u: UOp) -> bool:
         return False
     if memory.register_array(u.src[0]) is not None:
         return False
-    return u.src[1] in ctx.lanes or not lanes.reg_vector(u.src[1].dtype)
+    return u.src[1] in ctx.lanes or not lanes.reg_vector(u.src[1].dtype, ctx.wide)
 
 
-def select(uops: list[UOp], sig: KernelSignature) -> Selection:
-    """The machine IR of a linear program (virtual registers, frame slots unplaced)."""
-    ctx = Selection(sig, uops)
+def select(uops: list[UOp], sig: KernelSignature, wide: bool = False) -> Selection:
+    """The machine IR of a linear program (virtual registers, frame slots unplaced);
+    ``wide``: float32x16/float64x8 in zmm registers (AVX-512)."""
+    ctx = Selection(sig, uops, wide)
     memory.index_slots(ctx, uops)
     for u in uops:
-        if _in_lanes(u):
+        if _in_lanes(u, ctx.wide):
             lanes.split(ctx, u, lambda node: _select_one(ctx, node))
         elif _stored_in_lanes(ctx, u):
             lanes.store_lanes(ctx, u)

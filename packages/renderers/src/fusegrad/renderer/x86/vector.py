@@ -81,7 +81,7 @@ def vectorize(ctx: Selection, x: UOp) -> UOp:
         for i, s in enumerate(x.src):
             ctx.emit("store", _temp(4 * i), ctx.gpr(s), width=4)
         ctx.emit("vmovups", d, _temp(), vlen=32)
-    elif len(set(x.src)) == 1 and vlen(dt) == 32:  # one value in every lane
+    elif len(set(x.src)) == 1 and vlen(dt) >= 32:  # one value in every lane
         op = "vbroadcastss" if dt.scalar() is dtypes.float32 else "vbroadcastsd"
         ctx.emit(op, d, ctx.vec(x.src[0]), vlen=32)
     else:
