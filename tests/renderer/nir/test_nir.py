@@ -128,6 +128,26 @@ def test_workgroups_shared_memory_and_barrier(renderer: NIRRenderer, compiler: L
     assert got[:8] == tuple(float(3 * i + 1) for i in range(7, -1, -1))
 
 
+def test_consecutive_lanes_load_and_store_whole_vectors(
+    renderer: NIRRenderer, compiler: LVPCompiler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the reverse kernel, invocation i reads src[8g + i] and writes tmp[i] and
+    out[8g + i]: consecutive lanes, so vector loads/stores; its read of tmp[7 - i] runs
+    backwards and stays a gather. Without the rewrite every access is a gather/scatter."""
+    from fusegrad.renderer.nir import lvp
+
+    uops, _, _ = _reverse_in_workgroups()
+    text = renderer.render(uops, "reverse")
+
+    def calls(ir: str) -> dict[str, int]:
+        found = re.findall(r"call [^@]*@llvm\.masked\.(\w+)\.", ir)
+        return {name: found.count(name) for name in sorted(set(found))}
+
+    assert calls(compiler.ir(text)) == {"gather": 1, "load": 1, "store": 2}
+    monkeypatch.setattr(lvp, "CONTIGUOUS", False)
+    assert calls(compiler.ir(text)) == {"gather": 2, "scatter": 2}
+
+
 def test_workgroup_wider_than_a_vector_is_refused(renderer: NIRRenderer) -> None:
     uops, _, _ = _reverse_in_workgroups(groups=1, size=32)
     with pytest.raises(NotImplementedError, match="a workgroup of 32 invocations"):

@@ -26,7 +26,9 @@ from typing import Any, NamedTuple
 
 from fusegrad.codegen import CompileError, Compiler
 from fusegrad.renderer.nir import bindings as nb
+from fusegrad.renderer.nir import contiguous
 from fusegrad.renderer.nir.builder import deserialize
+from fusegrad.renderer.nir.contiguous import vectorize_contiguous
 from fusegrad.renderer.nir.mesa import Mesa, load_mesa
 from fusegrad.renderer.nir.renderer import BLOB_PREFIX, HEADER, MAX_LANES
 
@@ -60,7 +62,8 @@ _LLVM_C = {  # LLVM 20 C API functions the wrapper uses: name -> (restype, argty
     "LLVMPrintModuleToString": (POINTER(ctypes.c_char), [P]),
     "LLVMDisposeMessage": (None, [POINTER(ctypes.c_char)]),
 }
-_VERSION = 4  # of the wrapper: part of the cache key
+_VERSION = 5  # of the wrapper: part of the cache key
+CONTIGUOUS = True  # gathers/scatters of consecutive lanes as vector loads/stores
 MIN_LANES = 8  # llvmpipe's SIMD width at least (AVX2's 8 float32 lanes; gallivm needs 2)
 _HEADER_RE = re.compile(
     rf"^{re.escape(HEADER)} (\w+) buffers=(\d+) variables=(\d+) core=([01])"
@@ -233,6 +236,8 @@ def llvmpipe_ir(mesa: Mesa, src: str) -> str:
         fn = wrapper.function(k.name, k.buffers, k.variables, k.core)
         consts = wrapper.argument_block(fn, k.buffers, k.variables)
         wrapper.body(shader, fn, consts, k.core, k.local, k.shared)
+        if CONTIGUOUS:
+            vectorize_contiguous(contiguous.bind(mesa.llvm), wrapper.module, wrapper.builder)
         return _portable(wrapper.ir())
     finally:
         wrapper.close()
