@@ -15,6 +15,14 @@ must bridge each one):
 Registers hold raw bits (a predicate holds 0/1). Memory: each buffer is a bytearray at its
 own address range; an access outside every buffer raises ``IndexError``. Threads of a block
 run one after another up to each ``bar.sync`` (all of them must reach it).
+
+``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32`` is warp-collective: a
+thread that reaches it waits until all 32 threads of its warp (consecutive linear thread ids)
+wait at the same instruction, then the product runs for the warp at once, with the fragment
+layout of the PTX ISA (``groupID = lane >> 2``, ``threadID_in_group = lane % 4``; in a
+``.b32`` register of two 16-bit elements, the lower-numbered one is the low half). The
+products are summed exactly and rounded once to float32 (the hardware's order of additions
+is unspecified; results agree within float32 accumulation error).
 """
 
 from __future__ import annotations
@@ -143,6 +151,7 @@ class Thread:
     local_mem: Memory = field(default_factory=Memory)
     pc: int = 0
     done: bool = False
+    waiting: bool = False  # at a warp-collective instruction (mma.sync), not yet executed
 
 
 _SPECIAL = re.compile(r"%(tid|ctaid|ntid|nctaid)\.([xyz])")
@@ -243,7 +252,32 @@ class Machine:
                 t.regs[f"__sym_{n}"] = t.local_mem.add(bytearray(s), n)
         while not all(t.done for t in threads):
             for t in threads:
-                self._run_to_barrier(t)
+                if not t.waiting:
+                    self._run_to_barrier(t)
+            self._warp_collectives(threads, block)
+
+    def _warp_collectives(self, threads: list[Thread], block: Sequence[int]) -> None:
+        """Run the mma.sync of every warp whose threads all wait at it."""
+        warps: dict[int, list[Thread]] = {}
+        for t in threads:
+            lin = t.tid[0] + t.tid[1] * block[0] + t.tid[2] * block[0] * block[1]
+            warps.setdefault(lin // 32, []).append(t)
+        ran, waiting_any = False, False
+        for warp in warps.values():
+            waiting = [t for t in warp if t.waiting]
+            if not waiting:
+                continue
+            waiting_any = True
+            if len(waiting) != len([t for t in warp if not t.done]):
+                continue  # the others are still on their way (past a bar.sync)
+            if len(waiting) != 32 or len({t.pc for t in waiting}) != 1:
+                raise RuntimeError("PTX: mma.sync reached by part of a warp or at different places")
+            _mma(self, waiting)
+            for t in waiting:
+                t.waiting, t.pc = False, t.pc + 1
+            ran = True
+        if waiting_any and not ran and all(t.waiting or t.done for t in threads):
+            raise RuntimeError("PTX: every thread waits at an mma.sync no warp can run")
 
     def _run_to_barrier(self, t: Thread) -> None:
         steps = 0
@@ -253,6 +287,10 @@ class Machine:
             if guard is not None and bool(t.regs[guard]) == negate:
                 continue
             if opcode == "bar.sync":
+                return
+            if opcode.startswith("mma."):
+                t.pc -= 1
+                t.waiting = True
                 return
             self._execute(t, opcode, ops)
             steps += 1
@@ -480,6 +518,14 @@ def _selp(m: Machine, t: Thread, mods: list[str], ops: list[str]) -> None:
 
 def _mov(m: Machine, t: Thread, mods: list[str], ops: list[str]) -> None:
     typ = _type_of(mods)
+    if ops[1].startswith("{"):  # pack, the first part in the low bits
+        srcs = [x.strip() for x in ops[1].strip("{}").split(",")]
+        width = _width(typ) // len(srcs)
+        packed = 0
+        for i, x in enumerate(srcs):
+            packed |= (m.read(t, x, f"b{width}") & _MASK[width]) << (i * width)
+        m.write(t, ops[0], packed)
+        return
     value = m.read(t, ops[1], typ)
     if not ops[0].startswith("{"):
         m.write(t, ops[0], value)
@@ -575,6 +621,9 @@ def _cvt(m: Machine, t: Thread, mods: list[str], ops: list[str]) -> None:
         _cvt_fp8(m, t, mods, ops)
         return
     dst, src = mods[-2], mods[-1]
+    if dst == "bf16" and src == "f32":  # round to nearest even; NaN canonical
+        m.write(t, ops[0], _bf16_bits(m.read(t, ops[1], "b32")))
+        return
     raw = m.read(t, ops[1], src)
     if src[0] == "f" and dst[0] == "f":
         m.write(t, ops[0], _cvt_float_to_float(_value(raw, src), dst, mods))
@@ -588,6 +637,56 @@ def _cvt(m: Machine, t: Thread, mods: list[str], ops: list[str]) -> None:
         value = _value(raw, src)
         w = max(_width(dst), 32)
         m.write(t, ops[0], value & _MASK[w])
+
+
+def _bf16_bits(f32: int) -> int:
+    """float32 bits -> bfloat16 bits, rounded to nearest even (NaN: 0x7FFF)."""
+    if (f32 >> 23) & 0xFF == 0xFF and f32 & 0x7FFFFF:
+        return 0x7FFF
+    return ((f32 + 0x7FFF + ((f32 >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def _half_value(bits: int, kind: str) -> float:
+    """A 16-bit element of an mma fragment as a Python float."""
+    if kind == "bf16":
+        return float(_value((bits & 0xFFFF) << 16, "f32"))
+    return float(_value(bits, "f16"))
+
+
+def _mma(m: Machine, warp: list[Thread]) -> None:
+    """mma.sync m16n8k16 .row.col, f32 accumulators, f16/bf16 inputs, for one warp (lanes in
+    linear thread order). D[16x8] = A[16x16] @ B[16x8] + C."""
+    first = warp[0]
+    _guard, _neg, opcode, ops = m.k.code[first.pc]
+    mods = opcode.split(".")
+    if mods[1:6] != ["sync", "aligned", "m16n8k16", "row", "col"] or mods[6] != "f32":
+        raise NotImplementedError(f"PTX interpreter: {opcode}")
+    kind = mods[7]
+    regs = [[x.strip() for x in o.strip("{}").split(",")] for o in ops]
+    d, a, b, c = regs
+    big_a = [[0.0] * 16 for _ in range(16)]
+    big_b = [[0.0] * 8 for _ in range(16)]
+    acc = [[0.0] * 8 for _ in range(16)]
+    for lane, t in enumerate(warp):
+        group, tig = lane >> 2, lane % 4
+        for i in range(8):
+            bits = m.read(t, a[i // 2], "b32") >> (16 * (i % 2))
+            row = group + 8 * ((i >> 1) & 1)
+            col = tig * 2 + (i & 1) + 8 * (i >> 2)
+            big_a[row][col] = _half_value(bits & 0xFFFF, kind)
+        for i in range(4):
+            bits = m.read(t, b[i // 2], "b32") >> (16 * (i % 2))
+            big_b[tig * 2 + (i & 1) + 8 * (i >> 1)][group] = _half_value(bits & 0xFFFF, kind)
+        for i in range(4):
+            acc[group + 8 * (i >> 1)][tig * 2 + (i & 1)] = _value(m.read(t, c[i], "f32"), "f32")
+    for lane, t in enumerate(warp):
+        group, tig = lane >> 2, lane % 4
+        for i in range(4):
+            row, col = group + 8 * (i >> 1), tig * 2 + (i & 1)
+            terms = [big_a[row][k] * big_b[k][col] for k in range(16)] + [acc[row][col]]
+            finite = all(math.isfinite(x) for x in terms)
+            total = float(sum(Fraction(x) for x in terms)) if finite else sum(terms)
+            m.write(t, d[i], _float_bits(_round_float(total, 32), 32))
 
 
 def _round_exact_int(v: int, w: int) -> float:

@@ -41,6 +41,13 @@ from fusegrad.uop import AddrSpace, DType, Ops, PtrDType, UOp, dtypes
 ARCHES = {"sm_75": "7.8", "sm_80": "7.8", "sm_86": "7.8", "sm_89": "7.8", "sm_90": "7.8"}
 #: architectures with fp8 conversions (``cvt ... e4m3x2/e5m2x2``): fp8 is native there
 FP8_ARCHES = frozenset({"sm_89", "sm_90"})
+#: architectures with ``mma.sync.aligned.m16n8k16`` for f16 and bf16 inputs
+MMA_ARCHES = frozenset({"sm_80", "sm_86", "sm_89", "sm_90"})
+#: the tensor cores of MMA_ARCHES: (N, M, K) = (8, 16, 16) per warp, float32 accumulators
+TENSOR_CORES = tuple(
+    TensorCore((8, 16, 16), 32, dt, dtypes.float32, (8, 4, 4))
+    for dt in (dtypes.float16, dtypes.bfloat16)
+)
 _SHARED_MAX = {"sm_75": 49152, "sm_80": 49152, "sm_86": 49152, "sm_89": 49152, "sm_90": 49152}
 _AXES = "xyz"
 
@@ -411,6 +418,44 @@ def _barrier(k: _Kernel, u: UOp) -> None:
     k.e.emit("bar.sync 0;")
 
 
+#: PTX type names of the tensor cores' input dtypes
+_MMA_INPUT = {dtypes.float16: "f16", dtypes.bfloat16: "bf16"}
+
+
+def _packed_pairs(k: _Kernel, dt: DType, lanes: list[str]) -> list[str]:
+    """float32 registers holding ``dt`` values -> ``.b32`` registers of two packed 16-bit
+    values each (the lower-numbered element in the low half, as ``mma`` fragments want)."""
+    kind = _MMA_INPUT[dt]
+    halves = []
+    for r in lanes:
+        h = k.e.new("h")
+        k.e.emit(f"cvt.rn.{kind}.f32 {h}, {r};")  # exact: r already holds a value of dt
+        halves.append(h)
+    out = []
+    for lo, hi in zip(halves[0::2], halves[1::2], strict=True):
+        pair = k.e.new("r")
+        k.e.emit(f"mov.b32 {pair}, {{{lo}, {hi}}};")
+        out.append(pair)
+    return out
+
+
+def _wmma(k: _Kernel, u: UOp) -> None:
+    """WMMA (``fusegrad.codegen.lower.wmma``): one warp-wide ``mma.sync`` m16n8k16."""
+    _name, dims, dtype_in, dtype_out = u.arg
+    if tuple(dims) != (8, 16, 16) or dtype_in not in _MMA_INPUT or dtype_out is not dtypes.float32:
+        raise NotImplementedError(f"PTX renderer: no tensor core for WMMA {u.arg!r}")
+    a = _packed_pairs(k, dtype_in, k.values[u.src[0]])
+    b = _packed_pairs(k, dtype_in, k.values[u.src[1]])
+    c = k.values[u.src[2]]
+    d = [k.e.new("f") for _ in range(4)]
+    kind = _MMA_INPUT[dtype_in]
+    k.e.emit(
+        f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {{{', '.join(d)}}}, "
+        f"{{{', '.join(a)}}}, {{{', '.join(b)}}}, {{{', '.join(c)}}};"
+    )
+    k.values[u] = d
+
+
 _HANDLERS: dict[Ops, Callable[[_Kernel, UOp], None]] = {
     Ops.INDEX: _index,
     Ops.LOAD: _load,
@@ -426,6 +471,7 @@ _HANDLERS: dict[Ops, Callable[[_Kernel, UOp], None]] = {
     Ops.GEP: _gep,
     Ops.AFTER: _alias,
     Ops.BARRIER: _barrier,
+    Ops.WMMA: _wmma,
     Ops.SINK: _nothing,
     **dict.fromkeys(CODE_FOR_OP, _alu),
 }
@@ -525,6 +571,8 @@ class PTXRenderer(Renderer):
         #: device), else ld/st.v2/.v4 where the index allows
         self.vector_memory = vector_memory
         self.shared_max = _SHARED_MAX[self.arch]
+        if self.arch in MMA_ARCHES:  # mma.sync m16n8k16 with f16/bf16 inputs: sm_80 and up
+            self.tensor_cores = TENSOR_CORES
         if self.arch in FP8_ARCHES:  # elsewhere the lowering emulates fp8 over uint8
             self.supported_dtypes = self.supported_dtypes | {dtypes.fp8e4m3, dtypes.fp8e5m2}
 

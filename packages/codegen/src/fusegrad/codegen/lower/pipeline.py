@@ -32,6 +32,7 @@ from fusegrad.codegen.lower.ranges import simplify_ranges
 from fusegrad.codegen.lower.transcendental import needs_approximation, pm_transcendental
 from fusegrad.codegen.lower.validity import pm_validity
 from fusegrad.codegen.lower.walk import nodes
+from fusegrad.codegen.lower.wmma import fold_wmma_accumulate, has_wmma_work, use_tensor_cores
 from fusegrad.codegen.renderer import BufferParam, ProgramSpec, Renderer
 from fusegrad.codegen.spec import KernelInfo, SpecError, verify_kernel_ast, verify_linear
 from fusegrad.uop import (
@@ -129,8 +130,10 @@ STAGES: tuple[Stage, ...] = (
     Stage("collapse gathers", collapse_gathers, has(Ops.REDUCE)),
     Stage("number axes", _note_axes),
     Stage("simplify ranges", simplify_ranges),
+    Stage("tensor cores", use_tensor_cores, has_wmma_work),
     rewrite("expand upcasts", pm_expand, when=has_axes(AxisType.UPCAST, AxisType.UNROLL)),
     Stage("lower reduces", lower_reduces, has(Ops.REDUCE)),
+    Stage("fold wmma accumulate", fold_wmma_accumulate, has(Ops.WMMA)),
     Stage("add local buffers", add_local_buffers, has(Ops.DEFINE_LOCAL)),
     Stage("map hardware ids", map_hardware_ids, _parallel),
     Stage("devectorize", devectorize, lambda census, ctx: census.vectors),

@@ -162,8 +162,10 @@ def operand_stride(factor: UOp, rng: UOp) -> int | None:
 
 def apply_tensor_core(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     """The TC opt: tile a matmul to tensor core ``opt.axis`` of the renderer — N by the core's
-    N (workgroup threads), M by its M (vector lanes), K by its K (unrolled). The linear IR has
-    no matrix-instruction node yet, so the tile runs as ordinary lanes and threads."""
+    N (workgroup threads), M by its M (vector lanes), K by its K (unrolled). The lowering's
+    tensor core stage (``lower/wmma.py``) turns a tile it knows the register layout of into
+    WMMA nodes; any other tile runs as ordinary lanes and threads. A reduce axis padded by
+    PADTO (its value masked) is a matmul too."""
     cores = renderer.tensor_cores
     if not cores:
         raise KernelOptError(f"{opt}: {renderer!r} declares no tensor cores")
@@ -171,7 +173,7 @@ def apply_tensor_core(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     if not 0 <= pick < len(cores):
         raise KernelOptError(f"{opt}: no tensor core {pick}, {renderer!r} has {len(cores)}")
     tc = cores[pick]
-    shape = matmul_shape(ast)
+    shape = matmul_shape(ast) or matmul_shape(_without_padding_mask(ast))
     if shape is None:
         raise KernelOptError(f"{opt}: the kernel is not a matmul-shaped reduction")
     _check_tc_dtypes(opt, shape, tc.dtype_in, tc.dtype_out)
@@ -188,6 +190,20 @@ def apply_tensor_core(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
         quotient = UOp.const((const_size(current) or 0) // size, dtypes.weakint)
         ast = split_axis(ast, current, size, kind, False, quotient)
     return ast
+
+
+def _without_padding_mask(ast: UOp) -> UOp:
+    """``ast`` with a reduce value ``WHERE(valid, x, 0)`` (a reduce axis padded by PADTO) read
+    as ``x``: the same ranges, for finding the matmul's roles (the tensor core stage in
+    ``lower/wmma.py`` keeps the mask)."""
+    masked = {
+        red: red.replace(src=(red.src[0].src[1], *red.src[1:]))
+        for red in nodes_of(ast, Ops.REDUCE)
+        if red.src[0].op is Ops.WHERE
+        and red.src[0].src[2].op is Ops.CONST
+        and red.src[0].src[2].arg == 0
+    }
+    return ast.substitute(masked) if masked else ast
 
 
 def _check_tc_dtypes(opt: Opt, shape: MatmulShape, dtype_in: object, dtype_out: object) -> None:

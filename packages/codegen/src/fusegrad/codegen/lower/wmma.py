@@ -1,0 +1,200 @@
+"""Tensor cores: a matmul reduction tiled by the TC opt becomes WMMA nodes (``mma.sync``).
+
+The TC opt (``opt/analysis.py``) splits a matmul ``sum_k a[m, k] * b[k, n]`` of a renderer
+with a tensor core of ``dims = (8, 16, 16)`` for 32 threads into a LOCAL axis of 8 along N
+(``nt``), an UPCAST axis of 16 along M (``mt``) and an UNROLL axis of 16 along K (``kt``).
+This stage, run before the upcasts are expanded, maps that tile onto one warp-wide
+``m16n8k16`` matrix instruction with the register layout NVIDIA's PTX ISA gives for it
+(``groupID = lane >> 2``, ``threadID_in_group = lane % 4``):
+
+* accumulator/result D (16x8 float32, 4 per thread): element ``j`` is row ``groupID + 8 *
+  (j >> 1)``, column ``2 * threadID_in_group + (j & 1)``;
+* A (16x16, 8 per thread): element ``i`` is row ``groupID + 8 * ((i >> 1) & 1)``, column
+  ``2 * threadID_in_group + (i & 1) + 8 * (i >> 2)``;
+* B (16x8, 4 per thread): element ``i`` is row ``2 * threadID_in_group + (i & 1) + 8 *
+  (i >> 1)``, column ``groupID``.
+
+The tile's 8 threads x 16 lanes become one LOCAL axis of 32 lanes (a warp: the innermost
+thread id, ``%tid.x``) and two UPCAST axes of 2 (``c1`` over rows, ``c0`` over columns):
+``mt -> groupID + 8 * c1`` and ``nt -> 2 * threadID_in_group + c0`` everywhere in the kernel;
+the reduction over ``kt`` becomes ``WMMA(A, B, C)`` whose 4 result lanes are the lanes of
+``(c1, c0)``. ``A``/``B`` are the factors with the tile's ranges replaced by each element's
+row and column (a VECTORIZE of 8 and of 4 values). The remaining K loop accumulates through
+the instruction's C operand (``fold_wmma_accumulate``, after the reductions are lowered).
+
+A reduce axis padded by PADTO (``WHERE(valid, a * b, 0)``) keeps its mask on A's elements.
+A kernel whose tile does not have that form (other UPCAST/UNROLL axes, a grouped reduce, more
+than one reduction) is left as it is: the tile then runs as ordinary lanes and threads.
+
+``WMMA``'s arg is ``(name, dims, dtype_in, dtype_out)``; its sources are A (``dtype_in``
+x 8), B (x 4) and C (``dtype_out`` x 4); its dtype is ``dtype_out`` x 4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fusegrad.codegen.lower.context import Census, LowerContext
+from fusegrad.codegen.lower.walk import nodes, rebuild
+from fusegrad.codegen.renderer import TensorCore
+from fusegrad.uop import AxisType, Ops, UOp
+
+#: the tensor core shape (N, M, K) and warp size this stage knows the register layout of
+MMA_DIMS = (8, 16, 16)
+WARP = 32
+
+
+@dataclass(frozen=True, slots=True)
+class _Tile:
+    red: UOp
+    a: UOp
+    b: UOp
+    mt: UOp
+    nt: UOp
+    kt: UOp
+    core: TensorCore
+
+
+def _uncast(x: UOp) -> UOp:
+    while x.op is Ops.CAST:
+        x = x.src[0]
+    return x
+
+
+def _size(rng: UOp) -> int | None:
+    end = rng.src[0]
+    return end.arg if end.op is Ops.CONST and isinstance(end.arg, int) else None
+
+
+def _only(x: UOp, y: UOp) -> list[UOp]:
+    """The ranges ``x`` varies with and ``y`` does not."""
+    return [r for r in x.ranges if r not in y.ranges]
+
+
+def _one(found: list[UOp]) -> UOp | None:
+    return found[0] if len(found) == 1 else None
+
+
+def _tile_of(red: UOp, core: TensorCore) -> _Tile | None:
+    """The TC tile of reduction ``red`` for ``core``, or None when it has not that form."""
+    if red.arg is not Ops.ADD or red.dtype is not core.dtype_out:
+        return None
+    value, mask = red.src[0], None
+    if value.op is Ops.WHERE and value.src[2].op is Ops.CONST and value.src[2].arg == 0:
+        mask, value = value.src[0], value.src[1]  # a reduce axis padded by PADTO
+    prod = _uncast(value)
+    if prod.op is not Ops.MUL:
+        return None
+    a, b = (_uncast(s) for s in prod.src)
+    if a.dtype is not core.dtype_in or b.dtype is not core.dtype_in:
+        return None
+    if mask is not None:  # zero A where the padded K is out of range
+        a = UOp(Ops.WHERE, a.dtype, (mask, a, UOp.const(0.0, a.dtype)))
+    n, m, k = core.dims
+    unrolled = [r for r in red.src[1:] if r.arg[1] is AxisType.UNROLL]
+    kt = _one([r for r in unrolled if _size(r) == k and r in a.ranges and r in b.ranges])
+    if kt is None or len(unrolled) != 1:
+        return None
+    mt = _one([r for r in _only(a, b) if r.arg[1] is AxisType.UPCAST and _size(r) == m])
+    nt = _one([r for r in _only(b, a) if r.arg[1] is AxisType.LOCAL and _size(r) == n])
+    if mt is None or nt is None:
+        return None
+    return _Tile(red, a, b, mt, nt, kt, core)
+
+
+def _find_tile(sink: UOp, cores: tuple[TensorCore, ...]) -> _Tile | None:
+    every = nodes(sink)
+    reduces = [u for u in every if u.op is Ops.REDUCE]
+    kinds = {u.arg[1] for u in every if u.op is Ops.RANGE}
+    if len(reduces) != 1 or AxisType.GROUP_REDUCE in kinds:
+        return None
+    for core in cores:
+        if core.dims != MMA_DIMS or core.threads != WARP:
+            continue
+        tile = _tile_of(reduces[0], core)
+        if tile is None:
+            continue
+        lanes = {u for u in every if u.op is Ops.RANGE}
+        lanes = {r for r in lanes if r.arg[1] in (AxisType.UPCAST, AxisType.UNROLL)}
+        if lanes == {tile.mt, tile.kt}:
+            return tile
+    return None
+
+
+def _vector(values: list[UOp]) -> UOp:
+    return UOp(Ops.VECTORIZE, values[0].dtype.vec(len(values)), tuple(values))
+
+
+def _fix_ends(sink: UOp, replaced: dict[UOp, tuple[UOp, ...]]) -> UOp:
+    """END nodes closing a replaced range close the ranges that stand for it instead."""
+
+    def fixed(u: UOp) -> UOp | None:
+        if u.op is not Ops.END or not any(r in replaced for r in u.src[1:]):
+            return None
+        listed: list[UOp] = []
+        for r in u.src[1:]:
+            listed.extend(replaced.get(r, (r,)))
+        return u.replace(src=(u.src[0], *dict.fromkeys(listed)))
+
+    return rebuild(sink, fixed)
+
+
+def use_tensor_cores(sink: UOp, ctx: LowerContext) -> UOp:
+    """The stage: the TC tile of the kernel's matmul (if it has one) -> WMMA (see above)."""
+    tile = _find_tile(sink, ctx.renderer.tensor_cores)
+    if tile is None:
+        return sink
+    lane = UOp.range(WARP, ctx.fresh_axis(), AxisType.LOCAL)
+    c1 = UOp.range(2, ctx.fresh_axis(), AxisType.UPCAST)  # lower id: lanes ordered (c1, c0)
+    c0 = UOp.range(2, ctx.fresh_axis(), AxisType.UPCAST)
+    group, thread = lane // 4, lane % 4
+    a_frag = [
+        tile.a.substitute({tile.mt: group + 8 * ((i >> 1) & 1), tile.kt: thread * 2 + (i & 1) + 8 * (i >> 2)})
+        for i in range(8)
+    ]  # fmt: skip
+    b_frag = [
+        tile.b.substitute({tile.nt: group, tile.kt: thread * 2 + (i & 1) + 8 * (i >> 1)})
+        for i in range(4)
+    ]
+    out = tile.core.dtype_out
+    zeros = UOp.const((0.0,) * 4, out.vec(4))
+    arg = (f"mma_m16n8k16_{tile.core.dtype_in.name}_{out.name}", MMA_DIMS, tile.core.dtype_in, out)
+    mma = UOp(Ops.WMMA, out.vec(4), (_vector(a_frag), _vector(b_frag), zeros), arg)
+    lanes = UOp(Ops.UNROLL, mma.dtype, (mma,), ((c1.arg[0], 2), (c0.arg[0], 2)))
+    loops = tuple(r for r in tile.red.src[1:] if r is not tile.kt)
+    value = UOp(Ops.REDUCE, out, (lanes, *loops), Ops.ADD) if loops else lanes
+    sink = sink.substitute({tile.red: value})
+    sink = _fix_ends(sink, {tile.mt: (lane, c1), tile.nt: (lane, c0)})
+    return sink.substitute({tile.mt: group + 8 * c1, tile.nt: thread * 2 + c0})
+
+
+def _is_zero(x: UOp) -> bool:
+    if x.op is Ops.VECTORIZE:
+        return all(_is_zero(s) for s in x.src)
+    if x.op is Ops.CONST:
+        return x.arg == 0 or (isinstance(x.arg, tuple) and all(v == 0 for v in x.arg))
+    return x.op is Ops.VCONST and all(v == 0 for v in x.arg)
+
+
+def _folded(u: UOp) -> UOp | None:
+    """``acc + WMMA(a, b, 0)`` -> ``WMMA(a, b, acc)`` (either order of the ADD)."""
+    if u.op is not Ops.ADD:
+        return None
+    for x, y in (u.src, u.src[::-1]):
+        if y.op is Ops.WMMA and _is_zero(y.src[2]) and x.dtype is y.dtype:
+            return y.replace(src=(y.src[0], y.src[1], x))
+    return None
+
+
+def fold_wmma_accumulate(sink: UOp, ctx: LowerContext) -> UOp:
+    """The stage: a register accumulator updated with a WMMA's product accumulates through
+    the instruction's C operand instead of a separate vector ADD."""
+    return rebuild(sink, _folded)
+
+
+def has_wmma_work(census: Census, ctx: LowerContext) -> bool:
+    """The kernel has an UNROLL axis (a TC tile has one) and the target a tensor core this
+    stage knows the layout of."""
+    return AxisType.UNROLL in census.axis_types and any(
+        c.dims == MMA_DIMS and c.threads == WARP for c in ctx.renderer.tensor_cores
+    )
