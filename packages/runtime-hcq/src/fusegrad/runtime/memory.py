@@ -8,6 +8,7 @@ a ``memoryview``.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import mmap
 import sys
@@ -152,6 +153,7 @@ class LRUAllocator(Allocator[Opaque]):
 #: alignment of host allocations, enough for any vector load (AVX-512: 64 bytes)
 HOST_ALIGN = 64
 _MMAP_FROM = 1 << 16
+_HUGE_PAGE = 1 << 21
 
 
 class HostMemory:
@@ -178,11 +180,25 @@ class HostMemory:
         return f"HostMemory({self.address:#x}, {self.size} bytes)"
 
 
+def _anonymous_mapping(size: int) -> mmap.mmap:
+    """A private anonymous mapping (MAP_SHARED's default for mmap(-1) is shmem, which gets no
+    transparent huge pages), advised to use huge pages from 2 MiB: a 64 MiB copy ~20% faster,
+    first touch ~4x. Private is safe here: nothing forks a process that would have to see the
+    parent's writes (BEAM's workers are fresh processes fed over pipes; MPI reads the memory
+    of this process)."""
+    owner = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    if size >= _HUGE_PAGE and hasattr(mmap, "MADV_HUGEPAGE"):
+        with contextlib.suppress(OSError):  # a kernel without THP: plain pages
+            owner.madvise(mmap.MADV_HUGEPAGE)
+    return owner
+
+
 def host_alloc(size: int) -> HostMemory:
-    """Fresh zeroed host memory aligned to HOST_ALIGN (anonymous mmap for big sizes)."""
+    """Fresh zeroed host memory aligned to HOST_ALIGN (a private anonymous mmap for big
+    sizes, with transparent huge pages where the kernel has them)."""
     if size >= _MMAP_FROM:
         try:
-            owner: Any = mmap.mmap(-1, size)
+            owner: Any = _anonymous_mapping(size)
         except OSError as e:  # ENOMEM, or a size mmap can't express
             raise MemoryError(str(e)) from e
         base = ctypes.addressof(ctypes.c_char.from_buffer(owner))
