@@ -3,6 +3,8 @@ uprod) and UOp.linspace: the same graphs as the UOp methods build."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from fusegrad import Tensor
@@ -42,3 +44,12 @@ def test_uop_linspace_is_tensor_linspace() -> None:
     )
     with pytest.raises(RuntimeError, match="non-negative"):
         UOp.linspace(0, 1, -1)
+
+
+def test_allclose_on_uops() -> None:
+    a = Tensor([1.0, 2.0, math.nan]).realize().uop
+    b = Tensor([1.0, 2.0000001, math.nan]).realize().uop
+    assert Tensor(a.allclose(b)).item() is False  # NaN != NaN
+    assert Tensor(a.allclose(b, equal_nan=True)).item() is True
+    assert Tensor(a.allclose(b * 1.1, equal_nan=True)).item() is False
+    assert a.allclose(b).shape == () and a.allclose(b).dtype is dtypes.bool

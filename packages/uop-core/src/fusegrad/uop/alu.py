@@ -19,7 +19,7 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fusegrad.uop.dtype import DType, bitcast, dtypes, truncate
+from fusegrad.uop.dtype import ConstType, DType, bitcast, dtypes, truncate
 from fusegrad.uop.opcodes import Ops
 
 AluFn = Callable[..., Any]
@@ -284,8 +284,34 @@ ALU_FNS: dict[Ops, AluFn] = {
 }
 
 
-def exec_alu(op: Ops, dtype: DType, operands: Sequence[Any]) -> Any:
-    """``op`` applied to Python values, the result stored as ``dtype`` would store it.
+python_alu = ALU_FNS
+"""tinygrad's name of the table: each ALU op as a function of Python values (no dtype)."""
+
+safe_exp2 = _exp2
+"""2**x of a Python float: inf on overflow, NaN stays NaN."""
+
+safe_pow = _pow
+"""x**y of Python values: floats as IEEE pow (inf/NaN, no exception), ints exactly (a negative
+exponent truncates toward zero, as integer division does)."""
+
+
+def identity_element(op: Ops, dt: DType) -> ConstType:
+    """The value ``e`` with ``op(e, y) == y`` for every ``y`` of ``dt``: 0 for ADD (False for a
+    bool OR-sum), 1 for MUL, the lowest value for MAX (-inf for floats).
+
+    >>> identity_element(Ops.MAX, dtypes.int8), identity_element(Ops.MUL, dtypes.float32)
+    (-128, 1.0)
+    """
+    values: dict[Ops, ConstType] = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(dt.scalar())}
+    if op not in values:
+        raise ValueError(f"identity_element: {op!r} is not a reduce op (ADD, MUL, MAX)")
+    out: ConstType = dtypes.as_const(values[op], dt.scalar())
+    return out
+
+
+def exec_alu(op: Ops, dtype: DType, operands: Sequence[Any], truncate_output: bool = True) -> Any:
+    """``op`` applied to Python values, the result stored as ``dtype`` would store it
+    (``truncate_output=False``: the exact Python result, not wrapped or rounded to ``dtype``).
 
     Float operands of float ops are taken as given (already values of their dtype); the
     result is computed in double precision and rounded once to ``dtype``, which is exact for
@@ -296,6 +322,10 @@ def exec_alu(op: Ops, dtype: DType, operands: Sequence[Any]) -> Any:
     >>> exec_alu(Ops.CDIV, dtypes.int32, [-7, 2]), exec_alu(Ops.FLOORDIV, dtypes.int32, [-7, 2])
     (-3, -4)
     """
+    if not truncate_output:
+        if op in (Ops.CAST, Ops.BITCAST) or op not in ALU_FNS:
+            raise NotImplementedError(f"exec_alu: {op!r} has no untruncated result")
+        return ALU_FNS[op](*operands)
     if op is Ops.CAST:
         return truncate(dtype)(operands[0])
     if op is Ops.BITCAST:

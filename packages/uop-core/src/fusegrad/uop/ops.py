@@ -12,15 +12,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fusegrad.uop.alu import exec_alu
+from fusegrad.uop.alu import exec_alu, identity_element, python_alu, safe_exp2, safe_pow
 from fusegrad.uop.dtype import ConstType, DType, Invalid, dtypes, least_upper_dtype, truncate
 from fusegrad.uop.flags import SPEC, TRACK_MATCH_STATS, VIZ, getenv
 from fusegrad.uop.opcodes import AxisType, GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
-from fusegrad.uop.rewrite import graph_rewrite, graph_rewrite_map
+from fusegrad.uop.rewrite import (
+    consumer_map_from_toposort,
+    graph_rewrite,
+    graph_rewrite_map,
+    remove_all_tags,
+)
 from fusegrad.uop.uop import (
     UOp,
     UOpMetaClass,
+    broadcast_axes,
+    get_location,
+    promo_dtype,
     resolve,
     sint,
     sint_to_uop,
@@ -29,6 +37,8 @@ from fusegrad.uop.uop import (
     srender,
     ssimplify,
     sym_infer,
+    to_function_name,
+    to_max_shape,
 )
 
 PyConst = bool | int | float
@@ -59,13 +69,22 @@ __all__ = [
     "UOpMetaClass",
     "UPat",
     "Variable",
+    "broadcast_axes",
+    "consumer_map_from_toposort",
     "dtypes",
     "exec_alu",
+    "get_location",
     "getenv",
     "graph_rewrite",
     "graph_rewrite_map",
+    "identity_element",
     "least_upper_dtype",
+    "promo_dtype",
+    "python_alu",
+    "remove_all_tags",
     "resolve",
+    "safe_exp2",
+    "safe_pow",
     "sint",
     "sint_to_uop",
     "smax",
@@ -73,5 +92,7 @@ __all__ = [
     "srender",
     "ssimplify",
     "sym_infer",
+    "to_function_name",
+    "to_max_shape",
     "truncate",
 ]

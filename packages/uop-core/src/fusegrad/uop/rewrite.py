@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import atexit
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from fusegrad.uop.flags import TRACK_MATCH_STATS, VIZ
-from fusegrad.uop.opcodes import Ops
+from fusegrad.uop.opcodes import GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, RewriteFn, UPat, rule_name
 from fusegrad.uop.uop import UOp
 from fusegrad.uop.viztrace import ACTIVE as _TRACE
@@ -344,3 +344,21 @@ def timed_rewrite(sink: UOp, pm: PatternMatcher, **kwargs: Any) -> tuple[UOp, fl
     start = time.perf_counter()
     out = graph_rewrite(sink, pm, **kwargs)
     return out, time.perf_counter() - start
+
+
+# -- graph helpers tinygrad keeps in tinygrad.uop.ops ---------------------------------------------
+remove_all_tags = PatternMatcher(
+    [(UPat(GroupOp.All, name="x"), lambda x: x.replace(tag=None) if x.tag is not None else None)]
+)
+"""A rewrite table that clears every node's tag (``graph_rewrite(sink, remove_all_tags)``)."""
+
+
+def consumer_map_from_toposort(lst: Iterable[UOp]) -> dict[UOp, dict[UOp, None]]:
+    """Each node of ``lst`` (sources before users, as ``toposort`` lists them) to its users
+    among ``lst``, in order."""
+    users: dict[UOp, dict[UOp, None]] = {}
+    for u in lst:
+        users.setdefault(u, {})
+        for s in u.src:
+            users.setdefault(s, {})[u] = None
+    return users

@@ -12,6 +12,7 @@ the comparison nodes.
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import math
 import struct
@@ -1008,6 +1009,133 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         return None if negated is None else -negated
 
     # -- variables and binding ----------------------------------------------------------------
+    def divide_exact(self, v: UOp) -> UOp | None:
+        """This expression divided by the expression ``v`` when ``v`` divides it exactly (a
+        constant that divides every term, ``v`` itself, or ``v`` a factor of each product),
+        else None.
+
+        >>> x, y = UOp.variable("x", 0, 9), UOp.variable("y", 1, 9)
+        >>> (x * y + y * 3).divide_exact(y).render(), (x * 2).divide_exact(y)
+        ('x+3', None)
+        """
+        if self is v:
+            return self.const_like(1)
+        if v.op is Ops.CONST and isinstance(v.arg, int) and not isinstance(v.arg, bool):
+            return self.divides(v.arg)
+        if self.op is Ops.ADD:
+            parts = [s.divide_exact(v) for s in self.src]
+            if any(p is None for p in parts):
+                return None
+            return functools.reduce(lambda a, b: a + b, cast(list[UOp], parts))
+        if self.op is Ops.MUL:
+            for i, s in enumerate(self.src):
+                q = s.divide_exact(v)
+                if q is not None:
+                    rest = self.src[1 - i]
+                    return rest if q.op is Ops.CONST and q.arg == 1 else q * rest
+        return None
+
+    @staticmethod
+    def gcd(*uops: UOp) -> UOp:
+        """The largest common factor of ``uops`` as a product: the gcd of their constant
+        factors times the factors every one of them has.
+
+        >>> x, y = UOp.variable("x", 0, 9), UOp.variable("y", 1, 9)
+        >>> UOp.gcd(x * y * 4, y * 6).render()
+        'y*2'
+        """
+        if not uops:
+            raise ValueError("gcd: needs at least one UOp")
+        factor_lists = [[f for f in u.split_uop(Ops.MUL) if f.op is not Ops.CONST] for u in uops]
+        common: list[UOp] = []
+        for f in factor_lists[0]:
+            if all(f in fl for fl in factor_lists[1:]):
+                common.append(f)
+                for fl in factor_lists[1:]:
+                    fl.remove(f)
+        const = math.gcd(*(u.const_factor() for u in uops))
+        out = functools.reduce(lambda a, b: a * b, common) if common else None
+        if out is None:
+            return uops[0].const_like(const)
+        return out if const == 1 else out * const
+
+    def topovisit(self, visitor: Callable[[UOp], T], cache: dict[UOp, T]) -> T:
+        """``visitor(u)`` of every node not in ``cache`` yet, sources first, stored in
+        ``cache``; the value of this node."""
+        for u in self.toposort():
+            if u not in cache:
+                cache[u] = visitor(u)
+        return cache[self]
+
+    @property
+    def key(self) -> bytes:
+        """A content hash of the graph (op, dtype, arg, tag and the sources' keys): equal
+        graphs have equal keys across processes."""
+        keys: dict[UOp, bytes] = {}
+        for u in self.toposort():
+            h = hashlib.sha256(repr((u.op, u.dtype, u.arg, u.tag)).encode())
+            for s in u.src:
+                h.update(keys[s])
+            keys[u] = h.digest()
+        return keys[self]
+
+    @property
+    def ended_ranges(self) -> tuple[UOp, ...]:
+        """The RANGEs this node closes (an END's or a REDUCE's range sources)."""
+        if self.op in (Ops.END, Ops.REDUCE):
+            return tuple(s for s in self.src[1:] if s.op is Ops.RANGE)
+        return ()
+
+    @property
+    def marg(self) -> Any:
+        """The argument of a movement op (its shape, order, pads, windows or flips)."""
+        if self.op not in GroupOp.Movement:
+            raise ValueError(f"marg: {self.op!r} is not a movement op")
+        return self.arg
+
+    @property
+    def tuplize(self) -> tuple[Any, ...]:
+        """A nested tuple of (op, arg, dtype, sources) that orders graphs deterministically."""
+        out: dict[UOp, tuple[Any, ...]] = {}
+        for u in self.toposort():
+            out[u] = (u.op.value, repr(u.arg), u.dtype, tuple(out[s] for s in u.src))
+        return out[self]
+
+    def f(self, op: Ops, **kwargs: Any) -> UOp:
+        """The node ``op(self)`` (``kwargs``: dtype (default this one's) and arg)."""
+        return UOp(op, kwargs.pop("dtype", self.dtype), (self,), **kwargs)
+
+    @staticmethod
+    def cconst(b: ConstType, dtype: DType) -> UOp:
+        """The constant ``b`` of ``dtype`` (no device: a kernel-level constant)."""
+        return UOp.const(b, dtype)
+
+    @staticmethod
+    def placeholder(
+        shape: tuple[int, ...],
+        dtype: DType,
+        slot: int,
+        addrspace: AddrSpace = AddrSpace.GLOBAL,
+        device: Any = None,
+        volatile: bool = False,
+    ) -> UOp:
+        """Kernel buffer parameter number ``slot`` holding ``shape`` elements of ``dtype``."""
+        return UOp.param(slot, dtype, shape, device, addrspace=addrspace, volatile=volatile)
+
+    def param_like(self, slot: int) -> UOp:
+        """A kernel parameter number ``slot`` standing for this node: a Variable's in-kernel
+        form for a Variable (bound or not), else a buffer parameter of its dtype and shape."""
+        var = self.unbind()[0] if self.is_bound_var else self
+        if var.op is Ops.DEFINE_VAR:
+            name, lo, hi = var.arg
+            return UOp.param(slot, var.dtype, vmin_vmax=(lo, hi), name=name)
+        return UOp.param(slot, self.dtype, self.shape)
+
+    def placeholder_like(self, slot: int, addrspace: AddrSpace = AddrSpace.GLOBAL) -> UOp:
+        """``placeholder`` with this node's shape and dtype."""
+        shape = tuple(int(s) for s in self.shape)
+        return UOp.placeholder(shape, self.dtype, slot, addrspace)
+
     def bind(self, val: int) -> UOp:
         """This Variable with ``val`` stored in it: ``AFTER(v, STORE(v, val))``."""
         if self.op is not Ops.DEFINE_VAR:
@@ -1099,6 +1227,12 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         if (same := check_movement(self, op, arg)) is not None:
             return same
         return UOp(op, self.dtype, (self,), arg)
+
+    def __getitem__(self, idx: Any) -> UOp:
+        """NumPy indexing of a tensor-level node (the op mixin's, see
+        ``fusegrad.uop.mixin.indexing``)."""
+        out: UOp = OpMixin.__getitem__(self, idx)
+        return out
 
     # -- the primitives of the op mixins (see fusegrad.uop.mixin.base) ------------------------
     @property
@@ -1613,3 +1747,48 @@ __all__ = [
     "ssimplify",
     "sym_infer",
 ]
+
+
+# -- small helpers tinygrad keeps in tinygrad.uop.ops --------------------------------------------
+def promo_dtype(src: tuple[UOp, ...]) -> DType:
+    """The dtype an ALU node over ``src`` computes in: their scalars promoted, at the widest
+    vector count."""
+    scalar = promoted_dtype(*(s.dtype.scalar() for s in src))
+    return scalar.vec(max(s.dtype.count for s in src))
+
+
+def broadcast_axes(src_shape: tuple[sint, ...], out_shape: tuple[sint, ...]) -> tuple[int, ...]:
+    """The axes of ``out_shape`` that broadcasting ``src_shape`` (left-padded with 1s)
+    expands."""
+    if len(src_shape) > len(out_shape):
+        raise ValueError(f"broadcast_axes: {src_shape} has more dims than {out_shape}")
+    full = (1,) * (len(out_shape) - len(src_shape)) + tuple(src_shape)
+    return tuple(i for i, (s, o) in enumerate(zip(full, out_shape, strict=True)) if s == 1 != o)
+
+
+def to_max_shape(shape: tuple[sint, ...]) -> tuple[int, ...]:
+    """``shape`` with each symbolic size at its largest value."""
+    return tuple(int(s.vmax) if isinstance(s, UOp) else int(s) for s in shape)
+
+
+def to_function_name(s: str) -> str:
+    """``s`` as a C identifier: letters, digits and _ kept, every other character as its
+    two-digit hex code (ANSI colour codes dropped first)."""
+    import re
+    import string
+
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", s)
+    ok = set(string.ascii_letters + string.digits + "_")
+    return "".join(c if c in ok else f"{ord(c):02X}" for c in plain)
+
+
+def get_location() -> tuple[str, int]:
+    """(file, line) of the nearest caller outside fusegrad's uop package (where a rule or a
+    node was written)."""
+    import sys
+
+    frame = sys._getframe(1)
+    here = __file__.rsplit("/", 1)[0]
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(here):
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_lineno

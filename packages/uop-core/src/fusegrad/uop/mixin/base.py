@@ -249,6 +249,17 @@ class OpMixinBase:
         """``x`` as a value like this one: a Python number becomes ``const_like(x)``."""
         return x if isinstance(x, type(self)) else self.const_like(x)
 
+    def allclose(
+        self, other: Self, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+    ) -> Self:
+        """A 0-d bool: every ``|self - other| <= atol + rtol * |other|`` (NaNs equal when
+        ``equal_nan``), broadcast as the operators do."""
+        a, b = self._promoted(other)
+        close = (a - b).abs() <= (b.abs() * rtol + atol)
+        if equal_nan:
+            close = close | (a.isnan() & b.isnan())
+        return close.all()
+
     def usum(self, *uops: Any) -> Self:
         """This value plus ``uops``."""
         out = self
