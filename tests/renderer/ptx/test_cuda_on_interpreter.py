@@ -232,3 +232,35 @@ def test_launch_beyond_cuda_limits_is_named(fake_gpu: Any) -> None:
         dev.launch(prog, bufs, [], (1, 70000, 1), (1, 1, 1))
     with pytest.raises(ValueError, match="1024 threads per block"):
         dev.launch(prog, bufs, [], (1, 1, 1), (64, 32, 1))
+
+
+def test_half_matmul_on_tensor_cores_through_the_driver(fake_gpu: Any) -> None:
+    """A TC-optimized half matmul (float32 accumulators) compiled by the device, loaded and
+    launched through the driver: mma.sync in the module, the result equals NumPy's."""
+    from fusegrad.codegen import KernelInfo, to_program
+    from fusegrad.codegen.opt import Opt, OptOps
+    from fusegrad.uop import Ops
+
+    fake, dev = fake_gpu
+    m, k, n = 32, 64, 32
+    c = UOp.param(0, dtypes.float32.ptr(m * n))
+    a, b = UOp.param(1, dtypes.float16.ptr(m * k)), UOp.param(2, dtypes.float16.ptr(k * n))
+    i, j, r = UOp.range(m, 0), UOp.range(n, 1), UOp.range(k, 2, AxisType.REDUCE)
+    x = a.index(i * k + r).load().cast(dtypes.float32)
+    y = b.index(r * n + j).load().cast(dtypes.float32)
+    store = c.index(i * n + j).store((x * y).reduce(r, arg=Ops.ADD)).end(i, j)
+    ast = UOp.sink(store, arg=KernelInfo("mm_tc", opts_to_apply=(Opt(OptOps.TC, 0),)))
+    spec = to_program(ast, dev.renderer)
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in str(spec.src)
+    rng = np.random.default_rng(9)
+    ha = rng.standard_normal((m, k)).astype(np.float16)
+    hb = rng.standard_normal((k, n)).astype(np.float16)
+    out = Buffer("CUDA", m * n, dtypes.float32)
+    bufs = [out, Buffer("CUDA", m * k, dtypes.float16).copyin(ha)]
+    bufs.append(Buffer("CUDA", k * n, dtypes.float16).copyin(hb))
+    gs, ls = spec.launch_dims({})
+    dev.launch(dev.load(spec), [buf.opaque for buf in bufs], [], gs, ls)
+    got = out.numpy().reshape(m, n)
+    want = ha.astype(np.float32) @ hb.astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    assert fake.launches[-1][0] == spec.function_name and fake.launches[-1][2] == (32, 1, 1)
