@@ -62,7 +62,7 @@ from fusegrad.uop.terms import (
     scale_canonical_sum,
 )
 from fusegrad.uop.uop import UOp
-from fusegrad.uop.validity import pm_validity, simplify_valid, uop_given_valid
+from fusegrad.uop.validity import _bound_clause, pm_validity, simplify_valid, uop_given_valid
 
 INTS = dtypes.ints
 BOOL = dtypes.bool
@@ -526,18 +526,140 @@ pm_move_where_on_load = PatternMatcher(
 PyConst = bool | int | float
 """A Python constant a UOp can hold."""
 
+# -- tinygrad.uop.symbolic's helper functions (used on their own; the rule sets above are
+# unchanged by them) ------------------------------------------------------------------------------
+_SIGNIFICAND = {dtypes.float16: 11, dtypes.bfloat16: 8, dtypes.float32: 24, dtypes.float64: 53}
+
+
+def can_lossless_cast(dt0: DType, dt1: DType) -> bool:
+    """Whether every value of ``dt0`` is a value of ``dt1`` (a cast there and back is exact).
+
+    >>> can_lossless_cast(dtypes.int16, dtypes.float32), can_lossless_cast(dtypes.int32, dtypes.float32)
+    (True, False)
+    """
+    a, b = dt0.scalar(), dt1.scalar()
+    if a == b or a is dtypes.bool:
+        return True
+    if b is dtypes.bool:
+        return False
+    if dtypes.is_int(a) and dtypes.is_int(b):
+        return bool(dtypes.min(b) <= dtypes.min(a) and dtypes.max(a) <= dtypes.max(b))
+    if dtypes.is_int(a) and b in _SIGNIFICAND:
+        bits = max(int(dtypes.max(a)).bit_length(), (-int(dtypes.min(a))).bit_length())
+        return bits <= _SIGNIFICAND[b]
+    if a in _SIGNIFICAND and b in _SIGNIFICAND:
+        return bool(_SIGNIFICAND[a] <= _SIGNIFICAND[b] and dtypes.max(a) <= dtypes.max(b))
+    return False
+
+
+def const_arg(u: UOp) -> ConstType | tuple[ConstType, ...] | None:
+    """The value of a constant node: a CONST's arg, a vector constant's values (VCONST, or a
+    VECTORIZE of CONSTs) as a tuple; None for anything else."""
+    if u.op is Ops.CONST:
+        value: ConstType = u.arg
+        return value
+    if u.op is Ops.VCONST:
+        return tuple(u.arg)
+    if u.op is Ops.VECTORIZE and all(s.op is Ops.CONST for s in u.src):
+        return tuple(s.arg for s in u.src)
+    return None
+
+
+def fold_const_alu(a: UOp) -> UOp | None:
+    """An ALU node over constants as the constant it computes (None when a source isn't one)."""
+    if a.op not in GroupOp.ALU:
+        return None
+    return _fold_constants(a)
+
+
+def lt_folding(x: UOp, c: int) -> UOp | None:
+    """``x < c`` with a common factor ``d`` of ``c`` and the terms of ``x`` that have one, when
+    the other terms stay in [0, d): ``(those terms / d) < c // d``. None when it doesn't apply.
+
+    >>> i, j = UOp.variable("i", 0, 9), UOp.variable("j", 0, 3)
+    >>> lt_folding(i * 4 + j, 8).render()
+    'i<2'
+    """
+    terms = list(x.split_uop(Ops.ADD))
+    scaled = [t for t in terms if t.const_factor() != 1]
+    rest = [t for t in terms if t.const_factor() == 1]
+    if not scaled or not dtypes.is_int(x.dtype):
+        return None
+    d = math.gcd(c, *(t.const_factor() for t in scaled))
+    if d <= 1 or sum(t.vmin for t in rest) < 0 or sum(t.vmax for t in rest) >= d:
+        return None
+    total = scaled[0]
+    for t in scaled[1:]:
+        total = total + t
+    q = total.divides(d)
+    return None if q is None else q < c // d
+
+
+def simplify_pow(x: UOp, c: UOp) -> UOp | None:
+    """``x ** c`` for a constant integer exponent as multiplications (squaring), a negative
+    one as the reciprocal; None for any other exponent.
+
+    >>> f = UOp.variable("f", 0, 1, dtypes.float32)
+    >>> simplify_pow(f, f.const_like(3)) is f * (f * f)
+    True
+    """
+    if c.op is not Ops.CONST or isinstance(c.arg, bool) or c.arg != int(c.arg):
+        return None
+    n = int(c.arg)
+    if n < 0:
+        inv = simplify_pow(x, c.const_like(-n))
+        return None if inv is None else inv.reciprocal()
+    if n == 0:
+        return x.const_like(1)
+    out: UOp | None = None
+    base = x
+    while n:
+        if n & 1:
+            out = base if out is None else out * base
+        n >>= 1
+        if n:
+            base = base * base
+    return out
+
+
+def parse_valid(v: UOp) -> tuple[UOp, bool, int] | None:
+    """A bound clause as ``(x, is_upper, c)``: ``x <= c`` when ``is_upper``, else ``x >= c``
+    (``x < c``, ``c < x`` and their negations, for int ``x``); None for anything else.
+
+    >>> i = UOp.variable("i", 0, 9)
+    >>> parse_valid(i < 5)[1:], parse_valid((i < 5).logical_not())[1:]
+    ((True, 4), (False, 5))
+    """
+    negated = v.op is Ops.CMPNE and v.src[1].op is Ops.CONST and v.src[1].arg is True
+    clause = v.src[0] if negated else v
+    bound = _bound_clause(clause)
+    if bound is None:
+        return None
+    x, lo, hi = bound
+    if hi is not None:  # x < hi + 1
+        return (x, False, hi + 1) if negated else (x, True, hi)
+    assert lo is not None  # lo - 1 < x
+    return (x, True, lo - 1) if negated else (x, False, lo)
+
+
 __all__ = [
     "ConstType",
     "Invalid",
     "PyConst",
+    "can_lossless_cast",
     "commutative",
+    "const_arg",
     "div_and_mod_symbolic",
     "dtypes",
+    "fold_const_alu",
     "invalid_gate",
     "invalid_pat",
+    "lt_folding",
+    "parse_valid",
     "pm_move_where_on_load",
     "pm_remove_invalid",
     "pm_simplify_valid",
+    "simplify_pow",
     "simplify_valid",
     "sym",
     "symbolic",
