@@ -127,3 +127,12 @@ def test_getitem_takes_idx_and_broadcast_vectorizes() -> None:
 
 def idx_of(i: int) -> int:
     return i
+
+
+def test_pm_unbind_collects_bound_values() -> None:
+    from fusegrad.uop.ops import do_unbind, pm_unbind
+
+    values: dict[UOp, int] = {}
+    out = graph_rewrite(X.bind(3) + Y.bind(2) * 2, pm_unbind, ctx=values)
+    assert out is X + Y * 2 and values == {X: 3, Y: 2}
+    assert do_unbind({}, X + 1) is None

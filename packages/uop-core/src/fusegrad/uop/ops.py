@@ -19,8 +19,11 @@ from fusegrad.uop.opcodes import AxisType, GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
 from fusegrad.uop.rewrite import (
     consumer_map_from_toposort,
+    do_unbind,
     graph_rewrite,
     graph_rewrite_map,
+    match_stats,
+    pm_unbind,
     remove_all_tags,
 )
 from fusegrad.uop.uop import (
@@ -71,6 +74,7 @@ __all__ = [
     "Variable",
     "broadcast_axes",
     "consumer_map_from_toposort",
+    "do_unbind",
     "dtypes",
     "exec_alu",
     "get_location",
@@ -79,6 +83,8 @@ __all__ = [
     "graph_rewrite_map",
     "identity_element",
     "least_upper_dtype",
+    "match_stats",
+    "pm_unbind",
     "promo_dtype",
     "python_alu",
     "remove_all_tags",

@@ -362,3 +362,18 @@ def consumer_map_from_toposort(lst: Iterable[UOp]) -> dict[UOp, dict[UOp, None]]
         for s in u.src:
             users.setdefault(s, {})[u] = None
     return users
+
+
+def do_unbind(ctx: dict[UOp, int], x: UOp) -> UOp | None:
+    """A bound Variable as its Variable, its value recorded in ``ctx`` (the rule of
+    ``pm_unbind``); None for any other node."""
+    if not x.is_bound_var:
+        return None
+    var, value = x.unbind()
+    ctx[var] = value
+    return var
+
+
+pm_unbind = PatternMatcher([(UPat(Ops.AFTER, name="x"), do_unbind)])
+"""Every bound Variable replaced by its Variable, the values collected in the ``ctx`` dict
+(``graph_rewrite(sink, pm_unbind, ctx=values)``)."""

@@ -50,6 +50,7 @@ from fusegrad.uop.division import (
     nonzero,
 )
 from fusegrad.uop.dtype import ConstType, DType, Invalid, dtypes, truncate
+from fusegrad.uop.flags import IMAGE
 from fusegrad.uop.opcodes import GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
 from fusegrad.uop.terms import (
@@ -643,6 +644,7 @@ def parse_valid(v: UOp) -> tuple[UOp, bool, int] | None:
 
 
 __all__ = [
+    "IMAGE",
     "ConstType",
     "Invalid",
     "PyConst",
