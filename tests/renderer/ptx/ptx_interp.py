@@ -230,9 +230,21 @@ class Machine:
             else:
                 self.param_values[name] = next(vals) & _MASK[32]
 
-    def launch(self, grid: Sequence[int], block: Sequence[int]) -> None:
+    def launch(
+        self,
+        grid: Sequence[int],
+        block: Sequence[int],
+        only: Sequence[tuple[int, int, int]] | None = None,
+    ) -> None:
+        """Run every block of ``grid`` (or only the blocks ``only``, for huge grids)."""
         g = (*grid, 1, 1, 1)[:3]
         b = (*block, 1, 1, 1)[:3]
+        if only is not None:
+            for ctaid in only:
+                if not all(0 <= c < n for c, n in zip(ctaid, g, strict=True)):
+                    raise ValueError(f"PTX: block {ctaid} is outside the grid {g}")
+                self._block(ctaid, g, b)
+            return
         for bz in range(g[2]):
             for by in range(g[1]):
                 for bx in range(g[0]):
@@ -786,6 +798,8 @@ def run_ptx(
     scalars: Sequence[int] = (),
     grid: Sequence[int] = (1, 1, 1),
     block: Sequence[int] = (1, 1, 1),
+    only: Sequence[tuple[int, int, int]] | None = None,
 ) -> None:
-    """Run the kernel in ``src`` over ``buffers`` (in parameter order) in place."""
-    Machine(parse(src), buffers, scalars).launch(grid, block)
+    """Run the kernel in ``src`` over ``buffers`` (in parameter order) in place; with
+    ``only``, just those blocks of the grid."""
+    Machine(parse(src), buffers, scalars).launch(grid, block, only)

@@ -5,13 +5,19 @@ workgroup id, innermost axis first) and LOCAL/GROUP_REDUCE ranges ``SPECIAL lidx
 thread within it); on CPUs with threads (``has_threads``) a THREAD range becomes ``SPECIAL
 core``. More axes than the hardware has ids are folded into the last id and unflattened
 with ``//`` and ``%``. The launch dimensions go into the context for the ProgramSpec.
+
+Where that grid (or workgroup) exceeds the target's ``global_max`` (``local_max``) in some
+dimension (CUDA: 65535 blocks in y and z), the axes are packed again, innermost first, into
+the dimensions in order, each taking axes while their product fits its limit; an axis that
+does not fit the room left is split by its largest divisor that does (the rest goes on in
+the next dimension). A grid that cannot be packed exactly raises ValueError.
 """
 
 from __future__ import annotations
 
 from fusegrad.codegen.lower.context import LowerContext, sorted_ranges
 from fusegrad.codegen.lower.walk import nodes, rebuild
-from fusegrad.uop import AxisType, Ops, UOp, prod
+from fusegrad.uop import AxisType, Ops, UOp, dtypes, prod
 
 
 def _ids(ranges: list[UOp], names: list[str]) -> tuple[dict[UOp, UOp], list[UOp]]:
@@ -35,6 +41,82 @@ def _ids(ranges: list[UOp], names: list[str]) -> tuple[dict[UOp, UOp], list[UOp]
     return mapping, sizes
 
 
+def _fits(sizes: list[UOp], limits: tuple[int, ...]) -> bool:
+    """Every constant size is within its limit (symbolic sizes are not known to exceed)."""
+    return all(
+        x.op is not Ops.CONST or int(x.arg) <= limit
+        for x, limit in zip(sizes, limits, strict=False)
+    )
+
+
+def _largest_divisor(n: int, most: int) -> int:
+    """The largest divisor of ``n`` that is at least 2 and at most ``most``; 1 when none."""
+    best, d = 1, 1
+    while d * d <= n:
+        if n % d == 0:
+            for x in (d, n // d):
+                if 2 <= x <= most:
+                    best = max(best, x)
+        d += 1
+    return best
+
+
+Piece = tuple[UOp, int, int]  # (range, size of this part, its place value in the range)
+
+
+def _packed_ids(
+    ranges: list[UOp], names: list[str], limits: tuple[int, ...]
+) -> tuple[dict[UOp, UOp], list[UOp]]:
+    """``ranges`` (outermost first, constant sizes) packed innermost first into ids ``names``
+    within ``limits`` (see the module docstring)."""
+    sizes = [r.src[0] for r in ranges]
+    if any(x.op is not Ops.CONST for x in sizes):
+        raise ValueError(f"lower: launch sizes {[x.render() for x in sizes]} exceed {limits}")
+    dims: list[list[Piece]] = [[] for _ in names]
+    used, d = [1] * len(names), 0
+    for rng in reversed(ranges):
+        left, place = int(rng.src[0].arg), 1
+        while True:
+            if d >= len(names):
+                shown = [int(x.arg) for x in sizes]
+                raise ValueError(f"lower: launch sizes {shown} do not fit the limits {limits}")
+            room = limits[d] // used[d]
+            if left <= room:
+                dims[d].append((rng, left, place))
+                used[d] *= left
+                break
+            part = _largest_divisor(left, room)
+            if part > 1:
+                dims[d].append((rng, part, place))
+                used[d] *= part
+                left, place = left // part, place * part
+            d += 1
+    last = max(i for i, pieces in enumerate(dims) if pieces) if any(dims) else 0
+    mapping: dict[UOp, UOp] = {}
+    for name, pieces, total in zip(names, dims, used, strict=True):
+        if not pieces:
+            continue
+        hw = UOp.special(UOp.const(total, dtypes.weakint), name)
+        below = 1
+        for i, (rng, size, place) in enumerate(pieces):
+            digit: UOp = hw // below if below > 1 else hw
+            digit = digit % size if i < len(pieces) - 1 else digit
+            term: UOp = digit * place if place > 1 else digit
+            mapping[rng] = mapping[rng] + term if rng in mapping else term
+            below *= size
+    return mapping, [UOp.const(used[i], dtypes.weakint) for i in range(last + 1)]
+
+
+def _fitted_ids(
+    ranges: list[UOp], names: list[str], limits: tuple[int, ...] | None
+) -> tuple[dict[UOp, UOp], list[UOp]]:
+    """``_ids``, or the ranges packed within ``limits`` where ``_ids``' sizes exceed them."""
+    mapping, sizes = _ids(ranges, names)
+    if limits is None or _fits(sizes, limits):
+        return mapping, sizes
+    return _packed_ids(ranges, names, limits)
+
+
 def _product(sizes: list[UOp]) -> UOp:
     """The product of loop sizes (folded when they are all constants)."""
     if all(x.op is Ops.CONST for x in sizes):
@@ -52,8 +134,13 @@ def _of_type(ranges: list[UOp], kinds: tuple[AxisType, ...]) -> list[UOp]:
 def _gpu_ids(ranges: list[UOp], ctx: LowerContext) -> dict[UOp, UOp]:
     globals_ = _of_type(ranges, (AxisType.GLOBAL,))
     locals_ = _of_type(ranges, (AxisType.LOCAL, AxisType.GROUP_REDUCE))
-    gmap, gsizes = _ids(globals_, ["gidx0", "gidx1", "gidx2"]) if globals_ else ({}, [])
-    lmap, lsizes = _ids(locals_, ["lidx0", "lidx1", "lidx2"]) if locals_ else ({}, [])
+    r = ctx.renderer
+    gmap, gsizes = (
+        _fitted_ids(globals_, ["gidx0", "gidx1", "gidx2"], r.global_max) if globals_ else ({}, [])
+    )
+    lmap, lsizes = (
+        _fitted_ids(locals_, ["lidx0", "lidx1", "lidx2"], r.local_max) if locals_ else ({}, [])
+    )
     ctx.global_size = [_size(s) for s in gsizes] + [1] * (3 - len(gsizes))
     ctx.local_size = [_size(s) for s in lsizes] + [1] * (3 - len(lsizes))
     return {**gmap, **lmap}
