@@ -164,6 +164,10 @@ spec_linear = Spec(
         (UPat(Ops.ENDIF, src=(UPat(Ops.IF),)), lambda: True),
         (UPat(Ops.BARRIER), lambda: True),
         (
+            UPat(Ops.WMMA, src=(UPat(), UPat(), UPat()), name="w"),
+            lambda w: isinstance(w.arg, tuple) and len(w.arg) == 4 and w.src[2].dtype is w.dtype,
+        ),  # tensor-core matrix multiply-accumulate: arg (name, dims, dtype_in, dtype_out)
+        (
             UPat(
                 Ops.AFTER,
                 src=(UPat((Ops.DEFINE_REG, Ops.DEFINE_LOCAL, Ops.PARAM)),),
