@@ -29,7 +29,10 @@ import mmap
 import struct
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from fusegrad.renderer import codepages
 
 # -- ELF constants ---------------------------------------------------------------------------
 
@@ -270,6 +273,7 @@ class _Layout:
     stubs: dict[str, int] = field(default_factory=dict)
     regions: list[tuple[int, int, int]] = field(default_factory=list)  # (offset, size, prot)
     size: int = 0
+    writable: set[int] = field(default_factory=set)  # indices of the data (RW) sections
 
 
 def _region_of(sec: _Section) -> int:
@@ -278,7 +282,9 @@ def _region_of(sec: _Section) -> int:
     return 2 if sec.flags & _SHF_WRITE else 1
 
 
-def _plan(sections: list[_Section], externals: list[str]) -> _Layout:
+def _plan(sections: list[_Section], externals: list[str], page: int = _PAGE) -> _Layout:
+    """The image's layout; regions aligned to ``page`` (a mapping of its own: the page size,
+    for the protections; shared code pages: a cache line)."""
     layout = _Layout()
     groups: list[list[_Section]] = [[], [], []]
     for sec in sections:
@@ -290,6 +296,8 @@ def _plan(sections: list[_Section], externals: list[str]) -> _Layout:
         for sec in groups[region]:
             offset = _round_up(offset, sec.align)
             layout.sections[sec.index] = offset
+            if region == 2:
+                layout.writable.add(sec.index)
             offset += sec.size
         if region == 0:  # jump stubs to external functions live with the code
             for name in externals:
@@ -300,9 +308,9 @@ def _plan(sections: list[_Section], externals: list[str]) -> _Layout:
             for name in externals:
                 layout.got[name] = offset
                 offset += 8
-        offset = _round_up(offset, _PAGE)
+        offset = _round_up(offset, page)
         layout.regions.append((start, offset - start, prot))
-    layout.size = max(offset, _PAGE)
+    layout.size = max(offset, page)
     return layout
 
 
@@ -318,6 +326,12 @@ class _Linker:
     layout: _Layout
     symbols: list[_Symbol]
     sections: list[_Section]
+    data_delta: int = 0  # shared code pages: data is used through the writable view
+
+    def section_address(self, index: int) -> int:
+        """Where section ``index`` lives at run time."""
+        delta = self.data_delta if index in self.layout.writable else 0
+        return self.base + self.layout.sections[index] + delta
 
     def symbol_address(self, sym: _Symbol) -> int:
         if sym.shndx == _SHN_UNDEF:
@@ -328,7 +342,7 @@ class _Linker:
             raise ElfLoadError(
                 f"load_elf: symbol {sym.name!r} lives in an unsupported section ({sym.shndx})"
             )
-        return self.base + self.layout.sections[sym.shndx] + sym.value
+        return self.section_address(sym.shndx) + sym.value
 
     def call_target(self, sym: _Symbol) -> int:
         """Where a call lands: the symbol itself, or its stub when it is external."""
@@ -345,7 +359,7 @@ class _Linker:
     def apply(self, rel: _Reloc) -> None:
         sym = self.symbols[rel.symbol]
         at = self.layout.sections[rel.section] + rel.offset
-        place = self.base + at
+        place = self.section_address(rel.section) + rel.offset
         what = f"type {rel.type} against {sym.name or self.sections[sym.shndx].name!r}"
         if rel.type == _R_NONE:
             return
@@ -406,15 +420,25 @@ def _got_names(relocs: list[_Reloc], symbols: list[_Symbol]) -> list[str]:
 class LoadedCode:
     """Code loaded by ``load_elf``: ``address`` is the requested function's entry point.
 
-    The mapping lives as long as this object (or until ``free``); keep a reference for as
-    long as anything may call ``address``.
+    The memory lives as long as this object (or until ``free``); keep a reference for as
+    long as anything may call ``address``. ``base``/``size`` are the program's bytes: a
+    mapping of its own, or a piece of the shared code pages (``codepages``), whose
+    ``release`` gives it back.
     """
 
-    def __init__(self, base: int, size: int, address: int, symbols: dict[str, int]) -> None:
+    def __init__(
+        self,
+        base: int,
+        size: int,
+        address: int,
+        symbols: dict[str, int],
+        release: Callable[[], None] | None = None,
+    ) -> None:
         self.base = base
         self.size = size
         self.address = address
         self.symbols = symbols
+        self._release = release
         self._lock = threading.Lock()
 
     @property
@@ -425,10 +449,14 @@ class LoadedCode:
     def free(self) -> None:
         """Unmap the code (idempotent). Calling ``address`` afterwards crashes."""
         with self._lock:
-            if self.base:
+            if not self.base:
+                return
+            if self._release is not None:
+                self._release()
+            else:
                 _libc().munmap(self.base, self.size)
-                self.base = 0
-                self.address = 0
+            self.base = 0
+            self.address = 0
 
     def __del__(self) -> None:
         if getattr(self, "base", 0):
@@ -452,15 +480,27 @@ def load_elf(obj: bytes, symbol: str) -> LoadedCode:
     symbols = _parse_symbols(obj, sections)
     loaded = {s.index for s in sections if _is_loaded(s)}
     relocs = _parse_relocs(obj, sections, loaded)
-    layout = _plan(sections, _got_names(relocs, symbols))
+    externals = _got_names(relocs, symbols)
+    layout = _plan(sections, externals, codepages.ALIGN)
+    piece = codepages.CODE_PAGES.allocate(layout.size)
+    if piece is None:  # no shared code pages here: a mapping of its own
+        layout = _plan(sections, externals)
     image = bytearray(layout.size)
     for sec in sections:
         if sec.index in loaded and sec.type != _SHT_NOBITS:
             off = layout.sections[sec.index]
             image[off : off + sec.size] = obj[sec.offset : sec.offset + sec.size]
-    code = LoadedCode(_map_rw(layout.size), layout.size, 0, {})
+    if piece is None:
+        code = LoadedCode(_map_rw(layout.size), layout.size, 0, {})
+    else:
+        chunk, offset = piece
+        release = functools.partial(codepages.CODE_PAGES.release, chunk, offset, layout.size)
+        code = LoadedCode(chunk.rx + offset, layout.size, 0, {}, release)
     try:
-        _link_and_protect(code, image, layout, symbols, sections, relocs)
+        if piece is None:
+            _link_and_protect(code, image, layout, symbols, sections, relocs)
+        else:
+            _link_shared(code, image, layout, symbols, sections, relocs, piece[0])
     except BaseException:
         code.free()  # nothing stays mapped when loading fails
         raise
@@ -471,6 +511,34 @@ def load_elf(obj: bytes, symbol: str) -> LoadedCode:
         )
     code.address = code.symbols[symbol]
     return code
+
+
+def _link_shared(
+    code: LoadedCode,
+    image: bytearray,
+    layout: _Layout,
+    symbols: list[_Symbol],
+    sections: list[_Section],
+    relocs: list[_Reloc],
+    chunk: codepages.Chunk,
+) -> None:
+    """Relocate ``image`` for its place in a shared code chunk and write it through the
+    chunk's writable view (code and constants run from the executable view, data is used
+    through the writable one: ``data_delta``)."""
+    linker = _Linker(image, code.base, layout, symbols, sections, chunk.size)
+    linker.fill_got_and_stubs()
+    for rel in relocs:
+        linker.apply(rel)
+    ctypes.memmove(code.base + chunk.size, bytes(image), layout.size)
+    code.symbols = _global_symbols(linker, symbols, layout)
+
+
+def _global_symbols(linker: _Linker, symbols: list[_Symbol], layout: _Layout) -> dict[str, int]:
+    return {
+        s.name: linker.symbol_address(s)
+        for s in symbols
+        if s.bind != _STB_LOCAL and s.shndx in layout.sections and s.name
+    }
 
 
 def _link_and_protect(
@@ -490,8 +558,4 @@ def _link_and_protect(
     ctypes.memmove(code.base, bytes(image), layout.size)
     for off, size, prot in layout.regions:
         _protect(code.base + off, size, prot)
-    code.symbols = {
-        s.name: linker.symbol_address(s)
-        for s in symbols
-        if s.bind != _STB_LOCAL and s.shndx in layout.sections and s.name
-    }
+    code.symbols = _global_symbols(linker, symbols, layout)
