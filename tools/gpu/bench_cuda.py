@@ -10,6 +10,12 @@
 timed calls after two warm-ups, each call synchronized (TFLOP/s = 2 n^3 / time). The result
 is compared with PyTorch's on the same inputs (max relative error printed).
 
+**tensor cores**: the same n x n product with float16 inputs and float32 accumulation as
+one ``mma.sync`` m16n8k16 per warp and K step (``tools/gpu/tensor_cores.py``: explicit TC
+opts, with 1 and with 4 warps per block), timed the same way; the result is compared with
+NumPy's float32 matmul of the same inputs (max relative error 1e-3). Skipped where the
+device's renderer declares no tensor cores.
+
 **MiniLM 32 x 128**: the all-MiniLM-L6-v2 architecture (``fusegrad.examples.embed``) with
 random weights (no download needed), batch 32 x 128 tokens through its TinyJit ``Embedder``
 with ``DEV=CUDA``; PyTorch runs the same forward pass on the GPU over the same weights. Max
@@ -89,6 +95,34 @@ def bench_matmul(n: int, dtype: str, repeats: int, torch: Any, device: str) -> d
     return out
 
 
+def bench_tc_matmul(n: int, repeats: int, device: str) -> list[dict[str, Any]]:
+    """float16 x float16 -> float32 ``n x n`` matmuls on tensor cores (mma.sync)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fusegrad import Tensor
+    from fusegrad.runtime import Device
+    from fusegrad.uop import dtypes
+    from tensor_cores import tc_matmul, tc_source  # type: ignore[import-not-found]
+
+    rng = np.random.default_rng(3)
+    a_np = rng.standard_normal((n, n)).astype(np.float16)
+    b_np = rng.standard_normal((n, n)).astype(np.float16)
+    a, b = Tensor(a_np, device=device).realize(), Tensor(b_np, device=device).realize()
+    want = a_np.astype(np.float32) @ b_np.astype(np.float32)
+    dev, found = Device[device], []
+    for extra in ((), (("LOCAL", 0, 2), ("LOCAL", 1, 2))):
+        run = tc_matmul(a, b, device, extra)
+        seconds = _median_time(run, dev.synchronize, repeats)
+        got = run().numpy()
+        err = float(np.abs(got - want).max() / np.abs(want).max())
+        mma = "mma.sync" in tc_source(n, n, n, dtypes.float16, device, extra)
+        out = {"n": n, "opts": [list(x) for x in extra], "fusegrad_s": seconds}
+        out.update(fusegrad_tflops=2 * n**3 / seconds / 1e12, max_rel_err=err, mma=mma)
+        found.append(out)
+        print(f"tc matmul {n} f16->f32 opts {list(extra)}: {seconds * 1e3:8.2f} ms "
+              f"{out['fusegrad_tflops']:7.2f} TFLOP/s  mma.sync {mma}  max rel err {err:.2e}")  # fmt: skip
+    return found
+
+
 # -- MiniLM-shaped inference -------------------------------------------------------------------
 
 
@@ -98,7 +132,7 @@ def _random_weights(model: Any) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(1)
     out = {}
     for name, t in get_state_dict(model).items():
-        shape = tuple(t.shape)
+        shape = tuple(int(x) for x in t.shape)
         if name.endswith("LayerNorm.weight"):
             out[name] = (1 + 0.05 * rng.standard_normal(shape)).astype(np.float32)
         else:
@@ -207,6 +241,13 @@ def main(argv: list[str] | None = None) -> int:
         r = bench_matmul(size, dtype, args.repeats, torch, args.device)
         results["matmul"].append(r)
         ok &= r.get("max_rel_err", 0.0) <= tol
+    results["tensor_cores"] = []
+    if getattr(dev.renderer, "tensor_cores", ()):
+        for r in bench_tc_matmul(size, args.repeats, args.device):
+            results["tensor_cores"].append(r)
+            ok &= r["mma"] and r["max_rel_err"] <= 1e-3
+    else:
+        print(f"tensor cores: none on {dev.renderer!r}, skipped")
     r = bench_minilm(batch, length, args.repeats, torch, args.device)
     results["minilm"] = r
     ok &= r.get("max_abs_diff", 0.0) <= 1e-3

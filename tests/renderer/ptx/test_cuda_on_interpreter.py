@@ -264,3 +264,20 @@ def test_half_matmul_on_tensor_cores_through_the_driver(fake_gpu: Any) -> None:
     want = ha.astype(np.float32) @ hb.astype(np.float32)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
     assert fake.launches[-1][0] == spec.function_name and fake.launches[-1][2] == (32, 1, 1)
+
+
+def test_gpu_tensor_core_check_script_passes_on_the_fake_gpu(fake_gpu: Any) -> None:
+    """tools/gpu/tensor_cores.py (run by check_cuda.sh on a real GPU), its quick cases:
+    Tensor.custom_kernel with TC opts on device CUDA, mma.sync in the kernels, NumPy's result."""
+    import importlib.util
+
+    path = Path(__file__).parents[3] / "tools" / "gpu" / "tensor_cores.py"
+    spec = importlib.util.spec_from_file_location("gpu_tensor_cores", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fake, _dev = fake_gpu
+    results = module.check("CUDA", quick=True)
+    assert results["ok"] and len(results["cases"]) == 2
+    assert all(c["mma"] and c["max_rel_err"] <= 1e-4 for c in results["cases"])
+    assert any(name.startswith("tc_matmul") for name, _, _ in fake.launches)
