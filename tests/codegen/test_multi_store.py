@@ -105,6 +105,16 @@ def test_matmul_keeps_its_own_kernel() -> None:
     np.testing.assert_allclose(outs[1].numpy(), a0 + b0, rtol=1e-6)
 
 
+def test_matmuls_of_one_input_stay_apart() -> None:
+    x0, a0, b0 = _rand(8, 16), _rand(16, 16, seed=1), _rand(16, 16, seed=2)
+    x, a, b = (Tensor(v).realize() for v in (x0, a0, b0))
+    outs = [x @ a, x @ b, x.sum(1), x.max(1)]  # the two sums of x share a kernel
+    assert sorted(_stores(outs)) == [1, 1, 2]
+    Tensor.realize(*outs)
+    for got, want in zip(outs, (x0 @ a0, x0 @ b0, x0.sum(1), x0.max(1)), strict=True):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)
+
+
 def test_concatenated_reductions_get_kernels_of_their_own() -> None:
     n = PAD_MIN_SIZE  # the concatenation is large enough
     xs = [_rand(8, n // 8, seed=s) for s in range(3)]
