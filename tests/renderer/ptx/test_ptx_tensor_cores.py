@@ -23,13 +23,16 @@ from ptx_interp import run_ptx
 MMA = "mma.sync.aligned.m16n8k16.row.col.f32.{0}.{0}.f32"
 
 
-def matmul(m: int, k: int, n: int, dt: DType = dtypes.float16) -> UOp:
-    """C[m, n] (float32) = sum_k A[m, k] * B[k, n] with A, B of ``dt``, row-major."""
+def matmul(
+    m: int, k: int, n: int, dt: DType = dtypes.float16, a_t: bool = False, b_t: bool = False
+) -> UOp:
+    """C[m, n] (float32) = sum_k A[m, k] * B[k, n] with A, B of ``dt``, row-major (``a_t``:
+    A's buffer holds A transposed, k-major; ``b_t``: B's holds B transposed, n-major)."""
     c = UOp.param(0, dtypes.float32.ptr(m * n))
     a, b = UOp.param(1, dt.ptr(m * k)), UOp.param(2, dt.ptr(k * n))
     i, j, r = UOp.range(m, 0), UOp.range(n, 1), UOp.range(k, 2, AxisType.REDUCE)
-    x = a.index(i * k + r).load().cast(dtypes.float32)
-    y = b.index(r * n + j).load().cast(dtypes.float32)
+    x = a.index(r * m + i if a_t else i * k + r).load().cast(dtypes.float32)
+    y = b.index(j * k + r if b_t else r * n + j).load().cast(dtypes.float32)
     out = c.index(i * n + j).store((x * y).reduce(r, arg=Ops.ADD)).end(i, j)
     return UOp.sink(out, arg=KernelInfo(f"mm_{m}_{k}_{n}"))
 
@@ -40,7 +43,16 @@ def program(ast: UOp, opts: list[Opt], arch: str = "sm_90") -> ProgramSpec:
     return render(optimized, lower(optimized, r))
 
 
-def run(spec: ProgramSpec, m: int, k: int, n: int, dt: DType, seed: int = 0) -> None:
+def run(
+    spec: ProgramSpec,
+    m: int,
+    k: int,
+    n: int,
+    dt: DType,
+    seed: int = 0,
+    a_t: bool = False,
+    b_t: bool = False,
+) -> None:
     """Run ``spec`` in the interpreter on random inputs; compare with NumPy in float32."""
     rng = np.random.default_rng(seed)
     a32 = rng.standard_normal((m, k)).astype(np.float32)
@@ -55,6 +67,11 @@ def run(spec: ProgramSpec, m: int, k: int, n: int, dt: DType, seed: int = 0) -> 
         a16, b16 = a32.astype(np.float16), b32.astype(np.float16)
         a32, b32 = a16.astype(np.float32), b16.astype(np.float32)
         a_raw, b_raw = a16.tobytes(), b16.tobytes()
+    if a_t or b_t:  # the buffers in their transposed layouts (bit patterns as 16-bit ints)
+        a_bits = np.frombuffer(a_raw, np.uint16).reshape(m, k)
+        b_bits = np.frombuffer(b_raw, np.uint16).reshape(k, n)
+        a_raw = np.ascontiguousarray(a_bits.T if a_t else a_bits).tobytes()
+        b_raw = np.ascontiguousarray(b_bits.T if b_t else b_bits).tobytes()
     out = bytearray(np.full((m, n), np.nan, np.float32).tobytes())
     src = spec.src if isinstance(spec.src, str) else spec.src.decode()
     assert spec.local_size is not None
@@ -98,6 +115,12 @@ def test_tc_renders_one_mma_per_k_step_and_assembles(arch: str, core: int) -> No
     _assembles(src, arch)
 
 
+def test_a_fragments_element_pairs_are_loaded_two_at_a_time() -> None:
+    src = str(program(matmul(16, 32, 8), [Opt(OptOps.TC, 0)]).src)
+    assert src.count("ld.global.v2.u16") == 4  # A (row-major): 4 pairs; B: 4 single loads
+    assert src.count("ld.global.u16") == 4
+
+
 def test_the_k_loop_accumulates_through_the_mma_c_operand() -> None:
     spec = program(matmul(16, 64, 8), [Opt(OptOps.TC, 0)])
     wmma = next(u for u in spec.uops if u.op is Ops.WMMA)
@@ -112,6 +135,16 @@ def test_half_matmul_with_tensor_cores_equals_numpy() -> None:
     spec = program(matmul(32, 48, 16), [Opt(OptOps.TC, 0)])
     assert "mma.sync" in str(spec.src)
     run(spec, 32, 48, 16, dtypes.float16)
+
+
+@pytest.mark.parametrize("a_t,b_t", [(True, False), (False, True)])
+def test_transposed_operand_layouts_equal_numpy(a_t: bool, b_t: bool) -> None:
+    spec = program(matmul(16, 32, 16, a_t=a_t, b_t=b_t), [Opt(OptOps.TC, 0)])
+    src = str(spec.src)
+    assert "mma.sync" in src
+    if b_t:  # B's element pairs are adjacent in memory now: loaded two at a time
+        assert src.count("ld.global.v2.u16") == 4 + 2
+    run(spec, 16, 32, 16, dtypes.float16, seed=5, a_t=a_t, b_t=b_t)
 
 
 def test_bfloat16_matmul_with_tensor_cores_equals_numpy() -> None:

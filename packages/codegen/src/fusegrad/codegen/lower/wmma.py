@@ -35,9 +35,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusegrad.codegen.lower.context import Census, LowerContext
+from fusegrad.codegen.lower.expander import pm_expand
 from fusegrad.codegen.lower.walk import nodes, rebuild
 from fusegrad.codegen.renderer import TensorCore
-from fusegrad.uop import AxisType, Ops, UOp
+from fusegrad.uop import AxisType, Ops, UOp, graph_rewrite
 
 #: the tensor core shape (N, M, K) and warp size this stage knows the register layout of
 MMA_DIMS = (8, 16, 16)
@@ -121,8 +122,10 @@ def _find_tile(sink: UOp, cores: tuple[TensorCore, ...]) -> _Tile | None:
     return None
 
 
-def _vector(values: list[UOp]) -> UOp:
-    return UOp(Ops.VECTORIZE, values[0].dtype.vec(len(values)), tuple(values))
+def _lanes_of(x: UOp) -> UOp:
+    """The vector of ``x`` over its one UPCAST range (an element number): expanded here, so
+    its loads are vector loads the devectorizer can group into wide accesses."""
+    return graph_rewrite(UOp.sink(x), pm_expand, name="tensor core operand").src[0]
 
 
 def _fix_ends(sink: UOp, replaced: dict[UOp, tuple[UOp, ...]]) -> UOp:
@@ -148,18 +151,18 @@ def use_tensor_cores(sink: UOp, ctx: LowerContext) -> UOp:
     c1 = UOp.range(2, ctx.fresh_axis(), AxisType.UPCAST)  # lower id: lanes ordered (c1, c0)
     c0 = UOp.range(2, ctx.fresh_axis(), AxisType.UPCAST)
     group, thread = lane // 4, lane % 4
-    a_frag = [
-        tile.a.substitute({tile.mt: group + 8 * ((i >> 1) & 1), tile.kt: thread * 2 + (i & 1) + 8 * (i >> 2)})
-        for i in range(8)
-    ]  # fmt: skip
-    b_frag = [
-        tile.b.substitute({tile.nt: group, tile.kt: thread * 2 + (i & 1) + 8 * (i >> 1)})
-        for i in range(4)
-    ]
+    fa = UOp.range(8, ctx.fresh_axis(), AxisType.UPCAST)  # A's element number
+    fb = UOp.range(4, ctx.fresh_axis(), AxisType.UPCAST)  # B's
+    a_frag = _lanes_of(
+        tile.a.substitute({tile.mt: group + 8 * (fa // 2 % 2), tile.kt: thread * 2 + fa % 2 + 8 * (fa // 4)})
+    )  # fmt: skip
+    b_frag = _lanes_of(
+        tile.b.substitute({tile.nt: group, tile.kt: thread * 2 + fb % 2 + 8 * (fb // 2)})
+    )
     out = tile.core.dtype_out
     zeros = UOp.const((0.0,) * 4, out.vec(4))
     arg = (f"mma_m16n8k16_{tile.core.dtype_in.name}_{out.name}", MMA_DIMS, tile.core.dtype_in, out)
-    mma = UOp(Ops.WMMA, out.vec(4), (_vector(a_frag), _vector(b_frag), zeros), arg)
+    mma = UOp(Ops.WMMA, out.vec(4), (a_frag, b_frag, zeros), arg)
     lanes = UOp(Ops.UNROLL, mma.dtype, (mma,), ((c1.arg[0], 2), (c0.arg[0], 2)))
     loops = tuple(r for r in tile.red.src[1:] if r is not tile.kt)
     value = UOp(Ops.REDUCE, out, (lanes, *loops), Ops.ADD) if loops else lanes
