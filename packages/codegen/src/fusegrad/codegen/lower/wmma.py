@@ -19,8 +19,9 @@ thread id, ``%tid.x``) and two UPCAST axes of 2 (``c1`` over rows, ``c0`` over c
 ``mt -> groupID + 8 * c1`` and ``nt -> 2 * threadID_in_group + c0`` everywhere in the kernel;
 the reduction over ``kt`` becomes ``WMMA(A, B, C)`` whose 4 result lanes are the lanes of
 ``(c1, c0)``. ``A``/``B`` are the factors with the tile's ranges replaced by each element's
-row and column (a VECTORIZE of 8 and of 4 values). The remaining K loop accumulates through
-the instruction's C operand (``fold_wmma_accumulate``, after the reductions are lowered).
+row and column as expressions of an element number (8 and 4 lanes), expanded to vectors here,
+so the devectorizer loads adjacent elements together. The remaining K loop accumulates
+through the instruction's C operand (``fold_wmma_accumulate``, after reductions are lowered).
 
 A reduce axis padded by PADTO (``WHERE(valid, a * b, 0)``) keeps its mask on A's elements.
 A kernel whose tile does not have that form (other UPCAST/UNROLL axes, a grouped reduce, more
