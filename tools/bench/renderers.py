@@ -11,8 +11,8 @@ Each workload runs once untimed on every renderer (compiling its kernels), then 
 renderers take turns, ``--repeats`` rounds, each timing one ``realize`` (the kernels only:
 inputs are realized before) — interleaved, so a slow phase of this shared machine hits every
 column alike; the median is printed. ``compile`` is the mean over the workload's kernels
-of the CPU time to render and compile one (no compile cache; median of 3; lowered once,
-outside the timing).
+of the CPU time to render and compile one (no compile cache, the x86 renderer's encoding
+caches cleared before each; median of 3; lowered once, outside the timing).
 
 ``COLUMNS`` is the table of renderers: a column is a device and its compiler option (the
 ``DEV=CPU:X86`` spelling); another renderer joins with one line.
@@ -131,6 +131,17 @@ def _cpu_timed(fn: Callable[[], object]) -> float:
     return _cpu_seconds() - start
 
 
+def _cold_start(column: Column) -> Callable[[], None]:
+    """What makes the next compile cold: the x86 renderer caches instruction encodings
+    across kernels (the other compilers' caches are off: ``compile``, not
+    ``compile_cached``)."""
+    if column.compiler != "X86":
+        return lambda: None
+    from fusegrad.renderer.x86 import clear_caches
+
+    return clear_caches
+
+
 def compile_ms(column: Column, build: Callable[[], object], repeats: int = 3) -> tuple[int, float]:
     """(kernels, mean over the workload's kernels of the median CPU ms to render + compile
     one with no cache). The lowering runs once, outside the timing; the median of
@@ -141,6 +152,7 @@ def compile_ms(column: Column, build: Callable[[], object], repeats: int = 3) ->
     from fusegrad.uop import UOp
 
     dev = Device[column.device]
+    cold = _cold_start(column)
     out = build()
     graph = get_kernel_graph(UOp.sink(out.uop), cache=None)  # type: ignore[attr-defined]
     specs = [to_program(k.src[0], dev.renderer) for k in graph.kernels]
@@ -149,6 +161,7 @@ def compile_ms(column: Column, build: Callable[[], object], repeats: int = 3) ->
         uops = list(spec.uops)
 
         def once(u: list[UOp] = uops, name: str = spec.name) -> None:
+            cold()
             dev.compiler.compile(dev.renderer.render(u, name))
 
         times.append(statistics.median(_cpu_timed(once) for _ in range(repeats)))

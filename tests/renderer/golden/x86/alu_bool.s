@@ -13,104 +13,85 @@ alu_bool:
     1f: 48894c2418                     mov qword ptr [rsp + 0x18], rcx
     24: 4c89442420                     mov qword ptr [rsp + 0x20], r8
     29: 4c894c2428                     mov qword ptr [rsp + 0x28], r9
-    2e: 488b3424                       mov rsi, qword ptr [rsp]
-    32: 488b7c2408                     mov rdi, qword ptr [rsp + 8]
-    37: 4c8b442410                     mov r8, qword ptr [rsp + 0x10]
-    3c: 4c8b4c2418                     mov r9, qword ptr [rsp + 0x18]
-    41: 41ba00000000                   mov r10d, 0
-    47: 4c89542430                     mov qword ptr [rsp + 0x30], r10
+    2e: 4c8b1424                       mov r10, qword ptr [rsp]
+    32: 4c89542430                     mov qword ptr [rsp + 0x30], r10
+    37: 488b7c2408                     mov rdi, qword ptr [rsp + 8]
+    3c: 4c8b442410                     mov r8, qword ptr [rsp + 0x10]
+    41: 4c8b4c2418                     mov r9, qword ptr [rsp + 0x18]
+    46: bb00000000                     mov ebx, 0
 .Lloop1:
-    4c: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    51: 4983fa04                       cmp r10, 4
-    55: 0f8d74010000                   jge .Lexit2
-    5b: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    60: 420fb62c16                     movzx ebp, byte ptr [rsi + r10]
-    65: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    6a: 460fb62417                     movzx r12d, byte ptr [rdi + r10]
-    6f: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    74: 470fb62c10                     movzx r13d, byte ptr [r8 + r10]
-    79: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    7e: 470fb63411                     movzx r14d, byte ptr [r9 + r10]
-    83: 4c8b7c2420                     mov r15, qword ptr [rsp + 0x20]
-    88: 4889eb                         mov rbx, rbp
-    8b: 4c09e3                         or rbx, r12
-    8e: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    93: 43881c17                       mov byte ptr [r15 + r10], bl
-    97: 488b5c2428                     mov rbx, qword ptr [rsp + 0x28]
-    9c: 4989ef                         mov r15, rbp
-    9f: 4d31e7                         xor r15, r12
-    a2: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    a7: 46883c13                       mov byte ptr [rbx + r10], r15b
-    ab: 488b9c2430010000               mov rbx, qword ptr [rsp + 0x130]
-    b3: 4989ef                         mov r15, rbp
-    b6: 4d21e7                         and r15, r12
-    b9: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    be: 46883c13                       mov byte ptr [rbx + r10], r15b
-    c2: 488b9c2438010000               mov rbx, qword ptr [rsp + 0x138]
+    4b: 4883fb04                       cmp rbx, 4
+    4f: 0f8d1a010000                   jge .Lexit2
+    55: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
+    5a: 410fb62c1a                     movzx ebp, byte ptr [r10 + rbx]
+    5f: 440fb6241f                     movzx r12d, byte ptr [rdi + rbx]
+    64: 450fb62c18                     movzx r13d, byte ptr [r8 + rbx]
+    69: 450fb63419                     movzx r14d, byte ptr [r9 + rbx]
+    6e: 4c8b7c2420                     mov r15, qword ptr [rsp + 0x20]
+    73: 4889ee                         mov rsi, rbp
+    76: 4c09e6                         or rsi, r12
+    79: 4188341f                       mov byte ptr [r15 + rbx], sil
+    7d: 488b742428                     mov rsi, qword ptr [rsp + 0x28]
+    82: 4989ef                         mov r15, rbp
+    85: 4d31e7                         xor r15, r12
+    88: 44883c1e                       mov byte ptr [rsi + rbx], r15b
+    8c: 488bb42430010000               mov rsi, qword ptr [rsp + 0x130]
+    94: 4989ef                         mov r15, rbp
+    97: 4d21e7                         and r15, r12
+    9a: 44883c1e                       mov byte ptr [rsi + rbx], r15b
+    9e: 488bb42438010000               mov rsi, qword ptr [rsp + 0x138]
+    a6: 4989ef                         mov r15, rbp
+    a9: 4d21e7                         and r15, r12
+    ac: 44883c1e                       mov byte ptr [rsi + rbx], r15b
+    b0: 488bb42440010000               mov rsi, qword ptr [rsp + 0x140]
+    b8: 4989ef                         mov r15, rbp
+    bb: 4d09e7                         or r15, r12
+    be: 44883c1e                       mov byte ptr [rsi + rbx], r15b
+    c2: 488bb42448010000               mov rsi, qword ptr [rsp + 0x148]
     ca: 4989ef                         mov r15, rbp
-    cd: 4d21e7                         and r15, r12
-    d0: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    d5: 46883c13                       mov byte ptr [rbx + r10], r15b
-    d9: 488b9c2440010000               mov rbx, qword ptr [rsp + 0x140]
-    e1: 4989ef                         mov r15, rbp
-    e4: 4d09e7                         or r15, r12
-    e7: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-    ec: 46883c13                       mov byte ptr [rbx + r10], r15b
-    f0: 488b9c2448010000               mov rbx, qword ptr [rsp + 0x148]
-    f8: 4989ef                         mov r15, rbp
-    fb: 4d31e7                         xor r15, r12
-    fe: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   103: 46883c13                       mov byte ptr [rbx + r10], r15b
-   107: 488b9c2450010000               mov rbx, qword ptr [rsp + 0x150]
-   10f: 4989ef                         mov r15, rbp
-   112: 4d09e7                         or r15, r12
-   115: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   11a: 46883c13                       mov byte ptr [rbx + r10], r15b
-   11e: 488b9c2458010000               mov rbx, qword ptr [rsp + 0x158]
-   126: 4c39e5                         cmp rbp, r12
-   129: 410f92c7                       setb r15b
-   12d: 450fb6ff                       movzx r15d, r15b
-   131: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   136: 46883c13                       mov byte ptr [rbx + r10], r15b
-   13a: 488b9c2460010000               mov rbx, qword ptr [rsp + 0x160]
-   142: 4c39e5                         cmp rbp, r12
-   145: 410f95c7                       setne r15b
-   149: 450fb6ff                       movzx r15d, r15b
-   14d: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   152: 46883c13                       mov byte ptr [rbx + r10], r15b
-   156: 488b9c2468010000               mov rbx, qword ptr [rsp + 0x168]
-   15e: 4c39e5                         cmp rbp, r12
-   161: 410f94c7                       sete r15b
-   165: 450fb6ff                       movzx r15d, r15b
-   169: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   16e: 46883c13                       mov byte ptr [rbx + r10], r15b
-   172: 488b9c2470010000               mov rbx, qword ptr [rsp + 0x170]
-   17a: 4989ef                         mov r15, rbp
-   17d: 4183f701                       xor r15d, 1
-   181: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   186: 46883c13                       mov byte ptr [rbx + r10], r15b
-   18a: 488b9c2478010000               mov rbx, qword ptr [rsp + 0x178]
-   192: 4d89e7                         mov r15, r12
-   195: 4585f6                         test r14d, r14d
-   198: 4c0f45fd                       cmovne r15, rbp
-   19c: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   1a1: 46883c13                       mov byte ptr [rbx + r10], r15b
-   1a5: 488b9c2480010000               mov rbx, qword ptr [rsp + 0x180]
-   1ad: 4c21e5                         and rbp, r12
-   1b0: 4c09ed                         or rbp, r13
-   1b3: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   1b8: 42882c13                       mov byte ptr [rbx + r10], bpl
-   1bc: 4c8b542430                     mov r10, qword ptr [rsp + 0x30]
-   1c1: 4983c201                       add r10, 1
-   1c5: 4c89542430                     mov qword ptr [rsp + 0x30], r10
-   1ca: e97dfeffff                     jmp .Lloop1
+    cd: 4d31e7                         xor r15, r12
+    d0: 44883c1e                       mov byte ptr [rsi + rbx], r15b
+    d4: 488bb42450010000               mov rsi, qword ptr [rsp + 0x150]
+    dc: 4989ef                         mov r15, rbp
+    df: 4d09e7                         or r15, r12
+    e2: 44883c1e                       mov byte ptr [rsi + rbx], r15b
+    e6: 488bb42458010000               mov rsi, qword ptr [rsp + 0x158]
+    ee: 4c39e5                         cmp rbp, r12
+    f1: 410f92c7                       setb r15b
+    f5: 450fb6ff                       movzx r15d, r15b
+    f9: 44883c1e                       mov byte ptr [rsi + rbx], r15b
+    fd: 488bb42460010000               mov rsi, qword ptr [rsp + 0x160]
+   105: 4c39e5                         cmp rbp, r12
+   108: 410f95c7                       setne r15b
+   10c: 450fb6ff                       movzx r15d, r15b
+   110: 44883c1e                       mov byte ptr [rsi + rbx], r15b
+   114: 488bb42468010000               mov rsi, qword ptr [rsp + 0x168]
+   11c: 4c39e5                         cmp rbp, r12
+   11f: 410f94c7                       sete r15b
+   123: 450fb6ff                       movzx r15d, r15b
+   127: 44883c1e                       mov byte ptr [rsi + rbx], r15b
+   12b: 488bb42470010000               mov rsi, qword ptr [rsp + 0x170]
+   133: 4989ef                         mov r15, rbp
+   136: 4183f701                       xor r15d, 1
+   13a: 44883c1e                       mov byte ptr [rsi + rbx], r15b
+   13e: 488bb42478010000               mov rsi, qword ptr [rsp + 0x178]
+   146: 4d89e7                         mov r15, r12
+   149: 4585f6                         test r14d, r14d
+   14c: 4c0f45fd                       cmovne r15, rbp
+   150: 44883c1e                       mov byte ptr [rsi + rbx], r15b
+   154: 488bb42480010000               mov rsi, qword ptr [rsp + 0x180]
+   15c: 4c21e5                         and rbp, r12
+   15f: 4c09ed                         or rbp, r13
+   162: 40882c1e                       mov byte ptr [rsi + rbx], bpl
+   166: 4883c301                       add rbx, 1
+   16a: e9dcfeffff                     jmp .Lloop1
 .Lexit2:
-   1cf: c5f877                         vzeroupper
-   1d2: 4881c4f8000000                 add rsp, 0xf8
-   1d9: 415f                           pop r15
-   1db: 415e                           pop r14
-   1dd: 415d                           pop r13
-   1df: 415c                           pop r12
-   1e1: 5d                             pop rbp
-   1e2: 5b                             pop rbx
-   1e3: c3                             ret
+   16f: c5f877                         vzeroupper
+   172: 4881c4f8000000                 add rsp, 0xf8
+   179: 415f                           pop r15
+   17b: 415e                           pop r14
+   17d: 415d                           pop r13
+   17f: 415c                           pop r12
+   181: 5d                             pop rbp
+   182: 5b                             pop rbx
+   183: c3                             ret

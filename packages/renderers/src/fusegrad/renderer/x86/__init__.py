@@ -5,10 +5,12 @@ UOps: ``context``, ``memory``, ``alu``) -> ``regalloc`` (linear scan with spilli
 ``assemble`` (frame, labels, constant pool, listing) with ``encode`` (REX/VEX, ModRM/SIB);
 ``objfile`` wraps the code as an ELF object for ``load_elf``. ``isa`` is the machine IR.
 
-Public: ``X86Renderer``, ``X86Compiler``, ``x86_unavailable``.
+Public: ``X86Renderer``, ``X86Compiler``, ``x86_unavailable``, ``clear_caches`` (cold
+compile-time measurements).
 """
 
+from fusegrad.renderer.x86.assemble import clear_caches
 from fusegrad.renderer.x86.renderer import X86Compiler, X86Renderer
 from fusegrad.renderer.x86.renderer import unavailable as x86_unavailable
 
-__all__ = ["X86Compiler", "X86Renderer", "x86_unavailable"]
+__all__ = ["X86Compiler", "X86Renderer", "clear_caches", "x86_unavailable"]

@@ -28,6 +28,11 @@ _POOL_ALIGN = 32
 _BORROW_SLOTS = 4
 
 
+#: placed frame slots, per frame (kernels of one program share frame shapes)
+_PLACED: dict[tuple[Frame, Mem], Mem] = {}
+_PLACED_MAX = 1 << 16
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
     """Where the frame slots are, once the saved registers and spills are known: the
@@ -49,6 +54,16 @@ class Frame:
         return raw + (8 if (raw + 8 * self.saved + 8) % 16 else 0)  # keep rsp 16-aligned
 
     def place(self, m: Mem) -> Mem:
+        """The rsp-relative memory of frame slot ``m``."""
+        assert m.frame is not None
+        placed = _PLACED.get((self, m))
+        if placed is None:
+            if len(_PLACED) > _PLACED_MAX:
+                _PLACED.clear()
+            placed = _PLACED[(self, m)] = self._place(m)
+        return placed
+
+    def _place(self, m: Mem) -> Mem:
         assert m.frame is not None
         kind, n = m.frame
         spills = self._args + self.slot * self.spills
@@ -98,6 +113,17 @@ def _lowered(inst: Inst) -> tuple[bytes, Fixup | None, str, str]:
         return b"", None, "", text
     raw, fix = encode(inst)
     return raw, fix, raw.hex(), text
+
+
+def clear_caches() -> None:
+    """Forget cached instruction encodings, listing text, placed frame slots and recent
+    listings, so the next kernel compiles cold (compile-time measurements)."""
+    from fusegrad.renderer.x86.listing import clear_listing_caches
+
+    _lowered.cache_clear()
+    _PLACED.clear()
+    _RECENT.clear()
+    clear_listing_caches()
 
 
 #: the machine code of the latest listings, so compiling a listing just rendered skips

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 
 class RegClass(Enum):
@@ -27,17 +28,12 @@ class RegClass(Enum):
     __hash__ = object.__hash__  # members are singletons: hash by identity (hot in allocation)
 
 
-@dataclass(frozen=True, slots=True)
-class Reg:
-    """A physical register: its number (0-15) and class."""
+class Reg(NamedTuple):
+    """A physical register: its number and class. A named tuple: registers are hashed and
+    compared constantly (allocation, encoding caches), at C speed this way."""
 
     num: int
     cls: RegClass
-
-    def __hash__(self) -> int:
-        if self.cls is RegClass.GPR:
-            return self.num
-        return (32 if self.cls is RegClass.VEC else 64) + self.num
 
     def name(self, width: int = 8, vlen: int = 16) -> str:
         """The assembler name at an operand size (``eax``, ``r9b``, ``ymm3``, ``zmm0``,
@@ -88,15 +84,13 @@ class Mem:
     broadcast: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Imm:
+class Imm(NamedTuple):
     """An immediate operand."""
 
     value: int
 
 
-@dataclass(frozen=True, slots=True)
-class Label:
+class Label(NamedTuple):
     """A jump target."""
 
     name: str
@@ -105,9 +99,10 @@ class Label:
 Operand = Reg | VReg | Mem | Imm | Label
 
 
-@dataclass(frozen=True, slots=True)
-class Inst:
-    """One machine instruction (or a ``label`` pseudo-instruction marking a position)."""
+class Inst(NamedTuple):
+    """One machine instruction (or a ``label`` pseudo-instruction marking a position).
+    Named tuples (this, ``Reg``, ``Imm``, ``Label``): built, hashed and compared by the
+    thousand per kernel, at C speed."""
 
     op: str
     args: tuple[Operand, ...] = ()

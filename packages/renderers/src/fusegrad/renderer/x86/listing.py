@@ -3,6 +3,8 @@ encoder test can compare), for the renderer's listing and golden files."""
 
 from __future__ import annotations
 
+import functools
+
 from fusegrad.renderer.x86.isa import Imm, Inst, Label, Mem, Operand, Reg, RegClass, VReg
 
 _SIZE_NAMES = {
@@ -42,6 +44,17 @@ def memory_size(inst: Inst) -> int:
     if core[-2:] in _SCALAR_MEM and not core.startswith("vp"):  # vpmaxsd is packed
         return _SCALAR_MEM[core[-2:]]
     return inst.vlen
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _memory_size(name: str, width: int, vlen: int) -> int:
+    return memory_size(Inst(name, (), width, vlen))
+
+
+def clear_listing_caches() -> None:
+    """Forget the cached operand texts and memory sizes."""
+    _register_text.cache_clear()
+    _memory_size.cache_clear()
 
 
 def _hex(v: int) -> str:
@@ -123,10 +136,20 @@ def format_operand(inst: Inst, i: int, op: Operand, rip: int | None = None) -> s
         if op.broadcast:
             element = 8 if inst.op.endswith(("pd", "q")) else 4
             return format_memory(op, element, rip, inst.vlen // element)
-        return format_memory(op, None if inst.op == "lea" else memory_size(inst), rip)
+        size = None if inst.op == "lea" else _memory_size(inst.op, inst.width, inst.vlen)
+        return format_memory(op, size, rip)
+    if isinstance(op, VReg):  # (virtual registers of one id but two classes are equal ints)
+        return _register_text.__wrapped__(inst.op, inst.width, inst.vlen, i, op)
+    return _register_text(inst.op, inst.width, inst.vlen, i, op)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _register_text(name: str, width: int, vlen: int, i: int, op: Reg | VReg) -> str:
+    """Operand ``i`` of an instruction ``name`` as text, when it is a register (cached:
+    listings print the same few registers over and over)."""
     if op.cls is RegClass.VEC:
-        return _reg(op, 8, 16 if (inst.op, i) in _XMM_OPERANDS else inst.vlen)
-    return _reg(op, _operand_width(inst, i, op), inst.vlen)
+        return _reg(op, 8, 16 if (name, i) in _XMM_OPERANDS else vlen)
+    return _reg(op, _operand_width(Inst(name, (), width, vlen), i, op), vlen)
 
 
 def format_inst(inst: Inst, rip: int | None = None) -> str:

@@ -56,8 +56,14 @@ def _mentions(op: Operand) -> list[VReg]:
 
 def live_intervals(code: list[Inst]) -> dict[VReg, tuple[int, int]]:
     """[first, last] instruction index of every virtual register, loops accounted for."""
+    return _walk(code)[0]
+
+
+def _walk(code: list[Inst]) -> tuple[dict[VReg, tuple[int, int]], dict[VReg, int]]:
+    """(live intervals, how many instructions mention each virtual register)."""
     first: dict[VReg, int] = {}
     last: dict[VReg, int] = {}
+    uses: dict[VReg, int] = {}
     labels: dict[str, int] = {}
     loops: list[tuple[int, int]] = []
     for i, inst in enumerate(code):
@@ -72,8 +78,9 @@ def live_intervals(code: list[Inst]) -> dict[VReg, tuple[int, int]]:
             for v in _mentions(op):
                 first.setdefault(v, i)
                 last[v] = i
+                uses[v] = uses.get(v, 0) + 1
     _extend_into_loops(first, last, loops)
-    return {v: (first[v], last[v]) for v in first}
+    return {v: (first[v], last[v]) for v in first}, uses
 
 
 def _extend_into_loops(
@@ -95,17 +102,29 @@ def linear_scan(code: list[Inst], vector_bytes: int = 32) -> Allocation:
     """Assign registers to the virtual registers of ``code`` (vector registers spill
     ``vector_bytes`` each: 64 where zmm values are used)."""
     out = Allocation(vector_bytes=vector_bytes)
-    intervals = live_intervals(code)
+    intervals, uses = _walk(code)
     for cls in ALLOCATABLE:
         mine = sorted(
             ((lo, hi, v) for v, (lo, hi) in intervals.items() if v.cls is cls),
             key=lambda t: (t[0], t[2]),
         )
-        _scan(mine, list(ALLOCATABLE[cls]), out)
+        _scan(mine, list(ALLOCATABLE[cls]), out, uses)
     return out
 
 
-def _scan(intervals: list[tuple[int, int, VReg]], free: list[Reg], out: Allocation) -> None:
+def _victim(active: list[tuple[int, VReg]], lo: int, uses: dict[VReg, int]) -> int:
+    """Index in ``active`` of the interval to spill: the fewest mentions per instruction
+    still ahead of it (each mention of a spilled value costs a reload or a store), the
+    longest-lived among equals."""
+    return min(
+        range(len(active)),
+        key=lambda k: (uses[active[k][1]] / (active[k][0] - lo + 1), -active[k][0]),
+    )
+
+
+def _scan(
+    intervals: list[tuple[int, int, VReg]], free: list[Reg], out: Allocation, uses: dict[VReg, int]
+) -> None:
     active: list[tuple[int, VReg]] = []  # (end, vreg), sorted by end
     order = {r: i for i, r in enumerate(free)}
     for lo, hi, v in intervals:
@@ -120,14 +139,13 @@ def _scan(intervals: list[tuple[int, int, VReg]], free: list[Reg], out: Allocati
             active.append((hi, v))
             active.sort()
             continue
-        end, victim = active[-1]
-        if end > hi:  # steal the register of the interval that lives longest
+        active.append((hi, v))
+        k = _victim(active, lo, uses)
+        end, victim = active.pop(k)
+        out.spills[victim] = len(out.spills)
+        if victim is not v:  # v takes the spilled interval's register
             out.registers[v] = out.registers.pop(victim)
-            out.spills[victim] = len(out.spills)
-            active[-1] = (hi, v)
-            active.sort()
-        else:
-            out.spills[v] = len(out.spills)
+        active.sort()
 
 
 def _spill_slot(n: int) -> Mem:
