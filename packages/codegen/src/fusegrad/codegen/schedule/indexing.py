@@ -15,9 +15,10 @@ kernel's indices are simplified once, all together, when the kernel is built
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
-from fusegrad.uop import Ops, UOp, dedup, dtypes, sint, sint_to_uop
+from fusegrad.uop import AxisType, Ops, UOp, dedup, dtypes, sint, sint_to_uop
 
 Index = tuple[UOp, ...]
 TRUE = UOp.const(True, dtypes.bool)
@@ -212,7 +213,8 @@ def range_size(size: sint) -> sint:
 def simplify_indices(ast: UOp) -> UOp:
     """``ast`` with every INDEX's index expression simplified (one ``sym`` rewrite over all
     of them at once, so shared subexpressions are simplified once), and every arange's bit
-    sum folded to its index (``fold_bit_sums``)."""
+    sum folded to its index (``fold_bit_sums``); a sum of products then has its contiguous
+    ranges merged (``merge_gemm_ranges``)."""
     topo = ast.toposort()
     if any(u.op is Ops.WHERE for u in topo):
         folded = fold_bit_sums(ast, topo)
@@ -224,7 +226,7 @@ def simplify_indices(ast: UOp) -> UOp:
         return ast
     simplified = dict(zip(exprs, UOp.sink(*exprs).simplify().src, strict=True))
     mapping = {u: u.replace(src=(u.src[0], simplified[u.src[1]], *u.src[2:])) for u in indexes}
-    return ast.substitute({k: v for k, v in mapping.items() if v is not k})
+    return merge_gemm_ranges(ast.substitute({k: v for k, v in mapping.items() if v is not k}))
 
 
 # -- the arange's bit sum ---------------------------------------------------------------------
@@ -317,3 +319,130 @@ def fold_bit_sums(ast: UOp, nodes: list[UOp] | None = None) -> UOp:
         if u.op is Ops.ADD and u not in parents_add and (new := fold_bit_sum(u)) is not None:
             mapping[u] = new
     return ast.substitute(mapping) if mapping else ast
+
+
+# -- merging a GEMM's ranges ------------------------------------------------------------------
+#
+# A convolution's kernel is a matmul over several axes: out[n, co, y, x] = sum over (ci, ky,
+# kx) of cols[n, ci, k, y, x] * w[co, ci, k]. Its output pixels (y, x) are one contiguous
+# axis of 3136 in every access, as are its taps (ci, k) along the reduction, but the
+# optimizer's matmul rules block one axis per role: 56 columns (vectors of 8 with 7 left over
+# for 16) and 9 taps. Merged, the kernel is the plain GEMM out[co, p] = sum_K w[co, K] *
+# cols[K, p] the matmul heuristics block 4 x 16 or 6 x 16 with K = 576 long.
+
+
+def _is_gemm(ast: UOp, topo: list[UOp]) -> bool:
+    """The kernel sums products (a REDUCE ADD over a MUL, through casts)."""
+    for u in topo:
+        if u.op is Ops.REDUCE and u.arg is Ops.ADD:
+            v = u.src[0]
+            while v.op is Ops.CAST:
+                v = v.src[0]
+            if v.op is Ops.MUL:
+                return True
+    return False
+
+
+def _holders(topo: list[UOp], rng: UOp) -> set[UOp]:
+    """The END/REDUCE nodes that loop over ``rng``."""
+    return {u for u in topo if u.op in (Ops.END, Ops.REDUCE) and rng in u.src[1:]}
+
+
+def _uses_outside_indices(topo: list[UOp], rngs: set[UOp]) -> bool:
+    """Whether a range of ``rngs`` is used other than in a memory index or a loop list."""
+    inside: set[UOp] = set()
+    for u in topo:
+        if u.op is Ops.INDEX:
+            for s in u.src[1:]:
+                inside.update(s.toposort())
+    for u in topo:
+        if u in inside or u.op in (Ops.END, Ops.REDUCE, Ops.RANGE):
+            continue
+        if any(s in rngs for s in u.src):
+            return True
+    return False
+
+
+def _merge_pair(ast: UOp, topo: list[UOp], outer: UOp, inner: UOp) -> UOp | None:
+    """``ast`` with ranges ``outer`` and ``inner`` (same kind, looped together) as one range
+    of their product, when every memory index then reads it without a division or modulo
+    (each index steps ``outer`` by ``inner``'s size times ``inner``'s step); else None."""
+    a, b = const_int(outer), const_int(inner)
+    if a is None or b is None:
+        return None
+    merged = outer.replace(src=(UOp.const(a * b, dtypes.weakint), *outer.src[1:]))
+    quotient, remainder = merged // b, merged % b
+    indexes = [u for u in topo if u.op is Ops.INDEX and len(u.src) > 1]
+    exprs = dedup(s for u in indexes for s in u.src[1:] if {outer, inner} & set(s.toposort()))
+    if not exprs:
+        return None
+    swapped = UOp.sink(*exprs).substitute({outer: quotient, inner: remainder})
+    simplified = swapped.simplify().src
+    for e in simplified:
+        for u in e.toposort():
+            if u.op in (Ops.FLOORDIV, Ops.FLOORMOD) and merged in u.src[0].toposort():
+                return None  # not one contiguous axis in this access
+    new_expr = dict(zip(exprs, simplified, strict=True))
+    mapping: dict[UOp, UOp] = {}
+    for u in indexes:
+        if any(s in new_expr for s in u.src[1:]):
+            mapping[u] = u.replace(src=(u.src[0], *(new_expr.get(s, s) for s in u.src[1:])))
+    for u in topo:
+        if u.op in (Ops.END, Ops.REDUCE) and outer in u.src[1:]:
+            loops = tuple(merged if s is outer else s for s in u.src[1:] if s is not inner)
+            mapping[u] = u.replace(src=(u.src[0], *loops))
+    out = _rebuild(ast, mapping)
+    left = {u for u in out.toposort() if u.op is Ops.RANGE}
+    return None if outer in left or inner in left else out  # a use this merge did not see
+
+
+def _rebuild(ast: UOp, mapping: dict[UOp, UOp]) -> UOp:
+    """``ast`` with the nodes of ``mapping`` replaced, their new sources rebuilt too (a
+    replaced END or REDUCE keeps the replaced nodes under it)."""
+    done: dict[UOp, UOp] = {}
+    for u in ast.toposort():
+        srcs = tuple(done.get(s, s) for s in u.src)
+        base = mapping.get(u, u)
+        if base is not u:
+            srcs = tuple(done.get(s, s) for s in base.src)
+            done[u] = base.replace(src=srcs)
+        elif srcs != u.src:
+            done[u] = u.replace(src=srcs)
+    return done.get(ast, ast)
+
+
+def const_int(rng: UOp) -> int | None:
+    """A RANGE's size when it is a plain int."""
+    size = rng.src[0]
+    return size.arg if size.op is Ops.CONST and isinstance(size.arg, int) else None
+
+
+def merge_gemm_ranges(ast: UOp) -> UOp:
+    """A sum-of-products kernel with each pair of neighbouring ranges of one kind (by axis
+    id) merged while they walk memory as one axis (see ``_merge_pair``): a convolution's
+    pixels and taps become a GEMM's N and K. Other kernels are returned as they are."""
+    topo = ast.toposort()
+    if not _is_gemm(ast, topo):
+        return ast
+    changed = True
+    while changed:
+        changed = False
+        rngs = sorted({u for u in topo if u.op is Ops.RANGE}, key=lambda r: r.arg[0])
+        fixed = set()
+        if _uses_outside_indices(topo, set(rngs)):
+            fixed = {r for r in rngs if _uses_outside_indices(topo, {r})}
+        for outer, inner in itertools.pairwise(rngs):
+            if outer in fixed or inner in fixed or outer.arg[1] is not inner.arg[1]:
+                continue
+            if outer.arg[1] not in _MERGEABLE:
+                continue
+            if _holders(topo, outer) != _holders(topo, inner):
+                continue
+            merged = _merge_pair(ast, topo, outer, inner)
+            if merged is not None:
+                ast, topo, changed = merged, merged.toposort(), True
+                break
+    return ast
+
+
+_MERGEABLE = (AxisType.LOOP, AxisType.REDUCE)
