@@ -46,15 +46,15 @@ def _memories() -> list[Mem]:
         for d in (8, -128, 127, 128, -4096, 0x12345)
     ]
     out += [
-        Mem(base=GPRS[b], index=GPRS[i], scale=s)
+        Mem(base=GPRS[b], idx=GPRS[i], scale=s)
         for b, i, s in zip(
             range(16), [x for x in range(16) if x != 4] * 2, (1, 2, 4, 8) * 8, strict=False
         )
     ]
     out += [
-        Mem(base=b, index=GPRS[9], scale=4, disp=d) for b in (RBP, R13, RSP) for d in (0, 16, -300)
+        Mem(base=b, idx=GPRS[9], scale=4, disp=d) for b in (RBP, R13, RSP) for d in (0, 16, -300)
     ]
-    out += [Mem(index=GPRS[3], scale=8, disp=64), Mem(label="pool")]
+    out += [Mem(idx=GPRS[3], scale=8, disp=64), Mem(label="pool")]
     return out  # fmt: skip
 
 
@@ -241,12 +241,12 @@ KS = tuple(Reg(i, RegClass.MASK) for i in range(1, 8))
 EVEX_MEMS = [
     *MEMS,
     *(Mem(base=GPRS[b], disp=d) for b in (0, 4, 5, 13) for d in (64, -128, 8128, -8192, 8192, 72)),
-    Mem(base=GPRS[2], index=GPRS[11], scale=8, disp=-64),
+    Mem(base=GPRS[2], idx=GPRS[11], scale=8, disp=-64),
 ]
 _BCST = [
     Mem(label="pool", broadcast=True),
     Mem(base=GPRS[3], disp=8, broadcast=True),
-    Mem(base=GPRS[12], index=GPRS[1], scale=4, disp=-512, broadcast=True),
+    Mem(base=GPRS[12], idx=GPRS[1], scale=4, disp=-512, broadcast=True),
     Mem(base=GPRS[5], disp=4, broadcast=True),
 ]
 

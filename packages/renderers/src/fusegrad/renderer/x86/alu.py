@@ -53,7 +53,7 @@ def _add64(ctx: Selection, a: UOp, b: UOp) -> VReg:
     if isinstance(other, Imm):
         ctx.emit("lea", d, Mem(base=base, disp=other.value))
     else:
-        ctx.emit("lea", d, Mem(base=base, index=other))
+        ctx.emit("lea", d, Mem(base=base, idx=other))
     return d
 
 

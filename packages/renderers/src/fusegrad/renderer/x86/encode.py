@@ -57,7 +57,7 @@ def _modrm(reg: int, rm: Reg | Mem, n: int = 1) -> tuple[int, int, bytes, int | 
     if rm.frame is not None:
         raise EncodeError(f"frame slot {rm.frame} was not placed")
     base = rm.base
-    index = rm.index
+    index = rm.idx
     if (base is not None and not isinstance(base, Reg)) or (
         index is not None and not isinstance(index, Reg)
     ):

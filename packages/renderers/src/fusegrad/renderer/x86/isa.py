@@ -12,7 +12,6 @@ and of its memory access; vector instructions use ``vlen`` (16: xmm, 32: ymm).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
@@ -68,15 +67,14 @@ class VReg(int):
         return f"VReg({int(self)}, {self.cls.name})"
 
 
-@dataclass(frozen=True, slots=True)
-class Mem:
-    """A memory operand: ``[base + index*scale + disp]``, or ``[rip + label]`` of the
+class Mem(NamedTuple):
+    """A memory operand: ``[base + idx*scale + disp]``, or ``[rip + label]`` of the
     constant pool (``label``), or a frame slot (``frame``: ``"spill"``/``"arg"`` and a number,
     placed once the frame is laid out). ``broadcast``: an AVX-512 embedded broadcast (one
     element read and repeated in every lane: ``dword ptr [m]{1to16}``)."""
 
     base: Reg | VReg | None = None
-    index: Reg | VReg | None = None
+    idx: Reg | VReg | None = None
     scale: int = 1
     disp: int = 0
     label: str | None = None

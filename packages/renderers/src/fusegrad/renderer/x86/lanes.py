@@ -167,7 +167,7 @@ def _element_memory(ctx: Selection, idx: UOp) -> tuple[Mem, int]:
 
 
 def _at(m: Mem, offset: int) -> Mem:
-    return Mem(m.base, m.index, m.scale, m.disp + offset, m.label, m.frame, m.broadcast)
+    return Mem(m.base, m.idx, m.scale, m.disp + offset, m.label, m.frame, m.broadcast)
 
 
 def _load_lanes(ctx: Selection, x: UOp) -> list[VReg]:

@@ -73,9 +73,9 @@ def format_memory(m: Mem, size: int | None, rip: int | None = None, lanes: int =
         parts = []
         if m.base is not None:
             parts.append(_reg(m.base, 8, 16))
-        if m.index is not None:
+        if m.idx is not None:
             scale = f"*{m.scale}" if m.scale != 1 else ""
-            parts.append(f"{_reg(m.index, 8, 16)}{scale}")
+            parts.append(f"{_reg(m.idx, 8, 16)}{scale}")
         body = " + ".join(parts)
         if m.disp or not parts:
             body += (" - " if m.disp < 0 else " + ") + _hex(abs(m.disp)) if parts else _hex(m.disp)

@@ -155,7 +155,7 @@ def address(ctx: Selection, idx: UOp) -> Mem:
     at = idx.src[1]
     if at.op is Ops.CONST and -(2**31) <= int(at.arg) * size < 2**31:
         return Mem(base=base, disp=int(at.arg) * size)
-    return Mem(base=base, index=ctx.gpr(at), scale=size)
+    return Mem(base=base, idx=ctx.gpr(at), scale=size)
 
 
 _LOADS: dict[DType, tuple[str, int]] = {

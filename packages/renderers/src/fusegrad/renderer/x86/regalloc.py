@@ -50,7 +50,7 @@ def _mentions(op: Operand) -> list[VReg]:
     if isinstance(op, VReg):
         return [op]
     if isinstance(op, Mem):
-        return [r for r in (op.base, op.index) if isinstance(r, VReg)]
+        return [r for r in (op.base, op.idx) if isinstance(r, VReg)]
     return []
 
 
@@ -162,7 +162,7 @@ def _substitute(op: Operand, regs: dict[VReg, Reg], place: Callable[[Mem], Mem])
     assert isinstance(op, Mem)
     if op.frame is not None:
         return place(op)
-    base, index = op.base, op.index
+    base, index = op.base, op.idx
     if type(base) is not VReg and type(index) is not VReg:
         return op
     base = regs[base] if type(base) is VReg else base
@@ -199,7 +199,7 @@ def _move(reg: Reg, slot: Mem, load: bool, size: int) -> Inst:
 
 
 def _spilled_memory(m: Mem, spills: dict[VReg, int]) -> bool:
-    return m.base in spills or m.index in spills
+    return m.base in spills or m.idx in spills
 
 
 def _spilled_operands(
