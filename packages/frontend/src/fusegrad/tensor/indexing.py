@@ -20,8 +20,8 @@ import numpy as np
 from fusegrad.engine import buffer_of
 from fusegrad.tensor.checks import add_check
 from fusegrad.uop import Ops, UOp, dtypes, sint
-from fusegrad.uop.mixin.indexing import IndexingMixin as SharedIndexing
-from fusegrad.uop.mixin.indexing import IndexPlan
+from fusegrad.uop.mixin import IndexingMixin as SharedIndexing
+from fusegrad.uop.mixin import IndexPlan
 
 if TYPE_CHECKING:
     from fusegrad.tensor.tensor import Tensor

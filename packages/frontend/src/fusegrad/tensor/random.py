@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from fusegrad.tensor.convert import canonical_device
 from fusegrad.tensor.create import as_leaf
 from fusegrad.uop import UOp
-from fusegrad.uop.mixin.random import RandomMixin as SharedRandom
-from fusegrad.uop.mixin.random import RngState
+from fusegrad.uop.mixin import RandomMixin as SharedRandom
+from fusegrad.uop.mixin import RngState
 
 if TYPE_CHECKING:
     from fusegrad.tensor.tensor import Tensor

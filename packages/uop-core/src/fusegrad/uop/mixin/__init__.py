@@ -16,7 +16,7 @@ from __future__ import annotations
 from fusegrad.uop.mixin.base import OpMixinBase, broadcast_shape
 from fusegrad.uop.mixin.create import DefaultDevice, arange_uop, index_uop
 from fusegrad.uop.mixin.elementwise import ElementwiseMixin
-from fusegrad.uop.mixin.indexing import IndexingMixin
+from fusegrad.uop.mixin.indexing import IndexingMixin, IndexPlan
 from fusegrad.uop.mixin.linalg import LinalgMixin
 from fusegrad.uop.mixin.linear import LinearMixin
 from fusegrad.uop.mixin.movement import MovementMixin
@@ -28,6 +28,7 @@ from fusegrad.uop.mixin.sort import SortMixin
 __all__ = [
     "DefaultDevice",
     "ElementwiseMixin",
+    "IndexPlan",
     "IndexingMixin",
     "LinalgMixin",
     "LinearMixin",
