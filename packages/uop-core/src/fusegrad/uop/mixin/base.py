@@ -251,9 +251,10 @@ class OpMixinBase:
 
     def allclose(
         self, other: Self, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
-    ) -> Self:
-        """A 0-d bool: every ``|self - other| <= atol + rtol * |other|`` (NaNs equal when
-        ``equal_nan``), broadcast as the operators do."""
+    ) -> Any:
+        """A 0-d bool value: every ``|self - other| <= atol + rtol * |other|`` (NaNs equal when
+        ``equal_nan``), broadcast as the operators do (``Tensor.allclose`` reads it as a
+        Python bool, as PyTorch's does)."""
         a, b = self._promoted(other)
         close = (a - b).abs() <= (b.abs() * rtol + atol)
         if equal_nan:
