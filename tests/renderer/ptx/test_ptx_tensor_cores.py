@@ -189,3 +189,34 @@ def test_interpreter_mma_needs_the_whole_warp() -> None:
     bufs = [bytearray(16 * 8 * 4), bytearray(16 * 16 * 2), bytearray(16 * 8 * 2)]
     with pytest.raises(RuntimeError, match="part of a warp"):
         run_ptx(src, bufs, (), (1, 1, 1), (16, 1, 1))
+
+
+def test_tensor_style_half_product_with_a_fused_epilogue() -> None:
+    """The graph a Tensor half matmul makes (the product in half, CAST to float32, REDUCE),
+    with a bias and relu fused after it and a half output: one mma, NumPy's result (the
+    tensor core's products are exact, as the float32 reference's)."""
+    m, k, n = 32, 32, 16
+    c = UOp.param(0, dtypes.float16.ptr(m * n))
+    a, b = UOp.param(1, dtypes.float16.ptr(m * k)), UOp.param(2, dtypes.float16.ptr(k * n))
+    bias = UOp.param(3, dtypes.float32.ptr(n))
+    i, j, r = UOp.range(m, 0), UOp.range(n, 1), UOp.range(k, 2, AxisType.REDUCE)
+    prod = (a.index(i * k + r).load() * b.index(r * n + j).load()).cast(dtypes.float32)
+    acc = prod.reduce(r, arg=Ops.ADD) + bias.index(j).load()
+    relu = UOp(Ops.MAX, dtypes.float32, (acc, UOp.const(0.0, dtypes.float32)))
+    store = c.index(i * n + j).store(relu.cast(dtypes.float16)).end(i, j)
+    spec = program(UOp.sink(store, arg=KernelInfo("epilogue")), [Opt(OptOps.TC, 0)])
+    assert str(spec.src).count("mma.sync") == 1
+    rng = np.random.default_rng(6)
+    ha = rng.standard_normal((m, k)).astype(np.float16)
+    hb = rng.standard_normal((k, n)).astype(np.float16)
+    hbias = rng.standard_normal(n).astype(np.float32)
+    out = bytearray(m * n * 2)
+    bufs = [out, bytearray(ha.tobytes()), bytearray(hb.tobytes()), bytearray(hbias.tobytes())]
+    assert spec.local_size is not None
+    run_ptx(str(spec.src), bufs, (), spec.global_size, spec.local_size)
+    got = np.frombuffer(out, np.float16).reshape(m, n)
+    exact = ha.astype(np.float32) @ hb.astype(np.float32) + hbias
+    np.testing.assert_allclose(
+        got.astype(np.float32), np.maximum(exact, 0).astype(np.float16).astype(np.float32),
+        rtol=1e-3, atol=1e-3,
+    )  # fmt: skip
