@@ -1,6 +1,7 @@
 """3x3 convolution (NCHW, fp32) on the CPU device: NumPy vs heuristics vs BEAM, in GFLOP/s.
 
     .venv/bin/python tools/bench/conv.py [--shape 8 32 32 66] [--beam 2] [--tensor-only]
+    .venv/bin/python tools/bench/conv.py --cases [3x3_pad1 ...] [--batch 32] [--beam 0]
 
 ``--shape B CIN COUT HW``: batch, input/output channels, input height=width (valid conv, the
 output is HW-2 square). The NumPy reference is an im2col matmul (BLAS), PyTorch's is
@@ -8,6 +9,10 @@ output is HW-2 square). The NumPy reference is an im2col matmul (BLAS), PyTorch'
 ``tensor`` rows time ``x.conv2d(w).realize()`` end to end, with the heuristics and with
 ``BEAM`` set as a user sets it (``Context(BEAM=n)``: the first call searches every kernel on
 the CPU device's own timer; its time is the search time).
+
+``--cases`` runs the issue's table instead (``CASES``: 3x3 pad 1, stride 2, 1x1, depthwise,
+and the 3x3's input + weight gradients) through Tensor code next to PyTorch in interleaved
+rounds; no cases named: all of them.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -109,13 +115,130 @@ def run_tensor(k: object, x: np.ndarray, w: np.ndarray, beam: int, repeats: int)
     print(f"{label}: load average {k.load_average()}")  # type: ignore[attr-defined]
 
 
+#: the issue's table (#25): name -> (cin, cout, hw, kernel, stride, padding, groups), NCHW
+#: float32 on ``--batch`` images; ``_bwd`` cases time the input and weight gradients
+CASES: dict[str, tuple[int, int, int, int, int, int, int]] = {
+    "3x3_pad1": (64, 64, 56, 3, 1, 1, 1),
+    "3x3_stride2": (64, 128, 56, 3, 2, 1, 1),
+    "1x1": (64, 256, 56, 1, 1, 0, 1),
+    "depthwise": (64, 64, 56, 3, 1, 1, 64),
+    "3x3_pad1_bwd": (64, 64, 56, 3, 1, 1, 1),
+}
+
+
+def _interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
+    """Seconds of each function per round, the functions called round-robin (each timed call
+    after a pause and one untimed call)."""
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            time.sleep(0.05)
+            fn()
+            start = time.perf_counter()
+            fn()
+            out[name].append(time.perf_counter() - start)
+    return out
+
+
+def run_case(k: Any, name: str, batch: int, beam: int, repeats: int) -> None:
+    """One case of ``CASES`` through Tensor code (heuristics, and BEAM when ``beam``) next to
+    PyTorch in the same rounds: GFLOP/s of the medians, and ``paired``: the median over
+    rounds of PyTorch's time / ours (cancels load drifts between rounds)."""
+    import torch
+    from fusegrad import Tensor
+    from fusegrad.engine.launch import synchronize
+
+    cin, cout, hw, ks, stride, pad, groups = CASES[name]
+    backward = name.endswith("_bwd")
+    rs = np.random.default_rng(0)
+    x = rs.standard_normal((batch, cin, hw, hw)).astype(np.float32)
+    w = (rs.standard_normal((cout, cin // groups, ks, ks)) / ks).astype(np.float32)
+    oh = (hw + 2 * pad - ks) // stride + 1
+    flops = 2 * batch * cout * oh * oh * (cin // groups) * ks * ks * (2 if backward else 1)
+    px, pw = torch.from_numpy(x), torch.from_numpy(w)
+
+    def conv(a: Any, b: Any, f: Any) -> Any:
+        return f(a, b, stride=stride, padding=pad, groups=groups)
+
+    if backward:
+        gy = torch.from_numpy(rs.standard_normal((batch, cout, oh, oh)).astype(np.float32))
+
+        def theirs() -> object:
+            ta, tb = px.clone().requires_grad_(), pw.clone().requires_grad_()
+            return torch.autograd.grad(conv(ta, tb, torch.nn.functional.conv2d), (ta, tb), gy)
+    else:
+
+        def theirs() -> object:
+            return conv(px, pw, torch.nn.functional.conv2d)
+
+    tx, tw = Tensor(x).realize(), Tensor(w).realize()
+    tgy = Tensor(gy.numpy()).realize() if backward else None
+
+    def ours() -> object:
+        if tgy is None:
+            out = conv(tx, tw, Tensor.conv2d).realize()
+        else:
+            a, b = tx.detach().requires_grad_(), tw.detach().requires_grad_()
+            (conv(a, b, Tensor.conv2d) * tgy).sum().backward()
+            assert a.grad is not None and b.grad is not None
+            out = Tensor.realize(a.grad, b.grad)
+        synchronize()
+        return out
+
+    label = f"conv {name} {batch}x{cin}->{cout} {hw}^2"
+    _report(label, flops, ours, theirs, backward, beam, repeats)
+
+
+def _report(
+    label: str,
+    flops: int,
+    ours: Callable[[], Any],
+    theirs: Callable[[], Any],
+    backward: bool,
+    beam: int,
+    repeats: int,
+) -> None:
+    """Print one case's rows (heuristics, BEAM) with the error of the forward output."""
+    from fusegrad.uop import Context
+
+    modes = {"heuristics": 0, **({f"BEAM={beam}": beam} if beam > 0 else {})}
+    for mode, width in modes.items():
+        with Context(BEAM=width):
+            if not backward:
+                got = ours()
+                err = float(np.abs(got.numpy() - theirs().numpy()).max())
+            else:
+                ours()
+                err = float("nan")
+            secs = _interleaved({"torch": theirs, mode: ours}, repeats)
+        med = {m: float(np.median(v)) for m, v in secs.items()}
+        paired = float(np.median(np.array(secs["torch"]) / np.array(secs[mode])))
+        print(
+            f"{label:32s} {mode:10s} {flops / med[mode] / 1e9:7.1f} GFLOP/s  torch "
+            f"{flops / med['torch'] / 1e9:7.1f}  x{med['torch'] / med[mode]:5.2f} torch  "
+            f"paired x{paired:5.2f}  max err {err:.1e}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", type=int, nargs=4, default=[8, 32, 32, 66])
     parser.add_argument("--beam", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--tensor-only", action="store_true", help="only the Tensor rows")
+    parser.add_argument(
+        "--cases", nargs="*", choices=list(CASES),
+        help="the issue's table instead of --shape: these cases through Tensor code vs PyTorch",
+    )  # fmt: skip
+    parser.add_argument("--batch", type=int, default=32, help="images per --cases case")
     args = parser.parse_args()
+    if args.cases is not None:
+        k = _kernels()
+        print(f"load average {k.load_average()}  batch {args.batch}")  # type: ignore[attr-defined]
+        for name in args.cases or list(CASES):
+            run_case(k, name, args.batch, args.beam, args.repeats)
+        print(f"load average {k.load_average()}")  # type: ignore[attr-defined]
+        return
     b, cin, cout, hw = args.shape
     k = _kernels()
     rs = np.random.default_rng(0)
