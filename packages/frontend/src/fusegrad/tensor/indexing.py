@@ -64,14 +64,14 @@ class IndexingMixin(SharedIndexing):
             for sel in plan.dims
         )
 
-    def __setitem__(self: Tensor, indices: Any, value: Any) -> None:
+    def __setitem__(self: Tensor, indices: Any, v: Any) -> None:
         indices, empty_axes = self._python_bools(indices)
         if empty_axes:
-            self._operand(value)._broadcast_to(self[indices].shape)  # shapes still checked
+            self._operand(v)._broadcast_to(self[indices].shape)  # shapes still checked
             return  # x[False] selects nothing: nothing to write
         plan, adv = self._index_plan(indices)
         basic = self._apply_basic(plan)
-        v = self._operand(value).cast(self.dtype)
+        v = self._operand(v).cast(self.dtype)
         grad = bool(self.requires_grad or v.requires_grad) and not type(self).no_grad
         base = self.uop
         while base.op is Ops.AFTER:
