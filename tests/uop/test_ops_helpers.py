@@ -136,3 +136,17 @@ def test_pm_unbind_collects_bound_values() -> None:
     out = graph_rewrite(X.bind(3) + Y.bind(2) * 2, pm_unbind, ctx=values)
     assert out is X + Y * 2 and values == {X: 3, Y: 2}
     assert do_unbind({}, X + 1) is None
+
+
+def test_spec_tensor_accepts_custom_gradient_nodes() -> None:
+    from fusegrad.uop.spec import spec_tensor, type_verify
+
+    buf = UOp.new_buffer("CPU", 3, dtypes.float32)
+    other = UOp.new_buffer("CPU", 3, dtypes.float32)
+    plain = UOp(Ops.CONTIGUOUS_BACKWARD, buf.dtype, (buf * 2.0,))
+    type_verify(plain.toposort(), extra_specs=(spec_tensor,))
+    custom = UOp(Ops.CONTIGUOUS_BACKWARD, buf.dtype, (buf * 2.0, buf, other), arg=lambda g: g)
+    type_verify(custom.toposort(), extra_specs=(spec_tensor,))
+    no_rule = UOp(Ops.CONTIGUOUS_BACKWARD, buf.dtype, (buf * 2.0, buf))
+    with pytest.raises(RuntimeError, match="not legal"):
+        type_verify(no_rule.toposort(), extra_specs=(spec_tensor,))

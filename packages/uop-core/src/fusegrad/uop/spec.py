@@ -92,6 +92,9 @@ spec_tensor = spec_shared + _spec(
         (UPat(Ops.REDUCE_AXIS, src=(UPat(),), name="x"), _has_shape),
         (UPat(Ops.COPY, src=(UPat(), UPat(Ops.DEVICE))), lambda: True),
         (UPat((Ops.CONTIGUOUS, Ops.CONTIGUOUS_BACKWARD, Ops.DETACH), src=(UPat(),)), lambda: True),
+        # a custom-gradient node: the value, then the inputs its gradient rule (the arg) feeds
+        (UPat(Ops.CONTIGUOUS_BACKWARD, src=(UPat(),), allow_any_len=True, name="x"),
+         lambda x: x.arg is not None),
         (UPat(Ops.STORE, dtypes.void, src=(UPat(), UPat())), lambda: True),
     ]
 )  # fmt: skip
