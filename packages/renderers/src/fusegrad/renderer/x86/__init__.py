@@ -2,8 +2,10 @@
 
 Pipeline, one module each: ``select`` (instruction selection, a rule table over the linear
 UOps: ``context``, ``memory``, ``alu``) -> ``regalloc`` (linear scan with spilling) ->
-``assemble`` (frame, labels, constant pool, listing) with ``encode`` (REX/VEX, ModRM/SIB);
-``objfile`` wraps the code as an ELF object for ``load_elf``. ``isa`` is the machine IR.
+``assemble`` (frame, labels, constant pool, listing) with ``encode`` (REX/VEX, ModRM/SIB)
+and ``evex`` (AVX-512); ``objfile`` wraps the code as an ELF object for ``load_elf``.
+``isa`` is the machine IR; ``cpuid`` reads the CPU's features, which pick the code paths
+(F16C: native float16; AVX-512F: zmm vectors), or ``X86Renderer(features=...)`` names them.
 
 Public: ``X86Renderer``, ``X86Compiler``, ``x86_unavailable``, ``clear_caches`` (cold
 compile-time measurements).

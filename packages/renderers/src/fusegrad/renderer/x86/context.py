@@ -15,6 +15,7 @@ multiply-add, and comparisons with NaN are false except ``!=``.
 
 from __future__ import annotations
 
+import functools
 import struct
 
 from fusegrad.renderer.signature import KernelSignature
@@ -178,6 +179,7 @@ class Selection:
         return v
 
 
+@functools.cache
 def vlen(dt: DType) -> int:
     """Bytes of the vector register a value of ``dt`` takes (16: xmm, 32: ymm); a bool
     vector is a mask with lanes of ``mask_lane`` bytes."""
@@ -186,6 +188,7 @@ def vlen(dt: DType) -> int:
     return 64 if size > 32 else 32 if size > 16 else 16
 
 
+@functools.cache
 def register_lane(dt: DType) -> int:
     """Bytes per lane of a value of ``dt`` in a register (a float16 is held as float32)."""
     return 4 if dt.scalar() is F16 else dt.scalar().itemsize
@@ -198,6 +201,7 @@ def round_half(ctx: Selection, v: VReg, width: int = 16) -> None:
     ctx.emit("vcvtph2ps", v, t, vlen=width)
 
 
+@functools.cache
 def mask_lane(dt: DType) -> int:
     """Bytes per lane of a bool vector held as a compare mask: 8 lanes are float32
     compares (4 bytes), 4 lanes float64 ones (8 bytes)."""
@@ -224,12 +228,14 @@ def float_bits(dt: DType, x: float) -> bytes:
     return struct.pack("<d" if dt.scalar() is F64 else "<f", float(x))
 
 
+@functools.cache
 def mov_for(dt: DType) -> str:
     if dt.count > 1:
         return "vmovups"
     return "vmovsd" if dt.scalar() is F64 else "vmovss"
 
 
+@functools.cache
 def suffix(dt: DType) -> str:
     """The instruction suffix of a float dtype: scalar ss/sd, packed ps/pd."""
     if dt.count > 1:

@@ -3,11 +3,13 @@
 An instruction is a mnemonic with operands; its *form* (``FORMS``) says which operands it
 reads and writes, which the register allocator needs and nothing else. Operands are physical
 registers (``Reg``), virtual registers of a class (``VReg``, before allocation), memory
-(``Mem``: base + index * scale + displacement, or a label of the constant pool, addressed
-rip-relative), immediates (``Imm``) and jump targets (``Label``).
+(``Mem``: base + idx * scale + displacement, or a label of the constant pool, addressed
+rip-relative), immediates (``Imm``) and jump targets (``Label``); AVX-512 opmask registers
+(``KMASK``) appear only as fixed registers.
 
 ``width`` is the operand size in bytes of the instruction's integer registers (1, 2, 4, 8)
-and of its memory access; vector instructions use ``vlen`` (16: xmm, 32: ymm).
+and of its memory access; vector instructions use ``vlen`` (16: xmm, 32: ymm, 64: zmm,
+encoded with EVEX: ``evex``).
 """
 
 from __future__ import annotations

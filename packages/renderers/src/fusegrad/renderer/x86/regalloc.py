@@ -9,8 +9,9 @@ loop's back edge, so it keeps its register for every iteration.
 Linear scan (Poletto & Sarkar) per register class: intervals by start, a register freed when
 its interval ended (an instruction reads its sources before it writes, so a value dying at
 an instruction hands its register to the value it defines). With every register taken, the
-interval that ends last is spilled to a stack slot; instructions then load spilled sources
-into a scratch register before and store a spilled result after (``isa.SCRATCH``).
+interval with the fewest mentions per instruction still ahead (the longest-lived among
+equals) is spilled to a stack slot; instructions then load spilled sources into a scratch
+register before and store a spilled result after (``isa.SCRATCH``).
 """
 
 from __future__ import annotations
@@ -245,17 +246,27 @@ def rewrite(
     out: list[Inst] = []
     spills = alloc.spills
     regs = alloc.registers
-    for inst in code:
-        if not spills or not any(
-            op in spills if type(op) is VReg else type(op) is Mem and _spilled_memory(op, spills)
-            for op in inst.args
-        ):
-            args = tuple([_substitute(op, regs, place) for op in inst.args])
-            new = Inst(inst.op, args, inst.width, inst.vlen)
-            if not _self_move(new):
-                out.append(new)
+    touched = _spilled_positions(code, spills) if spills else set()
+    for at, inst in enumerate(code):
+        if at in touched:
+            out += _rewrite_spilled(inst, alloc, place)
             continue
-        out += _rewrite_spilled(inst, alloc, place)
+        args = tuple([regs[op] if type(op) is VReg else _substitute(op, regs, place) for op in inst.args])  # fmt: skip
+        new = Inst(inst.op, args, inst.width, inst.vlen)
+        if not _self_move(new):
+            out.append(new)
+    return out
+
+
+def _spilled_positions(code: list[Inst], spills: dict[VReg, int]) -> set[int]:
+    """Indices of the instructions that mention a spilled virtual register."""
+    out = set()
+    for at, inst in enumerate(code):
+        for op in inst.args:
+            kind = type(op)
+            if (kind is VReg and op in spills) or (kind is Mem and _spilled_memory(op, spills)):  # type: ignore[arg-type]
+                out.add(at)
+                break
     return out
 
 

@@ -13,6 +13,10 @@ float32 and float64 native; float16 native where the CPU has F16C (held as float
 registers, converted at loads and stores, each arithmetic result rounded to float16 by
 ``vcvtps2ph``/``vcvtph2ps``), else emulated by the lowering like bfloat16/fp8 over integer
 storage; EXP2/LOG2/SIN/RECIPROCAL and floor division are decomposed by the lowering.
+Where the CPU has AVX-512F (and the OS saves zmm state), float32x16 and float64x8 are held
+in zmm registers too (EVEX; gated accesses become opmask-masked loads and stores); the
+compares, wheres and casts of 16 lanes are selected lane by lane. Gated loads and stores of
+the AVX2 path pick a safe address with a cmov: no branches.
 Needs AVX2 and FMA (``unavailable`` says why not, from the CPUID instruction: ``cpuid``).
 """
 
