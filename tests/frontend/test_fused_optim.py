@@ -94,8 +94,9 @@ def _fusegrad_run(opt_name: str, fused: bool, jit: bool) -> tuple[list[np.ndarra
         opt.zero_grad()
         out = loss()
         out.backward()
+        Tensor.realize(out, *[p.grad for p in params if p.grad is not None])
         opt.step()
-        return out.realize()
+        return out
 
     run = TinyJit(step) if jit else step
     for _ in range(STEPS - 1):

@@ -89,8 +89,11 @@ def fusegrad_row(
         opt.zero_grad()
         loss = forward()
         loss.backward()
+        # the loss (of the weights before the update) with the gradients, then the update
+        # (realized after it, the loss would be computed again from the new weights)
+        Tensor.realize(loss, *[g for g in (p.grad for p in params) if g is not None])
         opt.step()
-        return loss.realize()
+        return loss
 
     run = TinyJit(train_step) if mode == "jit" else train_step
     for _ in range(3):  # warm up (and capture for the jit)

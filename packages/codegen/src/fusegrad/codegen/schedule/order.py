@@ -8,12 +8,13 @@
     level). A kernel reading another member's result computes it inline, which is allowed
     only at the index that member stores (so each value is computed once, and an assign's
     value is read before its own store overwrites it), and only for results whose buffers
-    outlive the kernel anyway (assigns, the schedule's outputs): an intermediate merged into
-    its reader would be stored and never read. Every load of a buffer the merged
-    kernel stores to must read the index stored and feed that store (it then runs before
-    the store), no buffer is stored twice, and merging must not close a cycle in the call
-    graph (read-after-write, write-after-read and write-after-write edges). An optimizer
-    step's ``param``, ``m`` and ``v`` updates become one kernel this way.
+    outlive the kernel anyway (assigns, the schedule's outputs, intermediates a third kernel
+    reads): an intermediate merged into its only reader would be stored and never read.
+    Every load of a buffer the merged kernel stores to must read the index stored and feed
+    that store (it then runs before the store), no buffer is stored twice, and merging must
+    not close a cycle in the call graph (read-after-write, write-after-read and
+    write-after-write edges). An optimizer step's ``param``, ``m`` and ``v`` updates become
+    one kernel this way.
   - kernels with reductions at the same dependency level that read no buffer a call
     writes in place (two sums of one input). Matmuls stay alone, and reductions stay apart
     from elementwise kernels: a matmul's kernel keeps its one STORE, which the tiling
@@ -188,8 +189,8 @@ def _merge_related(
             related = cl.rep in call.deps or bufs & cl.buffers or level[cid] in cl.levels
             if not related or not graph.mergeable(cl.rep, cid):
                 continue
-            if any(base_buffer(kz.views[r]) in read for r in _scratch(kz, cl.rep, outputs)):
-                continue  # it reads an intermediate: merged, that buffer would live on unread
+            if _reads_dead_end(kz, cl.rep, cid, read, outputs):
+                continue  # merged, an intermediate's buffer would be stored and never read
             if tries == MAX_TRIES:
                 break
             tries += 1
@@ -203,9 +204,20 @@ def _merge_related(
             clusters.append(_Cluster(cid, bufs, {level[cid]}))
 
 
-def _scratch(kz: Kernelizer, cid: int, outputs: set[UOp]) -> list[UOp]:
-    """The roots of call ``cid`` computed into buffers of their own that are not outputs."""
-    return [r for r in kz.calls[cid].roots if kz.kinds[r] is Kind.COMPUTE and r not in outputs]
+def _reads_dead_end(kz: Kernelizer, rep: int, cid: int, read: set[UOp], outputs: set[UOp]) -> bool:
+    """True when call ``cid`` reads an intermediate root of call ``rep`` (computed into a
+    buffer of its own, not an output) that no third call reads: merged, ``cid`` would compute
+    it inline and its buffer would be stored and never read."""
+    for r in kz.calls[rep].roots:
+        if kz.kinds[r] is not Kind.COMPUTE or r in outputs:
+            continue
+        buf = base_buffer(kz.views[r])
+        if buf in read and not any(
+            other not in (rep, cid) and any(b is buf for b, _ in c.reads)
+            for other, c in kz.calls.items()
+        ):
+            return True
+    return False
 
 
 def _try_lower(kz: Kernelizer, calls: list[Call]) -> Call | None:
