@@ -16,62 +16,13 @@ import math
 from typing import Any, Self
 
 from fusegrad.uop.dtype import DType, commit_weak, dtypes, least_upper_dtype, least_upper_float
+from fusegrad.uop.mixin import transcendental as tm
 from fusegrad.uop.mixin.base import OpMixinBase, broadcast_shape
 from fusegrad.uop.opcodes import Ops
 
 _LOG2_E = 1 / math.log(2)
 _LN_2 = math.log(2)
 _SQRT_HALF = math.sqrt(0.5)
-# ln 2 in two parts (Cody-Waite): _LN2_HI has 16 significant bits, so k * _LN2_HI is exact
-# for every exponent k a float32/float64 exp can see, and x - k ln 2 is exact to float precision
-_LN2_HI = 0.693145751953125
-_LN2_LO = _LN_2 - _LN2_HI
-# pi/2 in four parts (Cody-Waite): the first three have 11 significant bits, so q * part is
-# exact in float32 for |q| < 2**13 and x - q pi/2 keeps its accuracy near the zeros of cos for
-# |x| < 2**13 * pi/2; the fourth is the float32 rest (what is left is below 1e-19)
-_PIO2_1 = 1.5703125
-_PIO2_2 = 0.0004837512969970703
-_PIO2_3 = 7.549533620476723e-08
-_PIO2_4 = 2.5633440682570896e-12
-_COS_REDUCE_LIMIT = 12800.0
-# exp's clamps: below the low end e**x is 0 (or rounds to 0), and so is its gradient; the high
-# end caps the x that k is computed from at k = 127 (float64: 1023): above it r grows, e**r
-# overflows on its own, and the gradient's ctx * 2**k never overflows before e**r does
-_EXP_CLAMP = {dtypes.float32: (-104.0, 88.0), dtypes.float64: (-746.0, 709.0)}
-_HALF_FLOATS = (dtypes.float16, dtypes.bfloat16)
-# erf x = x * sum_n c_n x**2n below 0.5: c_n = 2/sqrt(pi) (-1)**n / (n! (2n+1)), highest first
-_ERF_TAYLOR = tuple(
-    2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(7, -1, -1)
-)
-# erfc(a) = t exp(P(t) - a**2), t = 1/(1 + a/2), highest power first (Numerical Recipes'
-# erfcc, a Chebyshev fit: relative error below 1.2e-7 for every a >= 0)
-_ERFC_POLY = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
-              0.09678418, 0.37409196, 1.00002368, -1.26551223)  # fmt: skip
-# a float's layout: (the int of its size, mantissa bits, exponent bias, the bits of the rounding
-# constant 1.5 * 2**mantissa: y + that constant holds round(y) in its low mantissa bits)
-_FLOAT_BITS = {
-    dtypes.float32: (dtypes.int32, 23, 127, 0x4B400000),
-    dtypes.float64: (dtypes.int64, 52, 1023, 0x4338 << 48),
-}
-# e**r, highest power first, on |r| <= ln2/2 (x <= 0): float32 a degree-6 fit of the relative
-# error (below 2e-9), float64 Taylor to degree 13 (below 1e-18); and on [-ln2/2, ln2] (r of
-# the capped k): degree 7 (below 1.2e-9), float64 Taylor to degree 17 (below 1e-18)
-_EXP_POLY = {
-    dtypes.float32: (0.0013843651296456716, 0.00837415615114374, 0.04166800212525241,
-                     0.16666431250575492, 0.4999999420838057, 1.0000000321684872, 1.0),
-    dtypes.float64: tuple(1 / math.factorial(k) for k in range(13, -1, -1)),
-}  # fmt: skip
-_EXP_POLY_WIDE = {
-    dtypes.float32: (0.00023347285111730703, 0.0013838944798891945, 0.00832573376969864,
-                     0.041668271369025595, 0.16666719463344448, 0.49999992562589846,
-                     0.9999999894981896, 1.0),
-    dtypes.float64: tuple(1 / math.factorial(k) for k in range(17, -1, -1)),
-}  # fmt: skip
-# (2**s - 1)/s on |s| <= 1/2, degree 5 (relative error below 1.1e-8), highest power first
-_EXPM1_BASE2_POLY = (0.00015403508412756284, 0.0013390735655096284, 0.009618237508119656,
-                     0.055503574333152644, 0.24022649794871848, 0.6931471879267528)  # fmt: skip
-# tanh x rounds to +-1 in float32 from |x| = 9.01 on; its large-|x| branch clamps here
-_TANH_SATURATED = 10.0
 
 
 def _where_dtype(x: Any, y: Any, tensor: type[Any]) -> DType:
@@ -135,23 +86,27 @@ class ElementwiseMixin(OpMixinBase):
 
     def cos(self) -> Self:
         """Cosine, reduced on its own: x = q pi/2 + r (Cody-Waite, pi/2 in four parts) and
-        cos x is +-cos r or +-sin r by the quadrant q (cos r = 1 - 2 sin(r/2)**2). Beyond
-        |x| = 12800 (where the reduction stops being exact) 1 - 2 sin(x/2)**2: an absolute
-        error of a few 1e-7. float16/bfloat16 are computed in float32 and rounded once."""
+        cos x is +-cos r or +-sin r by the quadrant q, float32 with polynomials for both on
+        |r| <= pi/4 (no SIN there). Beyond |x| = 12800 (where the reduction stops being
+        exact) 1 - 2 sin(x/2)**2: an absolute error of a few 1e-7. float16/bfloat16 are
+        computed in float32 and rounded once."""
         x = self._to_float()
-        if x.dtype in _HALF_FLOATS:
+        if x.dtype in tm.HALF_FLOATS:
             return x.float().cos().cast(x.dtype)
-        q = (x * (2 / math.pi) + 0.5).floor()
-        r = (((x - q * _PIO2_1) - q * _PIO2_2) - q * _PIO2_3) - q * _PIO2_4
-        half = (r * 0.5).sin()
-        cos_r, sin_r = 1 - 2 * (half * half), r.sin()
-        quadrant = q - (q * 0.25).floor() * 4
-        near = quadrant.eq(0).where(
-            cos_r, quadrant.eq(1).where(-sin_r, quadrant.eq(2).where(-cos_r, sin_r))
-        )
+        near = x.abs() < tm.COS_REDUCE_LIMIT
         far_half = (x * 0.5).sin()
         far = 1 - 2 * (far_half * far_half)
-        return (x.abs() < _COS_REDUCE_LIMIT).where(near, far)
+        if x.dtype is not dtypes.float32:
+            return near.where(tm.cos_reduced_with_sin(x), far)
+        xn = near.where(x, 0.0)  # the near branch on finite, reducible values only
+        k, q = tm.rounded_exponent(xn, xn * (2 / math.pi))
+        r = (((xn - q * tm.PIO2_1) - q * tm.PIO2_2) - q * tm.PIO2_3) - q * tm.PIO2_4
+        z = r * r
+        sin_r = r * tm.polynomial(z, tm.SIN_POLY)
+        cos_r = tm.polynomial(z, tm.COS_POLY)
+        value = (k & 1).eq(1).where(sin_r, cos_r)
+        # quadrants 1 and 2 are negative: (k + 1) & 2
+        return near.where(((k + 1) & 2).eq(2).where(-value, value), far)
 
     def tan(self) -> Self:
         """Tangent."""
@@ -185,18 +140,12 @@ class ElementwiseMixin(OpMixinBase):
         x = self._to_float()
         return (x / (1 + x * x).sqrt()).asin()
 
-    def _magnitude(self) -> tuple[Self, Self]:
-        """(x < 0, |x|) with |x| from a select: its gradient at 0 is 1 (abs's is 0), so an
-        odd function rebuilt as sign * f(|x|) keeps f'(0)."""
-        negative = self < 0
-        return negative, negative.where(-self, self)
-
     def sinh(self) -> Self:
         """Hyperbolic sine: (m + m/(m + 1))/2 with m = expm1(|x|) below |x| = 1 (no
         cancellation near 0), h (h/2) - e**-|x|/2 with h = e**(|x|/2) above (finite up to
         sinh's own overflow at 89.4, past exp's at 88.7); odd, -0 kept."""
         x = self._to_float()
-        negative, a = x._magnitude()
+        negative, a = tm.magnitude(x)
         m = (a < 1).where(a, 1.0).expm1()  # the clamp keeps the unselected branch finite
         small = (m + m / (m + 1)) * 0.5
         h = (a * 0.5).exp()
@@ -208,7 +157,7 @@ class ElementwiseMixin(OpMixinBase):
         """Hyperbolic cosine: h (h/2) + e**-|x|/2 with h = e**(|x|/2) (finite up to cosh's
         own overflow at 89.4, past exp's at 88.7)."""
         x = self._to_float()
-        _, a = x._magnitude()
+        _, a = tm.magnitude(x)
         h = (a * 0.5).exp()
         return h * (h * 0.5) + (-a).exp() * 0.5
 
@@ -223,7 +172,7 @@ class ElementwiseMixin(OpMixinBase):
         """Inverse hyperbolic sine: log1p(a (1 + a/(1 + sqrt(1 + a**2)))) for a = |x| below
         2**12 (accurate near 0), log(a) + ln 2 above (no a**2 overflow); odd, -0 kept."""
         x = self._to_float()
-        negative, a = x._magnitude()
+        negative, a = tm.magnitude(x)
         # each branch on its own clamped argument: finite values where it is not selected
         s = (a < 4096).where(a, 4096.0)
         small = (s * (1 + s / (1 + (1 + s * s).sqrt()))).log1p()  # s * (...): -0 stays -0
@@ -247,53 +196,9 @@ class ElementwiseMixin(OpMixinBase):
         The gradient is e**x (inf above the overflow threshold, like PyTorch). float16/bfloat16
         are computed in float32 and rounded once."""
         x = self._to_float()
-        if x.dtype in _HALF_FLOATS:
+        if x.dtype in tm.HALF_FLOATS:
             return x.float().exp().cast(x.dtype)
-        return x._exp_reduced(overflows=True)
-
-    def _polynomial(self, coefficients: tuple[float, ...]) -> Self:
-        """sum c_i x**i at x = self by Horner's rule, coefficients highest power first."""
-        out = self * coefficients[0] + coefficients[1]
-        for c in coefficients[2:]:
-            out = out * self + c
-        return out
-
-    def _rounded_exponent(self, y: Self) -> tuple[Self, Self]:
-        """(k, k as a float) for k = round(y), an int of self's float width: y plus
-        1.5 * 2**mantissa holds k in its low mantissa bits (|y| < 2**22 for float32)."""
-        ints, mantissa, _, magic_bits = _FLOAT_BITS.get(self.dtype, _FLOAT_BITS[dtypes.float32])
-        k = (y + 1.5 * 2.0**mantissa)._apply(Ops.BITCAST, dtype=ints) - magic_bits
-        # int64 -> float64 is no vector instruction on common CPUs; int32 -> float is
-        return k, k.cast(dtypes.int32).cast(self.dtype)
-
-    def _power_of_two(self, k: Self) -> Self:
-        """2**k as a float of self's dtype for an int k in the normal exponent range."""
-        _, mantissa, bias, _ = _FLOAT_BITS.get(self.dtype, _FLOAT_BITS[dtypes.float32])
-        return (k + bias).lshift(mantissa)._apply(Ops.BITCAST, dtype=self.dtype)
-
-    def _exp_reduced(self, overflows: bool) -> Self:
-        """e**x for float32/float64 (see exp); ``overflows=False`` when x <= 0 is known.
-
-        Only the low end clamps x (e**x is 0 there, and so is its gradient); the high end
-        caps the x that k is computed from, so above it r grows, e**r overflows to inf and
-        the gradient (through the polynomial) is inf too. NaN stays NaN: every step is
-        arithmetic on it, the bit-built scales are finite or 0 or inf, which NaN absorbs.
-        2**k is two powers of two (k = k1 + k2, both normal; for x <= 0 2**-64 and 2**(k + 64))
-        so a subnormal result rounds once.
-        """
-        lo, hi = _EXP_CLAMP.get(self.dtype, _EXP_CLAMP[dtypes.float32])
-        x = (self < lo).where(lo, self)
-        reduced_from = (x > hi).where(hi, x) if overflows else x
-        k, kf = self._rounded_exponent(reduced_from * _LOG2_E)
-        r = (x - kf * _LN2_HI) - kf * _LN2_LO
-        polynomials = _EXP_POLY_WIDE if overflows else _EXP_POLY
-        out = r._polynomial(polynomials.get(self.dtype, polynomials[dtypes.float32]))
-        if not overflows:
-            # k <= 0: 2**(k + 64) is normal down to k = -190 (float64: -1086); 2**-64 first
-            # (exact), so the product rounds once, also into the subnormals
-            return out * 2.0**-64 * self._power_of_two(k + 64)
-        first = k.rshift(1)
-        return out * self._power_of_two(first) * self._power_of_two(k - first)
+        return tm.exp_reduced(x, overflows=True)
 
     def exp2(self) -> Self:
         """2**x."""
@@ -381,28 +286,12 @@ class ElementwiseMixin(OpMixinBase):
         sign(x) (1 - erfc|x|) above (erfc's fit below; both branches finite everywhere, so
         the gradient has no NaN at +-inf)."""
         x = self._to_float()
-        negative, a = x._magnitude()
+        negative, a = tm.magnitude(x)
         near = a < 0.5
         s = near.where(x, 0.0)
-        series = s * (s * s)._polynomial(_ERF_TAYLOR)
-        far = 1 - a._erfc_of_magnitude()
+        series = s * tm.polynomial(s * s, tm.ERF_TAYLOR)
+        far = 1 - tm.erfc_of_magnitude(a)
         return near.where(series, negative.where(-far, far))
-
-    def _erfc(self) -> Self:
-        """erfc x = 1 - erf x, relative-accurate for large x (no 1 - erf cancellation):
-        the fit of ``_erfc_of_magnitude`` on |x|, 2 - that below 0."""
-        negative, a = self._magnitude()
-        e = a._erfc_of_magnitude()
-        return negative.where(2 - e, e)
-
-    def _erfc_of_magnitude(self) -> Self:
-        """erfc(a) for a >= 0: t exp(P(t) - a**2) with t = 1/(1 + a/2), the Chebyshev fit of
-        Numerical Recipes' erfcc (relative error below 1.2e-7); the rounding of a**2 adds a
-        relative a**2 2**-24. a is clipped at 10.1, where erfc has underflowed to 0 (an inf
-        there would make the gradient NaN)."""
-        z = (self > 10.1).where(10.1, self)  # NaN stays NaN
-        t = 1 / (1 + 0.5 * z)
-        return t * (t._polynomial(_ERFC_POLY) - z * z).exp()
 
     def isnan(self) -> Self:
         """True where NaN."""
@@ -451,10 +340,10 @@ class ElementwiseMixin(OpMixinBase):
         """1 / (1 + exp(-x)), from e = exp(-|x|) (never overflows): 1/(1+e) for x >= 0,
         e/(1+e) below (no underflow to 0 while the result is representable)."""
         x = self._to_float()
-        if x.dtype in _HALF_FLOATS:
+        if x.dtype in tm.HALF_FLOATS:
             return x.float().sigmoid().cast(x.dtype)
         negative = x < 0
-        e = negative.where(x, -x)._exp_reduced(overflows=False)
+        e = tm.exp_reduced(negative.where(x, -x), overflows=False)
         inv = (1 + e).reciprocal()
         return negative.where(e * inv, inv)
 
@@ -479,7 +368,7 @@ class ElementwiseMixin(OpMixinBase):
         m + 2), |x| clipped to 10 (beyond, tanh is +-1 in float32), the sign put back last.
         float16/bfloat16 in float32, rounded once."""
         x = self._to_float()
-        if x.dtype in _HALF_FLOATS:
+        if x.dtype in tm.HALF_FLOATS:
             return x.float().tanh().cast(x.dtype)
         if x.dtype is not dtypes.float32:  # float64: its own expm1
             a = (x.abs() > 20).where(20.0, x.abs())
@@ -490,22 +379,10 @@ class ElementwiseMixin(OpMixinBase):
         # NaN); -0 keeps its sign (a is x there, and m is -0)
         negative = x < 0
         a = negative.where(-x, x)
-        a = (a > _TANH_SATURATED).where(_TANH_SATURATED, a)
-        m = a._expm1_of_double()
+        a = (a > tm.TANH_SATURATED).where(tm.TANH_SATURATED, a)
+        m = tm.expm1_of_double(a)
         magnitude = m / (m + 2)
         return negative.where(-magnitude, magnitude)
-
-    def _expm1_of_double(self) -> Self:
-        """e**(2x) - 1 for float32 |x| <= 10: y = 2x log2 e = k + s, 2**k (2**s - 1) +
-        (2**k - 1) with (2**s - 1) = s P(s), which keeps its relative accuracy near 0 (k = 0
-        there). Cheaper than expm1 (no clamps, one power of two, no log); the rounding of y
-        costs relative |y| 2**-24, which tanh's m/(m + 2) divides down."""
-        y = self * (2 * _LOG2_E)
-        k, kf = self._rounded_exponent(y)
-        s = y - kf
-        scale = self._power_of_two(k)
-        # - (1 - scale), not + (scale - 1): for k = 0 that is -0 - 0, so m(-0) is -0
-        return scale * (s * s._polynomial(_EXPM1_BASE2_POLY)) - (1 - scale)
 
     def gelu(self, approximate: str = "tanh") -> Self:
         """GELU: the tanh approximation (tinygrad's default) or exact with ``"none"``. The tanh
@@ -513,7 +390,7 @@ class ElementwiseMixin(OpMixinBase):
         1 + tanh cancelling to 0 for negative x. The exact form as x erfc(-x/sqrt 2)/2."""
         if approximate == "none":
             x = self._to_float()
-            return x * (x * -_SQRT_HALF)._erfc() * 0.5
+            return x * tm.erfc(x * -_SQRT_HALF) * 0.5
         if approximate != "tanh":
             raise ValueError(f"gelu: approximate must be 'tanh' or 'none', got {approximate!r}")
         x = self._to_float()
