@@ -5,16 +5,19 @@ interpreter (whose mma.sync follows the ISA's fragment layout), equal NumPy's ma
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
-from fusegrad.codegen import KernelInfo
+from fusegrad.codegen import KernelInfo, TensorCore
 from fusegrad.codegen.lower.pipeline import lower, render
-from fusegrad.codegen.opt import KernelOptError, Opt, OptOps, apply_opts
+from fusegrad.codegen.opt import KernelOptError, Opt, OptOps, apply_opts, kernel_axes
+from fusegrad.codegen.opt.kernel import lane_count
+from fusegrad.codegen.opt.search import beam_search
 from fusegrad.codegen.renderer import ProgramSpec
 from fusegrad.renderer.ptx import PTXRenderer, assemble, find_ptxas
-from fusegrad.uop import AxisType, DType, Ops, UOp, dtypes
+from fusegrad.uop import AxisType, Context, DType, Ops, UOp, dtypes
 
 if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))
@@ -37,8 +40,12 @@ def matmul(
     return UOp.sink(out, arg=KernelInfo(f"mm_{m}_{k}_{n}"))
 
 
-def program(ast: UOp, opts: list[Opt], arch: str = "sm_90") -> ProgramSpec:
+def program(
+    ast: UOp, opts: list[Opt], arch: str = "sm_90", cores: tuple[TensorCore, ...] | None = None
+) -> ProgramSpec:
     r = PTXRenderer(arch)
+    if cores is not None:
+        r.tensor_cores = cores
     optimized = apply_opts(ast, opts, r)
     return render(optimized, lower(optimized, r))
 
@@ -119,6 +126,34 @@ def test_a_fragments_element_pairs_are_loaded_two_at_a_time() -> None:
     src = str(program(matmul(16, 32, 8), [Opt(OptOps.TC, 0)]).src)
     assert src.count("ld.global.v2.u16") == 4  # A (row-major): 4 pairs; B: 4 single loads
     assert src.count("ld.global.u16") == 4
+
+
+def test_tc_tiles_m_as_eight_threads_times_two_lanes() -> None:
+    r = PTXRenderer("sm_90")
+    ast = apply_opts(matmul(32, 32, 16), [Opt(OptOps.TC, 0)], r)
+    assert [(x.arg[1], x.src[0].arg) for x in kernel_axes(ast)][3:] == [
+        (AxisType.LOCAL, 8), (AxisType.LOCAL, 8), (AxisType.UPCAST, 2), (AxisType.UNROLL, 16),
+    ]  # fmt: skip
+    assert lane_count(ast) == 32  # within BEAM's lane budget (BEAM_UPCAST_MAX)
+
+
+def test_a_core_without_the_m_threads_layout_also_becomes_mma() -> None:
+    plain = tuple(replace(c, opts=()) for c in PTXRenderer("sm_90").tensor_cores)
+    spec = program(matmul(32, 32, 16), [Opt(OptOps.TC, 0)], cores=plain)
+    assert str(spec.src).count("mma.sync") == 1  # M as an UPCAST of 16: the same mma
+    run(spec, 32, 32, 16, dtypes.float16, seed=7)
+
+
+def test_beam_on_ptx_can_choose_tensor_cores() -> None:
+    """BEAM's actions include TC and its tile fits the lane budget: with a timer that finds
+    mma.sync kernels fastest (no GPU here), the search picks TC."""
+
+    def timer(spec: ProgramSpec, lib: object = None, limit: object = None) -> float:
+        return 1e-3 if "mma.sync" in str(spec.src) else 2e-3
+
+    with Context(CACHELEVEL=0, PARALLEL=0):
+        opts = beam_search(matmul(16, 32, 16), PTXRenderer("sm_90"), 1, timer, max_rounds=1)
+    assert opts == [Opt(OptOps.TC, 0)]
 
 
 def test_the_k_loop_accumulates_through_the_mma_c_operand() -> None:

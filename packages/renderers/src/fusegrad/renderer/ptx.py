@@ -43,9 +43,10 @@ ARCHES = {"sm_75": "7.8", "sm_80": "7.8", "sm_86": "7.8", "sm_89": "7.8", "sm_90
 FP8_ARCHES = frozenset({"sm_89", "sm_90"})
 #: architectures with ``mma.sync.aligned.m16n8k16`` for f16 and bf16 inputs
 MMA_ARCHES = frozenset({"sm_80", "sm_86", "sm_89", "sm_90"})
-#: the tensor cores of MMA_ARCHES: (N, M, K) = (8, 16, 16) per warp, float32 accumulators
+#: the tensor cores of MMA_ARCHES: (N, M, K) = (8, 16, 16) per warp, float32 accumulators;
+#: the TC opt tiles M as 8 threads x 2 lanes (the warp's layout: ``lower/wmma.py``)
 TENSOR_CORES = tuple(
-    TensorCore((8, 16, 16), 32, dt, dtypes.float32, (8, 4, 4))
+    TensorCore((8, 16, 16), 32, dt, dtypes.float32, (8, 4, 4), opts=("m_threads=8",))
     for dt in (dtypes.float16, dtypes.bfloat16)
 )
 _SHARED_MAX = {"sm_75": 49152, "sm_80": 49152, "sm_86": 49152, "sm_89": 49152, "sm_90": 49152}

@@ -51,7 +51,8 @@ class _Tile:
     red: UOp
     a: UOp
     b: UOp
-    mt: UOp
+    mt: UOp  # M's tile: UPCAST 16, or (the ``m_threads=8`` layout) UPCAST 2 over rows 8 apart
+    mg: UOp | None  # with ``m_threads=8``: LOCAL 8, M's tile's rows within 8
     nt: UOp
     kt: UOp
     core: TensorCore
@@ -97,11 +98,17 @@ def _tile_of(red: UOp, core: TensorCore) -> _Tile | None:
     kt = _one([r for r in unrolled if _size(r) == k and r in a.ranges and r in b.ranges])
     if kt is None or len(unrolled) != 1:
         return None
-    mt = _one([r for r in _only(a, b) if r.arg[1] is AxisType.UPCAST and _size(r) == m])
     nt = _one([r for r in _only(b, a) if r.arg[1] is AxisType.LOCAL and _size(r) == n])
+    mt = _one([r for r in _only(a, b) if r.arg[1] is AxisType.UPCAST and _size(r) == m])
+    mg = None
+    if mt is None:  # M as 8 threads x 2 lanes (a core with "m_threads=8")
+        mt = _one([r for r in _only(a, b) if r.arg[1] is AxisType.UPCAST and _size(r) == 2])
+        mg = _one([r for r in _only(a, b) if r.arg[1] is AxisType.LOCAL and _size(r) == m // 2])
+        if mg is None:
+            return None
     if mt is None or nt is None:
         return None
-    return _Tile(red, a, b, mt, nt, kt, core)
+    return _Tile(red, a, b, mt, mg, nt, kt, core)
 
 
 def _find_tile(sink: UOp, cores: tuple[TensorCore, ...]) -> _Tile | None:
@@ -149,14 +156,19 @@ def use_tensor_cores(sink: UOp, ctx: LowerContext) -> UOp:
     if tile is None:
         return sink
     lane = UOp.range(WARP, ctx.fresh_axis(), AxisType.LOCAL)
-    c1 = UOp.range(2, ctx.fresh_axis(), AxisType.UPCAST)  # lower id: lanes ordered (c1, c0)
-    c0 = UOp.range(2, ctx.fresh_axis(), AxisType.UPCAST)
+    # the rows: 8 * c1 + group; c1 is the tile's own UPCAST 2 in the m_threads layout
+    c1 = UOp.range(2, ctx.fresh_axis(), AxisType.UPCAST) if tile.mg is None else tile.mt
+    c0 = UOp.range(2, ctx.fresh_axis(), AxisType.UPCAST)  # a higher id: lanes (c1, c0)
     group, thread = lane // 4, lane % 4
     fa = UOp.range(8, ctx.fresh_axis(), AxisType.UPCAST)  # A's element number
     fb = UOp.range(4, ctx.fresh_axis(), AxisType.UPCAST)  # B's
-    a_frag = _lanes_of(
-        tile.a.substitute({tile.mt: group + 8 * (fa // 2 % 2), tile.kt: thread * 2 + fa % 2 + 8 * (fa // 4)})
-    )  # fmt: skip
+    k_of_a = thread * 2 + fa % 2 + 8 * (fa // 4)
+    rows = (
+        {tile.mt: group + 8 * (fa // 2 % 2)}
+        if tile.mg is None
+        else {tile.mg: group, tile.mt: fa // 2 % 2}
+    )
+    a_frag = _lanes_of(tile.a.substitute({**rows, tile.kt: k_of_a}))
     b_frag = _lanes_of(
         tile.b.substitute({tile.nt: group, tile.kt: thread * 2 + fb % 2 + 8 * (fb // 2)})
     )
@@ -168,8 +180,11 @@ def use_tensor_cores(sink: UOp, ctx: LowerContext) -> UOp:
     loops = tuple(r for r in tile.red.src[1:] if r is not tile.kt)
     value = UOp(Ops.REDUCE, out, (lanes, *loops), Ops.ADD) if loops else lanes
     sink = sink.substitute({tile.red: value})
-    sink = _fix_ends(sink, {tile.mt: (lane, c1), tile.nt: (lane, c0)})
-    return sink.substitute({tile.mt: group + 8 * c1, tile.nt: thread * 2 + c0})
+    if tile.mg is None:
+        sink = _fix_ends(sink, {tile.mt: (lane, c1), tile.nt: (lane, c0)})
+        return sink.substitute({tile.mt: group + 8 * c1, tile.nt: thread * 2 + c0})
+    sink = _fix_ends(sink, {tile.mg: (lane,), tile.nt: (lane, c0)})
+    return sink.substitute({tile.mg: group, tile.nt: thread * 2 + c0})
 
 
 def _is_zero(x: UOp) -> bool:

@@ -165,7 +165,11 @@ def apply_tensor_core(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     N (workgroup threads), M by its M (vector lanes), K by its K (unrolled). The lowering's
     tensor core stage (``lower/wmma.py``) turns a tile it knows the register layout of into
     WMMA nodes; any other tile runs as ordinary lanes and threads. A reduce axis padded by
-    PADTO (its value masked) is a matmul too."""
+    PADTO (its value masked) is a matmul too.
+
+    A core whose ``opts`` has ``"m_threads=<t>"`` (and a target with workgroups) takes M's
+    tile as ``t`` threads (LOCAL, the inner part) times ``M / t`` lanes (UPCAST) instead: the
+    layout of a warp-wide instruction, and fewer lanes for BEAM's lane budget."""
     cores = renderer.tensor_cores
     if not cores:
         raise KernelOptError(f"{opt}: {renderer!r} declares no tensor cores")
@@ -179,17 +183,34 @@ def apply_tensor_core(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     _check_tc_dtypes(opt, shape, tc.dtype_in, tc.dtype_out)
     n, m, k = tc.dims
     threads = AxisType.LOCAL if renderer.has_local else AxisType.UPCAST
-    plan = ((shape.n, n, threads), (shape.m, m, AxisType.UPCAST), (shape.k, k, AxisType.UNROLL))
+    plan = [(shape.n, n, threads), (shape.m, m, AxisType.UPCAST), (shape.k, k, AxisType.UNROLL)]
     for rng, size, _ in plan:
         have = const_size(rng)
         if have is None or have % size != 0:
             raise KernelOptError(f"{opt}: axis {rng.arg[0]} of size {rng.src[0].render()} is not "
                                  f"a multiple of the tensor core's {size}")  # fmt: skip
+    m_threads = _m_threads(tc.opts, m) if renderer.has_local else None
+    if m_threads is not None:  # M = rest * m + lanes * m_threads + thread
+        plan[1:2] = [
+            (shape.m, m_threads, AxisType.LOCAL),
+            (shape.m, m // m_threads, AxisType.UPCAST),
+        ]
     for rng, size, kind in plan:
         current = next(r for r in kernel_axes(ast) if r.arg[0] == rng.arg[0])
         quotient = UOp.const((const_size(current) or 0) // size, dtypes.weakint)
         ast = split_axis(ast, current, size, kind, False, quotient)
     return ast
+
+
+def _m_threads(opts: tuple[str, ...], m: int) -> int | None:
+    """The ``m_threads=<t>`` of a tensor core's ``opts`` (None without one)."""
+    for o in opts:
+        if o.startswith("m_threads="):
+            t = int(o.split("=", 1)[1])
+            if t < 1 or m % t:
+                raise ValueError(f"tensor core opts: m_threads={t} does not divide M={m}")
+            return t
+    return None
 
 
 def _without_padding_mask(ast: UOp) -> UOp:
