@@ -469,8 +469,8 @@ class TensorCore(OpMixinBase):
             value = value.to(self.device)
         if value._checks:
             self._checks = merge_checks(self._checks, value._checks)
-        if not _writable_view(self.uop) or self.requires_grad:
-            if not self.requires_grad and _over_buffer(self.uop):
+        if not _writable_view(self.uop):
+            if _over_buffer(self.uop):
                 raise RuntimeError(
                     f"assign: this {self.shape} view of a buffer is expanded or padded, so "
                     "the buffer can't take the write; assign into the base tensor with setitem"
