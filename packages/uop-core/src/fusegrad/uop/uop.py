@@ -901,6 +901,36 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
             return ElementwiseMixin.trunc(self)
         return UOp(Ops.TRUNC, self.dtype, (self,))
 
+    def gradient(self, *targets: UOp, gradient: UOp | None = None) -> list[UOp]:
+        """d self / d target for each target, as UOp graphs (``fusegrad.uop.gradient``'s rules,
+        the ones Tensor autograd uses). ``gradient`` seeds the output's gradient (needed unless
+        the output has one element); a target the output does not depend on gets zeros.
+
+        >>> x = UOp.new_buffer("CPU", 4, dtypes.float32)
+        >>> (g,) = (x * x).sum().gradient(x)
+        >>> g.shape
+        (4,)
+        """
+        from fusegrad.uop.gradient import compute_gradient
+
+        if not dtypes.is_float(self.dtype):
+            raise RuntimeError(f"gradient: the output must be floating point, got {self.dtype!r}")
+        if gradient is None:
+            if math.prod(s if isinstance(s, int) else 2 for s in self.shape) != 1:
+                raise RuntimeError(
+                    f"gradient: an output of shape {tuple(self.shape)} needs gradient= of that shape"
+                )
+            seed = self.const_like(1.0)
+        else:
+            if tuple(gradient.shape) != tuple(self.shape):
+                raise ValueError(
+                    f"gradient: seed shape {tuple(gradient.shape)} doesn't match the output's "
+                    f"{tuple(self.shape)}"
+                )
+            seed = gradient.cast(self.dtype)
+        grads = compute_gradient(self, seed, set(targets))
+        return [grads[t] if t in grads else t.const_like(0) for t in targets]
+
     # -- symbolic ---------------------------------------------------------------------------
     def simplify(self, tracked: bool = False) -> UOp:
         """This expression rewritten by the ``sym`` rule set to a fixed point.
