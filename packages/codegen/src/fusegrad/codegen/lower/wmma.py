@@ -2,8 +2,9 @@
 
 The TC opt (``opt/analysis.py``) splits a matmul ``sum_k a[m, k] * b[k, n]`` of a renderer
 with a tensor core of ``dims = (8, 16, 16)`` for 32 threads into a LOCAL axis of 8 along N
-(``nt``), an UPCAST axis of 16 along M (``mt``) and an UNROLL axis of 16 along K (``kt``).
-This stage, run before the upcasts are expanded, maps that tile onto one warp-wide
+(``nt``), an UPCAST axis of 16 along M (``mt``) and an UNROLL axis of 16 along K (``kt``);
+for a core with ``opts`` ``m_threads=8`` (PTX's) M is a LOCAL axis of 8 (``mg``, the rows
+within 8) and an UPCAST axis of 2 (the rows 8 apart, which stays ``c1`` below). This stage, run before the upcasts are expanded, maps that tile onto one warp-wide
 ``m16n8k16`` matrix instruction with the register layout NVIDIA's PTX ISA gives for it
 (``groupID = lane >> 2``, ``threadID_in_group = lane % 4``):
 
@@ -16,7 +17,8 @@ This stage, run before the upcasts are expanded, maps that tile onto one warp-wi
 
 The tile's 8 threads x 16 lanes become one LOCAL axis of 32 lanes (a warp: the innermost
 thread id, ``%tid.x``) and two UPCAST axes of 2 (``c1`` over rows, ``c0`` over columns):
-``mt -> groupID + 8 * c1`` and ``nt -> 2 * threadID_in_group + c0`` everywhere in the kernel;
+``mt -> groupID + 8 * c1`` (or ``mg -> groupID``) and ``nt -> 2 * threadID_in_group + c0``
+everywhere in the kernel;
 the reduction over ``kt`` becomes ``WMMA(A, B, C)`` whose 4 result lanes are the lanes of
 ``(c1, c0)``. ``A``/``B`` are the factors with the tile's ranges replaced by each element's
 row and column as expressions of an element number (8 and 4 lanes), expanded to vectors here,
