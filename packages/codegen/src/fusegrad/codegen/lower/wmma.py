@@ -4,9 +4,10 @@ The TC opt (``opt/analysis.py``) splits a matmul ``sum_k a[m, k] * b[k, n]`` of 
 with a tensor core of ``dims = (8, 16, 16)`` for 32 threads into a LOCAL axis of 8 along N
 (``nt``), an UPCAST axis of 16 along M (``mt``) and an UNROLL axis of 16 along K (``kt``);
 for a core with ``opts`` ``m_threads=8`` (PTX's) M is a LOCAL axis of 8 (``mg``, the rows
-within 8) and an UPCAST axis of 2 (the rows 8 apart, which stays ``c1`` below). This stage, run before the upcasts are expanded, maps that tile onto one warp-wide
-``m16n8k16`` matrix instruction with the register layout NVIDIA's PTX ISA gives for it
-(``groupID = lane >> 2``, ``threadID_in_group = lane % 4``):
+within 8) and an UPCAST axis of 2 (the rows 8 apart, which stays ``c1`` below). This
+stage, run before the upcasts are expanded, maps that tile onto one warp-wide ``m16n8k16``
+matrix instruction with the register layout NVIDIA's PTX ISA gives for it (``groupID =
+lane >> 2``, ``threadID_in_group = lane % 4``):
 
 * accumulator/result D (16x8 float32, 4 per thread): element ``j`` is row ``groupID + 8 *
   (j >> 1)``, column ``2 * threadID_in_group + (j & 1)``;
