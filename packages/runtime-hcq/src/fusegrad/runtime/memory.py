@@ -40,10 +40,19 @@ def _human(nbytes: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class BufferSpec:
-    """Allocation options: ``nolru`` bypasses the cache of freed allocations; ``writable``
-    (DISK) creates or extends the file and maps it read-write."""
+    """Allocation options, tinygrad's fields first: ``uncached``, ``cpu_access`` and ``host``
+    are placement hints (nothing to choose on host memory); ``nolru`` bypasses the cache of
+    freed allocations; ``zero`` gives zero-filled memory (also when it comes from that
+    cache); ``external_ptr`` wraps existing host memory at that address (host allocators:
+    never freed nor reused by fusegrad, the caller keeps it alive); ``writable`` (DISK)
+    creates or extends the file and maps it read-write."""
 
+    uncached: bool = False
+    cpu_access: bool = False
+    host: bool = False
     nolru: bool = False
+    zero: bool = False
+    external_ptr: int | None = None
     writable: bool = False
 
 
@@ -56,6 +65,22 @@ class Allocator(Generic[Opaque]):
 
     #: the device name, for error messages
     device: str = ""
+    #: tinygrad's attributes (class defaults for subclasses that set only ``device``)
+    dev: Any = None
+    supports_copy_from_disk: bool = True
+    supports_transfer: bool = True
+
+    def __init__(
+        self, dev: Any = None, supports_copy_from_disk: bool = True, supports_transfer: bool = True
+    ) -> None:
+        """``dev``: the device object or name this allocator serves (tinygrad's signature);
+        the two ``supports_*`` flags say whether DISK reads and device-to-device transfers
+        may target this memory directly."""
+        self.dev = dev
+        if isinstance(dev, str):
+            self.device = dev
+        self.supports_copy_from_disk = supports_copy_from_disk
+        self.supports_transfer = supports_transfer
 
     def alloc(self, size: int, options: BufferSpec | None = None) -> Opaque:
         """``size`` bytes of device memory (raises OutOfMemoryError with the sizes)."""
@@ -105,7 +130,8 @@ class LRUAllocator(Allocator[Opaque]):
     """An allocator that keeps freed allocations by (size, options) and hands them out again;
     when an allocation fails it empties the cache and tries once more."""
 
-    def __init__(self) -> None:
+    def __init__(self, dev: Any = None, **kwargs: Any) -> None:
+        super().__init__(dev, **kwargs)
         # keyed by (size, options), the default options as None (hashing the dataclass on
         # every allocation and free costs more than the rest of the lookup)
         self.cache: defaultdict[tuple[int, BufferSpec | None], list[Opaque]] = defaultdict(list)
@@ -114,8 +140,15 @@ class LRUAllocator(Allocator[Opaque]):
         """A cached allocation of exactly this size and options, else a new one."""
         opts = options or DEFAULT_SPEC
         cached = self.cache.get((size, _key(opts)))
-        if cached:
-            return cached.pop()
+        if cached and opts.external_ptr is None:
+            found = cached.pop()
+            if opts.zero:
+                view = self._as_buffer(found)
+                if view is None:  # can't clear it from here: give it back, allocate anew
+                    super().free(found, size, opts)
+                    return super().alloc(size, opts)
+                view[:] = bytes(len(view))
+            return found
         try:
             return super().alloc(size, opts)
         except OutOfMemoryError:
@@ -127,7 +160,7 @@ class LRUAllocator(Allocator[Opaque]):
     def free(self, opaque: Opaque, size: int, options: BufferSpec | None = None) -> None:
         """Keep the allocation for reuse (``nolru``: free it now)."""
         opts = options or DEFAULT_SPEC
-        if opts.nolru:
+        if opts.nolru or opts.external_ptr is not None:  # wrapped memory is not ours to reuse
             super().free(opaque, size, opts)
             return
         self.cache[(size, _key(opts))].append(opaque)
@@ -215,11 +248,19 @@ class HostAllocator(LRUAllocator[HostMemory]):
     that compiled kernels take as pointers."""
 
     def __init__(self, device: str) -> None:
-        super().__init__()
+        super().__init__(device)
         self.device = device
 
     def _alloc(self, size: int, options: BufferSpec) -> HostMemory:
-        return host_alloc(size)
+        if options.external_ptr is not None:  # the caller's memory, kept alive by the caller
+            ptr = options.external_ptr
+            if not isinstance(ptr, int) or ptr <= 0:
+                raise ValueError(f"{self.device}: external_ptr must be a host address, got {ptr!r}")
+            storage = (ctypes.c_uint8 * size).from_address(ptr)
+            if options.zero:
+                ctypes.memset(ptr, 0, size)
+            return HostMemory(storage, ptr, size, memoryview(storage).cast("B"))
+        return host_alloc(size)  # fresh memory is zero-filled
 
     def _copyin(self, dest: HostMemory, src: memoryview) -> None:
         dest.view[:] = src.cast("B") if src.format != "B" or src.ndim != 1 else src
