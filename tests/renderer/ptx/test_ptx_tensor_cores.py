@@ -204,6 +204,23 @@ def test_tc_with_another_local_axis_keeps_the_warp_on_tid_x() -> None:
     run(spec, 32, 16, 16, dtypes.float16, seed=4)
 
 
+@pytest.mark.parametrize(
+    "extra,mmas,loads",
+    [
+        ([Opt(OptOps.UPCAST, 0, 2)], 2, 12),  # two M tiles share B's fragment
+        ([Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.UPCAST, 1, 2)], 4, 16),  # 2 x 2 tiles
+    ],
+)
+def test_upcasts_after_tc_give_several_mmas_sharing_fragments(
+    extra: list[Opt], mmas: int, loads: int
+) -> None:
+    spec = program(matmul(64, 32, 32), [Opt(OptOps.TC, 0), *extra])
+    src = str(spec.src)
+    assert src.count("mma.sync") == mmas and src.count("ld.global") == loads
+    assert "add.f32" not in src  # every mma accumulates into its own lanes through C
+    run(spec, 64, 32, 32, dtypes.float16, seed=8)
+
+
 def test_tc_with_a_grouped_reduce_falls_back_to_plain_lanes_and_stays_right() -> None:
     spec = program(matmul(16, 32, 8), [Opt(OptOps.TC, 0), Opt(OptOps.GROUPTOP, 2, 2)])
     assert "mma.sync" not in str(spec.src)  # a layout the stage does not know: lanes

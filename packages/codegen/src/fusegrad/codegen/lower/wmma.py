@@ -26,9 +26,12 @@ row and column as expressions of an element number (8 and 4 lanes), expanded to 
 so the devectorizer loads adjacent elements together. The remaining K loop accumulates
 through the instruction's C operand (``fold_wmma_accumulate``, after reductions are lowered).
 
-A reduce axis padded by PADTO (``WHERE(valid, a * b, 0)``) keeps its mask on A's elements.
-A kernel whose tile does not have that form (other UPCAST/UNROLL axes, a grouped reduce, more
-than one reduction) is left as it is: the tile then runs as ordinary lanes and threads.
+Other UPCAST output axes (opts after TC) are register blocking: one WMMA per combination of
+their values, A's and B's fragments shared where they do not vary with an axis, the results
+as lanes over those axes and ``(c1, c0)``. A reduce axis padded by PADTO (``WHERE(valid,
+a * b, 0)``) keeps its mask on A's elements. A kernel whose tile does not have that form
+(other UNROLL axes, a grouped reduce, more than one reduction, over ``MAX_MMAS`` mmas) is left
+as it is: the tile then runs as ordinary lanes and threads.
 
 ``WMMA``'s arg is ``(name, dims, dtype_in, dtype_out)``; its sources are A (``dtype_in``
 x 8), B (x 4) and C (``dtype_out`` x 4); its dtype is ``dtype_out`` x 4.
@@ -36,7 +39,8 @@ x 8), B (x 4) and C (``dtype_out`` x 4); its dtype is ``dtype_out`` x 4.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, replace
 
 from fusegrad.codegen.lower.context import Census, LowerContext
 from fusegrad.codegen.lower.expander import pm_expand
@@ -47,6 +51,8 @@ from fusegrad.uop import AxisType, Ops, UOp, graph_rewrite
 #: the tensor core shape (N, M, K) and warp size this stage knows the register layout of
 MMA_DIMS = (8, 16, 16)
 WARP = 32
+#: at most this many mma per thread and K step (UPCAST axes beyond the tile's multiply them)
+MAX_MMAS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +65,7 @@ class _Tile:
     nt: UOp
     kt: UOp
     core: TensorCore
+    extras: tuple[UOp, ...] = ()  # other UPCAST output axes: one mma per combination
 
 
 def _uncast(x: UOp) -> UOp:
@@ -81,6 +88,12 @@ def _one(found: list[UOp]) -> UOp | None:
     return found[0] if len(found) == 1 else None
 
 
+def _first(found: list[UOp]) -> UOp | None:
+    """The lowest-numbered range of ``found`` (any of them can take a tile role: the roles
+    only label the instruction's rows and columns, consistently for A, B and D)."""
+    return min(found, key=lambda r: r.arg[0]) if found else None
+
+
 def _tile_of(red: UOp, core: TensorCore) -> _Tile | None:
     """The TC tile of reduction ``red`` for ``core``, or None when it has not that form."""
     if red.arg is not Ops.ADD or red.dtype is not core.dtype_out:
@@ -101,17 +114,27 @@ def _tile_of(red: UOp, core: TensorCore) -> _Tile | None:
     kt = _one([r for r in unrolled if _size(r) == k and r in a.ranges and r in b.ranges])
     if kt is None or len(unrolled) != 1:
         return None
-    nt = _one([r for r in _only(b, a) if r.arg[1] is AxisType.LOCAL and _size(r) == n])
-    mt = _one([r for r in _only(a, b) if r.arg[1] is AxisType.UPCAST and _size(r) == m])
+    nt = _first([r for r in _only(b, a) if r.arg[1] is AxisType.LOCAL and _size(r) == n])
+    mt = _first([r for r in _only(a, b) if r.arg[1] is AxisType.UPCAST and _size(r) == m])
     mg = None
     if mt is None:  # M as 8 threads x 2 lanes (a core with "m_threads=8")
-        mt = _one([r for r in _only(a, b) if r.arg[1] is AxisType.UPCAST and _size(r) == 2])
-        mg = _one([r for r in _only(a, b) if r.arg[1] is AxisType.LOCAL and _size(r) == m // 2])
+        mt = _first([r for r in _only(a, b) if r.arg[1] is AxisType.UPCAST and _size(r) == 2])
+        mg = _first([r for r in _only(a, b) if r.arg[1] is AxisType.LOCAL and _size(r) == m // 2])
         if mg is None:
             return None
     if mt is None or nt is None:
         return None
     return _Tile(red, a, b, mt, mg, nt, kt, core)
+
+
+def _extra_ok(r: UOp, tile: _Tile) -> bool:
+    """An UPCAST output axis besides the tile's (register blocking): one mma per value."""
+    return (
+        r.arg[1] is AxisType.UPCAST
+        and _size(r) is not None
+        and r not in tile.red.src[1:]
+        and (r in tile.a.ranges or r in tile.b.ranges)
+    )
 
 
 def _find_tile(sink: UOp, cores: tuple[TensorCore, ...]) -> _Tile | None:
@@ -128,8 +151,13 @@ def _find_tile(sink: UOp, cores: tuple[TensorCore, ...]) -> _Tile | None:
             continue
         lanes = {u for u in every if u.op is Ops.RANGE}
         lanes = {r for r in lanes if r.arg[1] in (AxisType.UPCAST, AxisType.UNROLL)}
-        if lanes == {tile.mt, tile.kt}:
-            return tile
+        extras = lanes - {tile.mt, tile.kt}
+        if {tile.mt, tile.kt} <= lanes and all(_extra_ok(r, tile) for r in extras):
+            count = 1
+            for r in extras:
+                count *= _size(r) or 0
+            if count <= MAX_MMAS:
+                return replace(tile, extras=tuple(sorted(extras, key=lambda r: r.arg[0])))
     return None
 
 
@@ -171,15 +199,19 @@ def use_tensor_cores(sink: UOp, ctx: LowerContext) -> UOp:
         if tile.mg is None
         else {tile.mg: group, tile.mt: fa // 2 % 2}
     )
-    a_frag = _lanes_of(tile.a.substitute({**rows, tile.kt: k_of_a}))
-    b_frag = _lanes_of(
-        tile.b.substitute({tile.nt: group, tile.kt: thread * 2 + fb % 2 + 8 * (fb // 2)})
-    )
     out = tile.core.dtype_out
     zeros = UOp.const((0.0,) * 4, out.vec(4))
     arg = (f"mma_m16n8k16_{tile.core.dtype_in.name}_{out.name}", MMA_DIMS, tile.core.dtype_in, out)
-    mma = UOp(Ops.WMMA, out.vec(4), (a_frag, b_frag, zeros), arg)
-    lanes = UOp(Ops.UNROLL, mma.dtype, (mma,), ((c1.arg[0], 2), (c0.arg[0], 2)))
+    sizes = [_size(r) or 0 for r in tile.extras]
+    mmas: dict[tuple[int, ...], UOp] = {}
+    for combo in itertools.product(*(range(n) for n in sizes)):  # register blocking
+        fixed = {r: UOp.const(v, r.dtype) for r, v in zip(tile.extras, combo, strict=True)}
+        a_frag = _lanes_of(tile.a.substitute({**fixed, **rows, tile.kt: k_of_a}))
+        b_frag = _lanes_of(
+            tile.b.substitute({**fixed, tile.nt: group, tile.kt: thread * 2 + fb % 2 + 8 * (fb // 2)})
+        )  # fmt: skip
+        mmas[combo] = UOp(Ops.WMMA, out.vec(4), (a_frag, b_frag, zeros), arg)
+    lanes = _result_lanes(mmas, tile.extras, c1, c0)
     loops = tuple(r for r in tile.red.src[1:] if r is not tile.kt)
     value = UOp(Ops.REDUCE, out, (lanes, *loops), Ops.ADD) if loops else lanes
     sink = sink.substitute({tile.red: value})
@@ -188,6 +220,24 @@ def use_tensor_cores(sink: UOp, ctx: LowerContext) -> UOp:
         return sink.substitute({tile.mt: group + 8 * c1, tile.nt: thread * 2 + c0})
     sink = _fix_ends(sink, {tile.mg: (lane,), tile.nt: (lane, c0)})
     return sink.substitute({tile.mg: group, tile.nt: thread * 2 + c0})
+
+
+def _result_lanes(
+    mmas: dict[tuple[int, ...], UOp], extras: tuple[UOp, ...], c1: UOp, c0: UOp
+) -> UOp:
+    """The results of the mmas as lanes over the UPCAST axes ``extras``, ``c1`` and ``c0``
+    (an UNROLL, its lanes row-major over the axes by id, as the expander orders them)."""
+    axes = sorted([*extras, c1, c0], key=lambda r: r.arg[0])
+    shape = tuple((r.arg[0], _size(r) or 0) for r in axes)
+    if not extras:
+        return UOp(Ops.UNROLL, mmas[()].dtype, (mmas[()],), shape)  # lanes (c1, c0): as is
+    parts = []
+    for values in itertools.product(*(range(n) for _, n in shape)):
+        at = dict(zip(axes, values, strict=True))
+        mma = mmas[tuple(at[r] for r in extras)]
+        parts.append(UOp(Ops.GEP, mma.dtype.scalar(), (mma,), (2 * at[c1] + at[c0],)))
+    vec = UOp(Ops.VECTORIZE, parts[0].dtype.vec(len(parts)), tuple(parts))
+    return UOp(Ops.UNROLL, vec.dtype, (vec,), shape)
 
 
 def _is_zero(x: UOp) -> bool:
@@ -199,13 +249,39 @@ def _is_zero(x: UOp) -> bool:
 
 
 def _folded(u: UOp) -> UOp | None:
-    """``acc + WMMA(a, b, 0)`` -> ``WMMA(a, b, acc)`` (either order of the ADD)."""
+    """``acc + WMMA(a, b, 0)`` -> ``WMMA(a, b, acc)`` (either order of the ADD); for several
+    mmas, ``acc + VECTORIZE(GEP(WMMA_i(a, b, 0), j)...)`` -> each WMMA_i accumulating into
+    its lanes of ``acc``."""
     if u.op is not Ops.ADD:
         return None
     for x, y in (u.src, u.src[::-1]):
-        if y.op is Ops.WMMA and _is_zero(y.src[2]) and x.dtype is y.dtype:
+        if x.dtype is not y.dtype:
+            continue
+        if y.op is Ops.WMMA and _is_zero(y.src[2]):
             return y.replace(src=(y.src[0], y.src[1], x))
+        if y.op is Ops.VECTORIZE and (fused := _folded_lanes(x, y)) is not None:
+            return fused
     return None
+
+
+def _folded_lanes(acc: UOp, vec: UOp) -> UOp | None:
+    where: dict[UOp, list[int | None]] = {}
+    for lane, s in enumerate(vec.src):
+        if s.op is not Ops.GEP or s.src[0].op is not Ops.WMMA or not _is_zero(s.src[0].src[2]):
+            return None
+        slots = where.setdefault(s.src[0], [None] * s.src[0].dtype.count)
+        if slots[s.arg[0]] is not None:
+            return None  # one result lane in two accumulator lanes
+        slots[s.arg[0]] = lane
+    new = {}
+    for mma, slots in where.items():
+        if any(x is None for x in slots):
+            return None
+        lanes = tuple(int(x) for x in slots if x is not None)
+        c = UOp(Ops.GEP, mma.dtype, (acc,), lanes)
+        new[mma] = mma.replace(src=(mma.src[0], mma.src[1], c))
+    parts = tuple(UOp(Ops.GEP, s.dtype, (new[s.src[0]],), s.arg) for s in vec.src)
+    return UOp(Ops.VECTORIZE, vec.dtype, parts)
 
 
 def fold_wmma_accumulate(sink: UOp, ctx: LowerContext) -> UOp:
