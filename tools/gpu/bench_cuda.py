@@ -10,9 +10,9 @@
 timed calls after two warm-ups, each call synchronized (TFLOP/s = 2 n^3 / time). The result
 is compared with PyTorch's on the same inputs (max relative error printed).
 
-**tensor cores**: the same n x n product with float16 inputs and float32 accumulation as
-one ``mma.sync`` m16n8k16 per warp and K step (``tools/gpu/tensor_cores.py``: explicit TC
-opts, with 1 and with 4 warps per block), timed the same way; the result is compared with
+**tensor cores**: the same n x n product with float16 inputs and float32 accumulation on
+``mma.sync`` m16n8k16 (``tools/gpu/tensor_cores.py``: explicit TC opts; 1 or 4 warps per
+block, 1, 4 or 8 mmas per warp and K step), timed the same way; the result is compared with
 NumPy's float32 matmul of the same inputs (max relative error 1e-3). Skipped where the
 device's renderer declares no tensor cores.
 
@@ -101,7 +101,7 @@ def bench_tc_matmul(n: int, repeats: int, device: str) -> list[dict[str, Any]]:
     from fusegrad import Tensor
     from fusegrad.runtime import Device
     from fusegrad.uop import dtypes
-    from tensor_cores import tc_matmul, tc_source  # type: ignore[import-not-found]
+    from tensor_cores import BLOCKED, tc_matmul, tc_source  # type: ignore[import-not-found]
 
     rng = np.random.default_rng(3)
     a_np = rng.standard_normal((n, n)).astype(np.float16)
@@ -109,7 +109,9 @@ def bench_tc_matmul(n: int, repeats: int, device: str) -> list[dict[str, Any]]:
     a, b = Tensor(a_np, device=device).realize(), Tensor(b_np, device=device).realize()
     want = a_np.astype(np.float32) @ b_np.astype(np.float32)
     dev, found = Device[device], []
-    for extra in ((), (("LOCAL", 0, 2), ("LOCAL", 1, 2))):
+    blocked8 = (("UPCAST", 0, 4), ("UPCAST", 1, 2), ("LOCAL", 0, 2), ("LOCAL", 1, 2))
+    variants = ((), (("LOCAL", 0, 2), ("LOCAL", 1, 2)), BLOCKED, blocked8)
+    for extra in variants:
         run = tc_matmul(a, b, device, extra)
         seconds = _median_time(run, dev.synchronize, repeats)
         got = run().numpy()

@@ -7,8 +7,9 @@ accumulation, as a kernel with explicit opts (``KernelInfo.opts_to_apply``: ``TC
 the larger shapes, ``LOCAL`` warps per block; ``PADTO`` first where a dimension is not a
 multiple of the tensor core's) run through ``Tensor.custom_kernel``. Each case checks that
 the rendered kernel has ``mma.sync`` and that the result equals NumPy's float32 matmul of
-the same (rounded) inputs. A last case launches a grid over CUDA's 65535-block y/z limit
-(the lowering packs it) and checks every element. ``--quick``: small shapes only, no big
+the same (rounded) inputs; with ``UPCAST`` opts after TC a warp runs several mmas sharing
+fragments. A last case launches a grid over CUDA's 65535-block y/z limit (the lowering packs
+it) and checks every element. ``--quick``: small shapes only, no big
 grid (for the fake driver in the test suite). Exit status 1 when a case fails.
 
 ``tc_matmul`` is also what ``bench_cuda.py`` times for its tensor-core TFLOP/s figure.
@@ -25,12 +26,15 @@ from typing import Any
 
 import numpy as np
 
+#: register blocking (2 x 2 mma per warp) and 4 warps per block
+BLOCKED = (("UPCAST", 0, 2), ("UPCAST", 1, 2), ("LOCAL", 0, 2), ("LOCAL", 1, 2))
 #: (m, k, n, dtype name, extra opts after TC as (op name, axis, amount))
 CASES: tuple[tuple[int, int, int, str, tuple[tuple[str, int, int], ...]], ...] = (
     (64, 64, 64, "float16", ()),
     (20, 24, 12, "float16", ()),  # padded to 32 x 32 x 16
     (32, 48, 16, "bfloat16", ()),
     (256, 512, 128, "float16", (("LOCAL", 0, 2), ("LOCAL", 1, 2))),
+    (256, 256, 256, "float16", BLOCKED),  # 2 x 2 mma per warp, 4 warps per block
 )
 QUICK = CASES[1:3]
 
