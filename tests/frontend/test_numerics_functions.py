@@ -1,5 +1,5 @@
 """Composed Tensor functions (softplus, logsigmoid, gelu, sinh, cosh, atanh, asinh, acosh,
-logaddexp, pow, elu, erf) in float32 against float64 NumPy/SciPy-free references, in ulps, on
+logaddexp, pow, elu, erf, asin, acos, atan) in float32 against float64 NumPy/SciPy-free references, in ulps, on
 LLVM, C and the PYTHON emulator (a child process each), and their edge values and gradients
 against what PyTorch gives (issue #24)."""
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.kernels
 # of ulps off there), as for silu/mish in the subnormal tail
 BOUNDS = {"softplus": 4.0, "logsigmoid": 4.0, "gelu": 32.0, "gelu_none": 32.0, "sinh": 4.0,
           "cosh": 4.0, "atanh": 4.0, "asinh": 4.0, "acosh": 4.0, "pow": 1.0, "elu": 4.0,
-          "erf": 4.0, "logaddexp": 4.0}  # fmt: skip
+          "erf": 4.0, "logaddexp": 4.0, "asin": 4.0, "acos": 4.0, "atan": 4.0}  # fmt: skip
 
 MEASURE = r"""
 import json, math, sys
@@ -53,6 +53,9 @@ CASES = {
     "pow": (lambda t: t.pow(2.5), lambda d: d**2.5, 0, 1e15),
     "elu": (lambda t: t.elu(), lambda d: np.where(d > 0, d, np.expm1(d)), -100, 100),
     "erf": (lambda t: t.erf(), np.vectorize(math.erf), -6, 6),
+    "asin": (lambda t: t.asin(), np.arcsin, -1, 1),
+    "acos": (lambda t: t.acos(), np.arccos, -1, 1),
+    "atan": (lambda t: t.atan(), np.arctan, -3e38, 3e38),
 }
 n = int(sys.argv[1])
 rs = np.random.default_rng(1)
@@ -115,6 +118,9 @@ EDGES = [
     ("erf", [INF, -INF, -0.0, NAN], [1.0, -1.0, -0.0, NAN]),
     ("expm1", [INF, -INF, -0.0, NAN], [INF, -1.0, -0.0, NAN]),
     ("log1p", [INF, -1.0, -0.0, -2.0], [INF, -INF, -0.0, NAN]),
+    ("asin", [1.0, -1.0, -0.0, 1.5], [math.pi / 2, -math.pi / 2, -0.0, NAN]),
+    ("acos", [1.0, -1.0, 0.0, -1.5], [0.0, math.pi, math.pi / 2, NAN]),
+    ("atan", [INF, -INF, -0.0, 3e38], [math.pi / 2, -math.pi / 2, -0.0, math.pi / 2]),
 ]
 
 
@@ -170,7 +176,8 @@ GRADS = [  # (method, x, PyTorch's gradient)
     ("softplus", INF, 1.0), ("atanh", 1.0, INF), ("atanh", -1.0, INF), ("log1p", 0.0, 1.0),
     ("expm1", 0.0, 1.0), ("log1p", INF, 0.0), ("expm1", -INF, 0.0), ("erf", INF, 0.0),
     ("erf", -INF, 0.0), ("elu", -INF, 0.0), ("logsigmoid", -INF, 1.0), ("cosh", 0.0, 0.0),
-    ("asinh", INF, 0.0), ("acosh", INF, 0.0),
+    ("asinh", INF, 0.0), ("acosh", INF, 0.0), ("asin", 0.0, 1.0), ("acos", 0.0, -1.0),
+    ("atan", 0.0, 1.0), ("atan", INF, 0.0),
 ]  # fmt: skip
 
 

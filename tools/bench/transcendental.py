@@ -203,10 +203,15 @@ def _table(rows: dict[str, dict[str, Timing | None]], errors: dict[str, float]) 
 # -- the Tensor-API accuracy table (--ulp) ---------------------------------------------------------
 
 ULP_TARGETS = {"exp": 2, "exp2": 2, "log": 2, "log2": 2, "sqrt": 2, "sin": 4, "cos": 4,
-               "tanh": 8, "sigmoid": 8, "erf": 8, "expm1": 4, "log1p": 4}  # fmt: skip
+               "tanh": 8, "sigmoid": 8, "erf": 8, "expm1": 4, "log1p": 4, "sinh": 4,
+               "cosh": 4, "atanh": 4, "asinh": 4, "acosh": 4, "asin": 4, "acos": 4, "atan": 4,
+               "softplus": 4}  # fmt: skip
 ULP_RANGES = {"exp": (-104, 89), "exp2": (-150, 128), "log": (0, 3e38), "log2": (0, 3e38),
               "sqrt": (0, 3e38), "sin": (-1e4, 1e4), "cos": (-1e4, 1e4), "tanh": (-20, 20),
-              "sigmoid": (-104, 89), "erf": (-6, 6), "expm1": (-104, 89), "log1p": (0, 3e38)}  # fmt: skip
+              "sigmoid": (-104, 89), "erf": (-6, 6), "expm1": (-104, 89), "log1p": (0, 3e38),
+              "sinh": (-89, 89), "cosh": (-89, 89), "atanh": (-1, 1), "asinh": (-3e38, 3e38),
+              "acosh": (1, 3e38), "asin": (-1, 1), "acos": (-1, 1), "atan": (-3e38, 3e38),
+              "softplus": (-120, 120)}  # fmt: skip
 ULP_EDGES = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e-45, -1e-45, 1e-38, -1e-38, 88.72283,
              88.72284, -87.33654, -103.97208, 127.99, -149.5, 1.5707964, 3.1415927, 0.625]  # fmt: skip
 RENDERERS = {"LLVM": "CPU:LLVM", "C": "CPU:C", "PYTHON": "PYTHON"}
@@ -223,13 +228,19 @@ def _ulps(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(err), np.inf, err)
 
 
+NUMPY_NAMES = {"atanh": "arctanh", "asinh": "arcsinh", "acosh": "arccosh", "asin": "arcsin",
+               "acos": "arccos", "atan": "arctan"}  # fmt: skip
+
+
 def _reference(name: str, d: np.ndarray) -> np.ndarray:
     if name == "sigmoid":
         e = np.exp(-np.abs(d))
         return np.asarray(np.where(d >= 0, 1 / (1 + e), e / (1 + e)))
     if name == "erf":
         return np.asarray(np.vectorize(math.erf)(d))
-    return np.asarray(getattr(np, name)(d))
+    if name == "softplus":
+        return np.asarray(np.logaddexp(0, d))
+    return np.asarray(getattr(np, NUMPY_NAMES.get(name, name))(d))
 
 
 def ulp_errors(n: int) -> dict[str, tuple[float, float]]:
@@ -246,7 +257,7 @@ def ulp_errors(n: int) -> dict[str, tuple[float, float]]:
         edge = np.array(ULP_EDGES, np.float32)
         row = []
         for points in (sweep, edge):
-            x = points[~(points < 0)] if lo >= 0 else points
+            x = points[~(points < lo)] if lo >= 0 else points
             got = getattr(Tensor(x), name)().numpy()
             with np.errstate(all="ignore"):
                 row.append(float(_ulps(got, _reference(name, x.astype(np.float64))).max()))

@@ -113,32 +113,34 @@ class ElementwiseMixin(OpMixinBase):
         return self.sin() / self.cos()
 
     def asin(self) -> Self:
-        """Arcsine (Abramowitz-Stegun 4.4.46, |error| < 2e-8)."""
-        coefficients = (
-            -0.0012624911,
-            0.0066700901,
-            -0.0170881256,
-            0.0308918810,
-            -0.0501743046,
-            0.0889789874,
-            -0.2145988016,
-            1.5707963050,
-        )
+        """Arcsine: a polynomial on |x| <= 1/2, pi/2 - 2 asin(sqrt((1 - |x|)/2)) above; odd,
+        -0 kept, NaN beyond +-1."""
         x = self._to_float()
-        a = x.abs()
-        poly = a * 0 + coefficients[0]
-        for c in coefficients[1:]:
-            poly = poly * a + c
-        return x.sign() * (math.pi / 2 - (1 - a).sqrt() * poly)
+        negative, a = tm.magnitude(x)
+        small, p = tm.asin_parts(a)
+        value = small.where(p, math.pi / 2 - 2 * p)
+        return negative.where(-value, value)
 
     def acos(self) -> Self:
-        """Arccosine."""
-        return math.pi / 2 - self.asin()
+        """Arccosine: pi/2 - asin x on |x| <= 1/2, 2 asin(sqrt((1 - x)/2)) above and
+        pi - that below (no pi/2 - asin cancelling near 1)."""
+        x = self._to_float()
+        negative, a = tm.magnitude(x)
+        small, p = tm.asin_parts(a)
+        near_zero = math.pi / 2 - negative.where(-p, p)
+        return small.where(near_zero, negative.where(math.pi - 2 * p, 2 * p))
 
     def atan(self) -> Self:
-        """Arctangent."""
+        """Arctangent: asin(b / sqrt(1 + b**2)) with b = |x| up to 1, pi/2 minus that for
+        b = 1/|x| above (no x**2 overflow); odd, -0 kept."""
         x = self._to_float()
-        return (x / (1 + x * x).sqrt()).asin()
+        negative, a = tm.magnitude(x)
+        big = a > 1
+        b = big.where(1 / big.where(a, 1.0), a)  # 1/a on a stand-in where unselected
+        small, p = tm.asin_parts(b / (1 + b * b).sqrt())
+        inner = small.where(p, math.pi / 2 - 2 * p)
+        value = big.where(math.pi / 2 - inner, inner)
+        return negative.where(-value, value)
 
     def sinh(self) -> Self:
         """Hyperbolic sine: (m + m/(m + 1))/2 with m = expm1(|x|) below |x| = 1 (no
