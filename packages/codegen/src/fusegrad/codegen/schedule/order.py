@@ -95,23 +95,24 @@ class _Graph:
             for b in before:
                 self.succs[b].add(cid)
 
-    def _reaches(self, start: int, goal: int) -> bool:
-        """True when a path of two or more edges leads from ``start`` to ``goal``."""
-        todo = [s for s in self.succs[start] if s != goal]
+    def copy(self) -> _Graph:
+        """An independent copy (to plan merges on)."""
+        return _Graph({cid: set(before) for cid, before in self.preds.items()})
+
+    def acyclic_as_one(self, members: list[int]) -> bool:
+        """True when ``members`` as one call leave the graph acyclic: no path leaves them and
+        comes back."""
+        inside = set(members)
+        todo = [s for m in members for s in self.succs[m] if s not in inside]
         seen = set(todo)
         while todo:
-            n = todo.pop()
-            for s in self.succs[n]:
-                if s == goal:
-                    return True
+            for s in self.succs[todo.pop()]:
+                if s in inside:
+                    return False
                 if s not in seen:
                     seen.add(s)
                     todo.append(s)
-        return False
-
-    def mergeable(self, a: int, b: int) -> bool:
-        """True when ``a`` and ``b`` as one call leave the graph acyclic."""
-        return not self._reaches(a, b) and not self._reaches(b, a)
+        return True
 
     def merge(self, keep: int, gone: int) -> None:
         """``gone`` becomes part of ``keep``."""
@@ -169,51 +170,81 @@ def _merge_level(kz: Kernelizer, graph: _Graph, members: list[int]) -> None:
 
 @dataclass
 class _Cluster:
-    """Calls merged into one (``rep``: its id)."""
+    """Calls planned to become one (the first id is the merged call's)."""
 
-    rep: int
-    buffers: set[UOp]
+    members: list[int]
+    buffers: set[UOp]  # read or written
+    writes: set[UOp]  # written in place
     levels: set[int]
 
 
 def _merge_related(
     kz: Kernelizer, graph: _Graph, members: list[int], level: dict[int, int], outputs: set[UOp]
 ) -> None:
+    """Plan clusters with the checks that need no lowering (on a copy of the graph), then
+    lower each cluster once; a cluster whose kernel isn't allowed merges one call at a time."""
+    plan = graph.copy()
     clusters: list[_Cluster] = []
     for cid in members:
         call = kz.calls[cid]
-        bufs = _buffers(call)
+        bufs, writes = _buffers(call), {b for b, _ in call.writes}
         read = {b for b, _ in call.reads}
         tries = 0
         for cl in reversed(clusters):
-            related = cl.rep in call.deps or bufs & cl.buffers or level[cid] in cl.levels
-            if not related or not graph.mergeable(cl.rep, cid):
+            related = (
+                any(m in call.deps for m in cl.members)
+                or bufs & cl.buffers
+                or level[cid] in cl.levels
+            )
+            if not related or writes & cl.writes:
                 continue
-            if _reads_dead_end(kz, cl.rep, cid, read, outputs):
-                continue  # merged, an intermediate's buffer would be stored and never read
             if tries == MAX_TRIES:
                 break
             tries += 1
-            merged = _try_lower(kz, [kz.calls[cl.rep], call])
-            if merged is not None:
-                _commit(kz, graph, [cl.rep, cid], merged)
-                cl.buffers |= bufs
-                cl.levels.add(level[cid])
-                break
+            if not plan.acyclic_as_one([cl.members[0], cid]):
+                continue
+            if _reads_dead_end(kz, cl.members, cid, read, outputs):
+                continue  # merged, an intermediate's buffer would be stored and never read
+            plan.merge(cl.members[0], cid)
+            cl.members.append(cid)
+            cl.buffers |= bufs
+            cl.writes |= writes
+            cl.levels.add(level[cid])
+            break
         else:
-            clusters.append(_Cluster(cid, bufs, {level[cid]}))
+            clusters.append(_Cluster([cid], bufs, writes, {level[cid]}))
+    for cl in clusters:
+        if len(cl.members) > 1:
+            _merge_cluster(kz, graph, cl.members)
 
 
-def _reads_dead_end(kz: Kernelizer, rep: int, cid: int, read: set[UOp], outputs: set[UOp]) -> bool:
-    """True when call ``cid`` reads an intermediate root of call ``rep`` (computed into a
-    buffer of its own, not an output) that no third call reads: merged, ``cid`` would compute
-    it inline and its buffer would be stored and never read."""
-    for r in kz.calls[rep].roots:
+def _merge_cluster(kz: Kernelizer, graph: _Graph, members: list[int]) -> None:
+    if graph.acyclic_as_one(members):
+        merged = _try_lower(kz, [kz.calls[m] for m in members])
+        if merged is not None:
+            _commit(kz, graph, members, merged)
+            return
+    keep = members[0]
+    for cid in members[1:]:
+        if graph.acyclic_as_one([keep, cid]):
+            merged = _try_lower(kz, [kz.calls[keep], kz.calls[cid]])
+            if merged is not None:
+                _commit(kz, graph, [keep, cid], merged)
+
+
+def _reads_dead_end(
+    kz: Kernelizer, cluster: list[int], cid: int, read: set[UOp], outputs: set[UOp]
+) -> bool:
+    """True when call ``cid`` reads an intermediate root of the ``cluster``'s calls (computed
+    into a buffer of its own, not an output) that no call outside them reads: merged, ``cid``
+    would compute it inline and its buffer would be stored and never read."""
+    inside = {*cluster, cid}
+    for r in (r for m in cluster for r in kz.calls[m].roots):
         if kz.kinds[r] is not Kind.COMPUTE or r in outputs:
             continue
         buf = base_buffer(kz.views[r])
         if buf in read and not any(
-            other not in (rep, cid) and any(b is buf for b, _ in c.reads)
+            other not in inside and any(b is buf for b, _ in c.reads)
             for other, c in kz.calls.items()
         ):
             return True
