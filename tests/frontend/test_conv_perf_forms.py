@@ -105,3 +105,13 @@ def test_im2col_copy_upcasts_its_taps() -> None:
         taps = _sizes(ast, AxisType.LOOP).index(9)
         opts = hand_coded_optimizations(ast, renderer)
         assert any(o.op is OptOps.UPCAST and o.axis == taps and o.amount == 9 for o in opts), opts
+
+
+def test_depthwise_kernel_unrolls_its_taps() -> None:
+    """A depthwise conv sums its 9 taps in the kernel that reads them (one gated read per
+    tap): the heuristics unroll that reduce axis whole."""
+    x, w = Tensor.empty(2, 32, 24, 24), Tensor.empty(32, 1, 3, 3)
+    (ast,) = _kernels(x.conv2d(w, padding=1, groups=32))
+    assert _sizes(ast, AxisType.REDUCE) == [9]
+    opts = hand_coded_optimizations(ast, Device["CPU"].renderer)
+    assert any(o.op is OptOps.UNROLL and o.amount == 9 for o in opts), opts
