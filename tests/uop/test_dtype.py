@@ -311,13 +311,19 @@ def test_least_upper_rejects_void_pointers_and_nothing() -> None:
 scalars = st.sampled_from(ALL_SCALARS)
 
 
+_FP8_PAIRS = {frozenset(p) for p in (dtypes.fp8_ocp, dtypes.fp8_fnuz)}
+
+
 @given(scalars, scalars, scalars)
 def test_promotion_is_a_join(a: DType, b: DType, c: DType) -> None:
     ab = least_upper_dtype(a, b)
     assert ab is least_upper_dtype(b, a)
     assert least_upper_dtype(a, a) is a
-    assert least_upper_dtype(ab, c) is least_upper_dtype(a, least_upper_dtype(b, c))
-    assert least_upper_dtype(a, b, c) is least_upper_dtype(ab, c)
+    # tinygrad's lattice (kept as is) gives the two fp8 formats two minimal upper bounds,
+    # float16 and bfloat16; the pick (float16) makes grouping matter with bfloat16 in the mix
+    if not any({x, y} in _FP8_PAIRS for x in (a, b, c) for y in (a, b, c)):
+        assert least_upper_dtype(ab, c) is least_upper_dtype(a, least_upper_dtype(b, c))
+        assert least_upper_dtype(a, b, c) is least_upper_dtype(ab, c)
     # an upper bound: promoting the result with either operand changes nothing
     assert least_upper_dtype(ab, a) is ab
 

@@ -150,3 +150,28 @@ def test_spec_tensor_accepts_custom_gradient_nodes() -> None:
     no_rule = UOp(Ops.CONTIGUOUS_BACKWARD, buf.dtype, (buf * 2.0, buf))
     with pytest.raises(RuntimeError, match="not legal"):
         type_verify(no_rule.toposort(), extra_specs=(spec_tensor,))
+
+
+def test_dtypes_are_interned_by_their_metaclass() -> None:
+    import dataclasses
+    import pickle
+
+    from fusegrad.uop.dtype import DType, DTypeMetaClass, PtrDType
+
+    f32 = dtypes.float32
+    assert type(DType) is DTypeMetaClass
+    same = DType(f32.priority, f32.bitsize, f32.name, f32.fmt)
+    assert (
+        same is f32
+        and DType(**{f.name: getattr(f32, f.name) for f in dataclasses.fields(f32)}) is f32
+    )
+    assert dataclasses.replace(dtypes.int8) is dtypes.int8
+    assert dataclasses.replace(dtypes.int8, name="other") is not dtypes.int8
+    assert dataclasses.replace(dtypes.int8, name="other") is dataclasses.replace(
+        dtypes.int8, name="other"
+    )
+    p = f32.ptr(8)
+    assert PtrDType(*(getattr(p, f.name) for f in dataclasses.fields(p))) is p
+    assert pickle.loads(pickle.dumps(p)) is p and pickle.loads(pickle.dumps(f32.vec(4))) is f32.vec(
+        4
+    )

@@ -14,12 +14,13 @@ from __future__ import annotations
 import builtins
 import enum
 import functools
+import inspect
 import math
 import struct
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from fusegrad.uop.flags import DEFAULT_FLOAT, DEFAULT_INT
 
@@ -65,8 +66,31 @@ class AddrSpace(enum.Enum):
         return f"AddrSpace.{self.name}"
 
 
+class DTypeMetaClass(type):
+    """DTypes are interned: ``DType(...)`` with the fields of an existing type is that type
+    (``DType(0, 32, "float32", "f") is dtypes.float32``), as tinygrad's metaclass makes it, so
+    types compare by identity."""
+
+    _interned: ClassVar[dict[tuple[Any, ...], Any]] = {}
+    _signatures: ClassVar[dict[type, inspect.Signature]] = {}
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        sig = DTypeMetaClass._signatures.get(cls)
+        if sig is None:
+            init = inspect.signature(cls.__init__)  # type: ignore[misc]  # the fields, after self
+            sig = init.replace(parameters=list(init.parameters.values())[1:])
+            DTypeMetaClass._signatures[cls] = sig
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = (cls, *bound.arguments.values())
+        found = DTypeMetaClass._interned.get(key)
+        if found is None:
+            found = DTypeMetaClass._interned[key] = super().__call__(*bound.arguments.values())
+        return found
+
+
 @dataclass(frozen=True, eq=False)
-class DType:
+class DType(metaclass=DTypeMetaClass):
     """A scalar or vector value type. ``count > 1`` is a vector of ``scalar()``.
 
     ``priority`` orders types for tie-breaks in promotion; ``fmt`` is the ``struct`` format
