@@ -5,14 +5,14 @@ A BUFFER's data starts either in the host table (``HOST``: arrays the user gave)
 (``Tensor.empty``, kernel outputs). The first time the engine needs it on its device, a
 runtime ``Buffer`` is allocated and the host array (if any) copied in; from then on the
 device buffer is the only copy, so the host entry is dropped. A ``BUFFER_VIEW`` (the memory
-planner's slice of an arena) is a view of the arena's buffer. Entries are weak on the UOp:
-the memory goes back to the allocator with the last tensor referencing its BUFFER.
+planner's slice of an arena) is a view of the arena's buffer. The runtime Buffer lives in
+the UOp's ``__dict__`` (one attribute read per lookup, no weak reference made): the memory
+goes back to the allocator with the last tensor referencing its BUFFER.
 """
 
 from __future__ import annotations
 
 import sys
-import weakref
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from fusegrad.engine.host import HOST
 from fusegrad.runtime import Buffer
 from fusegrad.uop import Ops, UOp
 
-_DEVICE_BUFFERS: weakref.WeakKeyDictionary[UOp, Buffer] = weakref.WeakKeyDictionary()
+_RUNTIME = "_runtime_buffer"  # the attribute of a BUFFER/BUFFER_VIEW UOp holding its Buffer
 
 
 def buffer_device(buf: UOp) -> str:
@@ -79,7 +79,7 @@ def recyclable(bufs: tuple[UOp, ...]) -> bool:
         # the tuple, this loop's variable and getrefcount's argument: no other holder
         if sys.getrefcount(b) > 3:
             return False
-        rb = _DEVICE_BUFFERS.get(b)
+        rb = b.__dict__.get(_RUNTIME)
         if type(rb) is not _Counted or rb.shared:
             return False
     return True
@@ -88,7 +88,7 @@ def recyclable(bufs: tuple[UOp, ...]) -> bool:
 def runtime_buffer(buf: UOp) -> Buffer:
     """The runtime Buffer of a BUFFER or BUFFER_VIEW UOp (allocated, and filled from the
     host table, on first use)."""
-    found = _DEVICE_BUFFERS.get(buf)
+    found: Buffer | None = buf.__dict__.get(_RUNTIME)
     if found is not None:
         return found
     if buf.op is Ops.BUFFER_VIEW:
@@ -100,19 +100,20 @@ def runtime_buffer(buf: UOp) -> Buffer:
         out = _new_base(buf)
     else:
         raise TypeError(f"engine: expected a BUFFER or BUFFER_VIEW, got {buf.op!r}")
-    _DEVICE_BUFFERS[buf] = out
+    buf.__dict__[_RUNTIME] = out
     return out
 
 
 def adopt(buf: UOp, memory: Buffer) -> None:
     """Back BUFFER ``buf`` with existing runtime memory (an alias: a view of another buffer)."""
     share(memory)
-    _DEVICE_BUFFERS[buf] = memory
+    buf.__dict__[_RUNTIME] = memory
 
 
 def known_buffer(buf: UOp) -> Buffer | None:
     """The runtime Buffer of ``buf`` if the engine has created it (no allocation)."""
-    return _DEVICE_BUFFERS.get(buf)
+    found: Buffer | None = buf.__dict__.get(_RUNTIME)
+    return found
 
 
 def opaque(buf: UOp) -> Any:

@@ -219,8 +219,8 @@ def _values(kernel: Kernel, values: dict[str, int]) -> dict[str, int]:
 
 def _count(plan: LaunchPlan, prep: _Prepared, values: dict[str, int]) -> None:
     ops, mem = prep.work
-    for step, size in zip(plan.steps, prep.sizes, strict=True):
-        if step.kernel is not None and size is None:
+    for _, step, sized in prep.dynamic:
+        if not sized and step.kernel is not None:  # a kernel with Variables
             o, m = step.kernel.work(_values(step.kernel, values))
             ops, mem = ops + o, mem + m
     GlobalCounters.kernel_count += prep.kernels
@@ -309,9 +309,12 @@ def _update_graph(
 def _submit_graph(batch: _Batch, graph: HCQGraph, start: Signal, end: Signal) -> None:
     tl = _timeline(batch.name)
     tl.value += 1
-    head = batch.queue.commands  # a wait for another device first, if any
-    head.append(TimestampCmd(start))
-    graph.submit(head, (TimestampCmd(end), SignalCmd(tl.signal, tl.value)))
+    head = batch.queue.commands
+    if head:  # a wait for another device first
+        head.append(TimestampCmd(start))
+        graph.submit(head, (TimestampCmd(end), SignalCmd(tl.signal, tl.value)))
+    else:
+        graph.submit_timed(start, end, tl.signal, tl.value)
     _STATE.flights.append(_Flight(tl.signal, tl.value, batch.keep, batch.timings))
     _STATE.last = (tl.signal, tl.value, batch.name)
     if DEBUG >= 2:

@@ -95,7 +95,11 @@ class LaunchPlan:
     #: ``program_knobs()`` when the kernels were loaded (BEAM, NOOPT, EMULATED_DTYPES)
     knobs: tuple[object, ...] = field(default_factory=program_knobs)
 
+    #: the given slots are all the slots, in order (``bind`` returns the given list)
+    direct: bool = field(init=False, default=False)
+
     def __post_init__(self) -> None:
+        self.direct = not self.fixed and not self.views and self.given == tuple(range(self.slots))
         for s in self.steps:
             if s.kernel is not None and s.device not in self.loaded:
                 dev = device(s.device)
@@ -126,6 +130,8 @@ class LaunchPlan:
     def bind(self, given: Sequence[Any]) -> list[Any]:
         """Every slot's runtime buffer: ``given`` (runtime Buffers, or host arrays for
         copy-only sources), the fixed ones, the views over them."""
+        if self.direct:
+            return list(given)
         runtime: list[Any] = [None] * self.slots
         for i, b in zip(self.given, given, strict=True):
             runtime[i] = b

@@ -332,6 +332,12 @@ class HCQGraph:
         """Hand ``head``, every launch, then ``tail`` to the compute ring as one queue."""
         self.device.ring("compute").submit([*head, *self.commands, *tail])
 
+    def submit_timed(self, start: Signal, end: Signal, signal: Signal, value: int) -> None:
+        """``submit`` between a timestamp into ``start`` and one into ``end``, then ``signal``
+        set to ``value`` (what an engine's launch of a plan adds around it; a device's graph
+        may encode these without building the commands)."""
+        self.submit([TimestampCmd(start)], [TimestampCmd(end), SignalCmd(signal, value)])
+
 
 # -- rings ----------------------------------------------------------------------------------------
 

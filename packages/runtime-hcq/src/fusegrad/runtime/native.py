@@ -300,8 +300,33 @@ class NativeRing:
             records[n:n] = body
             self._publish(records, flags | body_flags, cmds, step, False)
 
+    def submit_slots(
+        self,
+        start: Signal,
+        body: Sequence[bytes | bytearray],
+        body_flags: int,
+        end: Signal,
+        signal: Signal,
+        value: int,
+    ) -> None:
+        """``submit_encoded`` of a timestamp into ``start``, the slots ``body``, a timestamp
+        into ``end`` and ``signal`` set to ``value``: the slots packed directly."""
+        with self._lock:
+            if self.closing:
+                raise RingClosed(f"{self.name}: the device was closed")
+            step = self.submitted + 1
+            stamps = _TIMESTAMP_RECORDS
+            first = stamps.get(start.address) or _timestamp_record(start.address)
+            last = stamps.get(end.address) or _timestamp_record(end.address)
+            records = [_BEGIN, first, *body, last]
+            records.append(_HEADER.pack(KIND_SIGNAL, signal.address, value & _U64, 0))
+            records.append(_HEADER.pack(KIND_SIGNAL, self.timeline.address, step, 0))
+            flags = body_flags | (_WAKE_FLAG if _WAITING[0] else 0)
+            # the flight keeps the signals the worker writes alive
+            self._publish(records, flags, [start, end, signal], step, False)
+
     def _publish(
-        self, records: list[Any], flags: int, cmds: list[Command], step: int, report: bool = True
+        self, records: list[Any], flags: int, cmds: list[Any], step: int, report: bool = True
     ) -> None:
         debug, profile = int(DEBUG.value), int(PROFILE.value)
         reports = (
@@ -586,6 +611,15 @@ class NativeGraph(HCQGraph):
             super().submit(head, tail)
             return
         ring.submit_encoded(head, self.records, self.flags, tail)
+
+    def submit_timed(self, start: Signal, end: Signal, signal: Signal, value: int) -> None:
+        """``submit`` between two timestamps, then ``signal`` set to ``value``: the ring's
+        slots packed without building commands (see ``HCQGraph.submit_timed``)."""
+        ring = self.device.ring("compute")
+        if type(ring) is not NativeRing or DEBUG.value >= 2 or PROFILE.value:
+            super().submit_timed(start, end, signal, value)
+            return
+        ring.submit_slots(start, self.records, self.flags, end, signal, value)
 
 
 @functools.cache

@@ -187,40 +187,43 @@ def _node_memo(u: UOp) -> Memo:
             return None
         part, leaves = sub
         srcs.append(part)
-        srcs.append(tuple([index.setdefault(leaf, len(index)) for leaf in leaves]))
+        if len(leaves) == 1:  # the commonest: one leaf (a buffer), or a node over one
+            leaf = leaves[0]
+            found = index.get(leaf)
+            if found is None:
+                found = index[leaf] = len(index)
+            srcs.append(found)
+        else:
+            srcs.append(tuple([index.setdefault(leaf, len(index)) for leaf in leaves]))
     if len(index) > LEAF_LIMIT:
         return None
     return _intern((u.op, u.dtype, arg, tuple(srcs), u.tag)), tuple(index)
 
 
-def _leaf_op(u: UOp) -> bool:
-    return u.op is Ops.BUFFER or (u.op is Ops.AFTER and u.is_bound_var)
-
-
-def _pending(u: UOp) -> bool:
-    """Whether ``u`` still needs its part made (not a leaf, nothing remembered)."""
-    return _MEMO not in u.__dict__ and not _leaf_op(u)
-
-
 def _memo(root: UOp) -> Memo:
-    """``root``'s (part, leaves), remembering it on every node below that lacked it."""
+    """``root``'s (part, leaves), remembering it on every node below that lacked it: the
+    nodes without a part, sources first (leaves and remembered nodes end the walk; a node is
+    looked at again once its sources are done)."""
     found = root.__dict__.get(_MEMO, _MISSING)
     if found is not _MISSING:
         return found  # type: ignore[no-any-return]
-    if not any(_pending(s) for s in root.src):  # the common case: only the root is new
-        found = root.__dict__[_MEMO] = _node_memo(root)
-        return found
-    # the nodes without a part, sources first (leaves and remembered nodes end the walk)
-    stack: list[Any] = [root]
-    pop, push = stack.pop, stack.extend
+    buffer, after = Ops.BUFFER, Ops.AFTER
+    stack = [root]
     while stack:
-        u = pop()
-        if u is _EXPANDED:
-            u = pop()
+        u = stack[-1]
+        todo = [
+            s
+            for s in u.src
+            if _MEMO not in s.__dict__
+            and s.op is not buffer
+            and not (s.op is after and s.is_bound_var)
+        ]
+        if todo:
+            stack += todo
+            continue
+        stack.pop()
+        if _MEMO not in u.__dict__:  # pushed by two users: made once
             u.__dict__[_MEMO] = _node_memo(u)
-        elif _pending(u):
-            push((u, _EXPANDED))
-            push([s for s in u.src if _pending(s)])
     return root.__dict__[_MEMO]  # type: ignore[no-any-return]
 
 
