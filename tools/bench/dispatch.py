@@ -6,10 +6,12 @@ CPU device's cores.
    step depending on the one before: graph build + schedule-cache hit + kernel launch, with a
    single wait at the end (``x.item()``). Also timed apart: the same loop with a wait after
    every step, graph build alone (``x + 1``), ``get_kernel_graph`` alone (a schedule-cache
-   hit), ``lookup_schedule`` alone, ``run_plan`` alone (encoding and submitting the kernel
-   graph's launch plan), and what ``realize`` does on a cache hit: ``lookup_schedule`` + the
-   template's launch plan run over new output buffers. PyTorch eager's ``x = x + 1`` on a
-   1-element tensor is timed in the same run for scale. Target (issue 20): <= 50 us per
+   hit), ``lookup_schedule`` alone (the same graph again: its key is remembered on the
+   nodes) and with the graph built anew (``x + 1`` each time: a real step's lookup),
+   ``run_plan`` alone (encoding and submitting the kernel graph's launch plan), and what
+   ``realize`` does on a cache hit: ``lookup_schedule`` + the template's launch plan run
+   over result buffers (recycled: see ``engine.plan.result_buffers``). PyTorch eager's
+   ``x = x + 1`` on a 1-element tensor is timed in the same run for scale. Target (issue 20): <= 50 us per
    dependent step, <= 5 us per kernel for cache hits and JIT replay. Run in child processes
    once per ring kind: the compiled ring (``HCQ_COMPILED=1``, the default) and the Python
    ring (``HCQ_COMPILED=0``, the reference).
@@ -116,6 +118,7 @@ def dispatch_overhead(repeats: int) -> dict[str, Timing]:
     launch = _repeat(lambda: run_plan(plan, uops, values), synchronize)  # the same buffers
     hit = _repeat(lambda: realize_schedule(list(sink.src)), synchronize)
     lookup = _repeat(lambda: lookup_schedule(sink))
+    fresh_lookup = _repeat(lambda: lookup_schedule(UOp.sink((x + 1).uop)))
 
     return {
         "chain (realize, one wait at the end)": _timed(chain, repeats, STEPS),
@@ -123,6 +126,7 @@ def dispatch_overhead(repeats: int) -> dict[str, Timing]:
         "graph build only (x + 1)": _timed(build, repeats, STEPS),
         "get_kernel_graph only (cache hit)": _timed(schedule, repeats, STEPS),
         "lookup_schedule only (cache hit)": _timed(lookup, repeats, STEPS),
+        "x + 1 and its lookup (new nodes)": _timed(fresh_lookup, repeats, STEPS),
         "run_plan only (encode + submit)": _timed(launch, repeats, STEPS),
         "cache hit: lookup + template plan launch": _timed(hit, repeats, STEPS),
     }
