@@ -115,10 +115,14 @@ REDUCE_ACCUMULATORS = 4
 #: 16 KiB apart overflow the 8 ways of an L1 set. Max over axis 0: 17-19 GB/s tiled by 8
 #: vs 2.5 upcast alone (TILE keeps running maxima in the output too).
 REDUCE_ROW_TILE = 8
-#: a reduction computing more than this many ops from its reduce axis alone (argmax's arange,
-#: 40+ ops of index bits per element) is not given PARTIALS: every lane would repeat them,
-#: where the rows of an output UPCAST share them (argmax over the last axis, 4096x4096:
-#: PARTIALS 0.5x the 8-row UPCAST)
+#: a reduction computing more than this many ops from its reduce axis alone is not given
+#: PARTIALS: every lane would repeat them, where the rows of an output UPCAST share them.
+#: Measured on argmax's arange when it reached the kernel as 40+ ops of index bits per element
+#: (4096x4096: PARTIALS 0.5x the 8-row UPCAST); the scheduler now folds that bit sum to the
+#: column index (``schedule/indexing.fold_bit_sums``), so argmax's compare kernel gets
+#: PARTIALS: 7 vector ops per 8 columns (load, ==, NaN test, or, n - column, select, max)
+#: against 8 scalar loads and inserts per 8 rows for the UPCAST (the VM was too loaded, load
+#: 9-12, to time the two apart: 22.5 vs 13-15 GB/s at their best runs)
 REDUCE_RANGE_WORK = 8
 
 
