@@ -78,3 +78,23 @@ def test_many_tensor_kernels_add_few_mappings() -> None:
         assert got[2] == 2 * (i + 3) + 0.5
     grown = _mappings() - before
     assert grown <= 10, f"60 distinct kernels added {grown} mappings"
+
+
+def test_a_release_inside_allocate_waits_instead_of_deadlocking() -> None:
+    """The garbage collector may free a program while this thread is inside ``allocate``
+    (holding the lock): the release is kept and done by the next call."""
+    from fusegrad.renderer import load_elf
+    from fusegrad.renderer.codepages import CODE_PAGES
+
+    if CODE_PAGES.unavailable:
+        pytest.skip("no memfd_create here")
+    keep = load_elf(_kernel_object(2000), "k")
+    code = load_elf(_kernel_object(2001), "k")
+    place = code.base
+    with CODE_PAGES._lock:  # as inside allocate
+        code.free()  # returns at once: no deadlock
+    assert code.freed
+    again = load_elf(_kernel_object(2002), "k")  # gives the pending piece back first
+    assert again.base == place
+    again.free()
+    keep.free()

@@ -100,6 +100,7 @@ class CodePages:
 
     def __init__(self) -> None:
         self._chunks: list[Chunk] = []
+        self._pending: list[tuple[Chunk, int, int]] = []
         self._lock = threading.Lock()
         self._libc: ctypes.CDLL | None = None
         self.unavailable = not hasattr(os, "memfd_create")
@@ -114,6 +115,7 @@ class CodePages:
         pages are unavailable."""
         size = _round_up(max(size, 1), ALIGN)
         with self._lock:
+            self._give_back_pending()
             if self.unavailable:
                 return None
             if size <= CHUNK_SIZE // 4:
@@ -133,12 +135,24 @@ class CodePages:
             return chunk, offset
 
     def release(self, chunk: Chunk, offset: int, size: int) -> None:
-        """Give a program's bytes back; a chunk left empty is unmapped."""
-        size = _round_up(max(size, 1), ALIGN)
-        with self._lock:
+        """Give a program's bytes back; a chunk left empty is unmapped. Called from
+        ``LoadedCode.__del__`` too, which the garbage collector may run in a thread holding
+        the lock (inside ``allocate``): then the release waits in a list (an atomic append)
+        for the next call, instead of deadlocking or changing the free lists mid-search."""
+        self._pending.append((chunk, offset, _round_up(max(size, 1), ALIGN)))
+        if not self._lock.acquire(blocking=False):
+            return  # the holder, or the next allocate or release, gives it back
+        try:
+            self._give_back_pending()
+        finally:
+            self._lock.release()
+
+    def _give_back_pending(self) -> None:
+        while self._pending:
+            chunk, offset, size = self._pending.pop()
             chunk.give_back(offset, size)
             if chunk.used or chunk not in self._chunks:
-                return
+                continue
             self._chunks.remove(chunk)
             assert self._libc is not None
             self._libc.munmap(chunk.rx, 2 * chunk.size)
