@@ -98,3 +98,26 @@ def test_a_release_inside_allocate_waits_instead_of_deadlocking() -> None:
     assert again.base == place
     again.free()
     keep.free()
+
+
+def test_dropped_tensor_kernels_give_their_code_back() -> None:
+    """``clear_kernels`` drops the loaded programs; their code pages are given back."""
+    import gc
+
+    from fusegrad import Tensor
+    from fusegrad.engine import clear_kernels
+    from fusegrad.renderer.codepages import CODE_PAGES
+
+    if CODE_PAGES.unavailable:
+        pytest.skip("no memfd_create here")
+    x = Tensor(np.arange(16, dtype=np.float32)).realize()
+    clear_kernels()
+    gc.collect()
+    base = sum(c.used for c in CODE_PAGES._chunks)
+    for i in range(80):
+        (x * float(i + 1000) - 0.5).realize()
+    loaded = sum(c.used for c in CODE_PAGES._chunks)
+    assert loaded > base + 80 * 64  # each kernel took at least a cache line
+    clear_kernels()
+    gc.collect()
+    assert sum(c.used for c in CODE_PAGES._chunks) <= base
