@@ -16,7 +16,8 @@ Registers hold raw bits (a predicate holds 0/1). Memory: each buffer is a bytear
 own address range; an access outside every buffer raises ``IndexError``. Threads of a block
 run one after another up to each ``bar.sync`` (all of them must reach it).
 
-``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32`` is warp-collective: a
+``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32`` (and ``m16n8k8``, the
+same layout with K = 8) is warp-collective: a
 thread that reaches it waits until all 32 threads of its warp (consecutive linear thread ids)
 wait at the same instruction, then the product runs for the warp at once, with the fragment
 layout of the PTX ISA (``groupID = lane >> 2``, ``threadID_in_group = lane % 4``; in a
@@ -666,27 +667,30 @@ def _half_value(bits: int, kind: str) -> float:
 
 
 def _mma(m: Machine, warp: list[Thread]) -> None:
-    """mma.sync m16n8k16 .row.col, f32 accumulators, f16/bf16 inputs, for one warp (lanes in
-    linear thread order). D[16x8] = A[16x16] @ B[16x8] + C."""
+    """mma.sync m16n8k16 (m16n8k8) .row.col, f32 accumulators, f16/bf16 inputs, for one warp
+    (lanes in linear thread order). D[16x8] = A[16xK] @ B[Kx8] + C."""
     first = warp[0]
     _guard, _neg, opcode, ops = m.k.code[first.pc]
     mods = opcode.split(".")
-    if mods[1:6] != ["sync", "aligned", "m16n8k16", "row", "col"] or mods[6] != "f32":
+    shape = mods[3]
+    if mods[1:3] != ["sync", "aligned"] or shape not in ("m16n8k16", "m16n8k8"):
         raise NotImplementedError(f"PTX interpreter: {opcode}")
-    kind = mods[7]
+    if mods[4:6] != ["row", "col"] or mods[6] != "f32":
+        raise NotImplementedError(f"PTX interpreter: {opcode}")
+    kind, depth = mods[7], 16 if shape == "m16n8k16" else 8
     regs = [[x.strip() for x in o.strip("{}").split(",")] for o in ops]
     d, a, b, c = regs
-    big_a = [[0.0] * 16 for _ in range(16)]
-    big_b = [[0.0] * 8 for _ in range(16)]
+    big_a = [[0.0] * depth for _ in range(16)]
+    big_b = [[0.0] * 8 for _ in range(depth)]
     acc = [[0.0] * 8 for _ in range(16)]
     for lane, t in enumerate(warp):
         group, tig = lane >> 2, lane % 4
-        for i in range(8):
+        for i in range(depth // 2):
             bits = m.read(t, a[i // 2], "b32") >> (16 * (i % 2))
             row = group + 8 * ((i >> 1) & 1)
             col = tig * 2 + (i & 1) + 8 * (i >> 2)
             big_a[row][col] = _half_value(bits & 0xFFFF, kind)
-        for i in range(4):
+        for i in range(depth // 4):
             bits = m.read(t, b[i // 2], "b32") >> (16 * (i % 2))
             big_b[tig * 2 + (i & 1) + 8 * (i >> 1)][group] = _half_value(bits & 0xFFFF, kind)
         for i in range(4):
@@ -695,7 +699,7 @@ def _mma(m: Machine, warp: list[Thread]) -> None:
         group, tig = lane >> 2, lane % 4
         for i in range(4):
             row, col = group + 8 * (i >> 1), tig * 2 + (i & 1)
-            terms = [big_a[row][k] * big_b[k][col] for k in range(16)] + [acc[row][col]]
+            terms = [big_a[row][k] * big_b[k][col] for k in range(depth)] + [acc[row][col]]
             finite = all(math.isfinite(x) for x in terms)
             total = float(sum(Fraction(x) for x in terms)) if finite else sum(terms)
             m.write(t, d[i], _float_bits(_round_float(total, 32), 32))

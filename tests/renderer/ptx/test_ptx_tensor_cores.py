@@ -96,16 +96,25 @@ def _assembles(src: str, arch: str) -> None:
 # -- the renderer's tensor cores -------------------------------------------------------------------
 
 
-def test_sm80_and_sm90_declare_the_f16_and_bf16_cores_sm75_none() -> None:
+def test_sm80_and_sm90_declare_the_f16_and_bf16_cores_sm75_the_k8_one() -> None:
     for arch in ("sm_80", "sm_90"):
         cores = PTXRenderer(arch).tensor_cores
         assert [(c.dims, c.threads, c.dtype_in, c.dtype_out) for c in cores] == [
             ((8, 16, 16), 32, dtypes.float16, dtypes.float32),
             ((8, 16, 16), 32, dtypes.bfloat16, dtypes.float32),
         ]
-    assert PTXRenderer("sm_75").tensor_cores == ()
-    with pytest.raises(KernelOptError, match="declares no tensor cores"):
-        program(matmul(32, 32, 32), [Opt(OptOps.TC, 0)], "sm_75")
+    cores = PTXRenderer("sm_75").tensor_cores
+    assert [(c.dims, c.dtype_in) for c in cores] == [((8, 16, 8), dtypes.float16)]
+    with pytest.raises(KernelOptError, match="no tensor core 1"):
+        program(matmul(32, 32, 32, dtypes.bfloat16), [Opt(OptOps.TC, 1)], "sm_75")
+
+
+def test_sm75_half_matmul_on_m16n8k8_assembles_and_equals_numpy() -> None:
+    spec = program(matmul(32, 24, 16), [Opt(OptOps.TC, 0)], "sm_75")
+    src = str(spec.src)
+    assert src.count("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32") == 1
+    run(spec, 32, 24, 16, dtypes.float16, seed=9)
+    _assembles(src, "sm_75")
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

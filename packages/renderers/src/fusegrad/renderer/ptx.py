@@ -49,6 +49,10 @@ TENSOR_CORES = tuple(
     TensorCore((8, 16, 16), 32, dt, dtypes.float32, (8, 4, 4), opts=("m_threads=8",))
     for dt in (dtypes.float16, dtypes.bfloat16)
 )
+#: sm_75 (Turing): ``mma.sync.aligned.m16n8k8`` with f16 inputs, float32 accumulators
+TENSOR_CORES_SM75 = (
+    TensorCore((8, 16, 8), 32, dtypes.float16, dtypes.float32, (4, 2, 4), opts=("m_threads=8",)),
+)
 _SHARED_MAX = {"sm_75": 49152, "sm_80": 49152, "sm_86": 49152, "sm_89": 49152, "sm_90": 49152}
 _AXES = "xyz"
 
@@ -441,9 +445,11 @@ def _packed_pairs(k: _Kernel, dt: DType, lanes: list[str]) -> list[str]:
 
 
 def _wmma(k: _Kernel, u: UOp) -> None:
-    """WMMA (``fusegrad.codegen.lower.wmma``): one warp-wide ``mma.sync`` m16n8k16."""
+    """WMMA (``fusegrad.codegen.lower.wmma``): one warp-wide ``mma.sync`` m16n8k16 (or
+    m16n8k8, sm_75)."""
     _name, dims, dtype_in, dtype_out = u.arg
-    if tuple(dims) != (8, 16, 16) or dtype_in not in _MMA_INPUT or dtype_out is not dtypes.float32:
+    known = tuple(dims) in ((8, 16, 16), (8, 16, 8))
+    if not known or dtype_in not in _MMA_INPUT or dtype_out is not dtypes.float32:
         raise NotImplementedError(f"PTX renderer: no tensor core for WMMA {u.arg!r}")
     a = _packed_pairs(k, dtype_in, k.values[u.src[0]])
     b = _packed_pairs(k, dtype_in, k.values[u.src[1]])
@@ -451,7 +457,7 @@ def _wmma(k: _Kernel, u: UOp) -> None:
     d = [k.e.new("f") for _ in range(4)]
     kind = _MMA_INPUT[dtype_in]
     k.e.emit(
-        f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {{{', '.join(d)}}}, "
+        f"mma.sync.aligned.m16n8k{dims[2]}.row.col.f32.{kind}.{kind}.f32 {{{', '.join(d)}}}, "
         f"{{{', '.join(a)}}}, {{{', '.join(b)}}}, {{{', '.join(c)}}};"
     )
     k.values[u] = d
@@ -574,6 +580,8 @@ class PTXRenderer(Renderer):
         self.shared_max = _SHARED_MAX[self.arch]
         if self.arch in MMA_ARCHES:  # mma.sync m16n8k16 with f16/bf16 inputs: sm_80 and up
             self.tensor_cores = TENSOR_CORES
+        elif self.arch == "sm_75":
+            self.tensor_cores = TENSOR_CORES_SM75
         if self.arch in FP8_ARCHES:  # elsewhere the lowering emulates fp8 over uint8
             self.supported_dtypes = self.supported_dtypes | {dtypes.fp8e4m3, dtypes.fp8e5m2}
 

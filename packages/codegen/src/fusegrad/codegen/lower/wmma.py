@@ -34,7 +34,9 @@ a * b, 0)``) keeps its mask on A's elements. A kernel whose tile does not have t
 as it is: the tile then runs as ordinary lanes and threads.
 
 ``WMMA``'s arg is ``(name, dims, dtype_in, dtype_out)``; its sources are A (``dtype_in``
-x 8), B (x 4) and C (``dtype_out`` x 4); its dtype is ``dtype_out`` x 4.
+x 8, or x 4 for k8), B (x 4, or x 2) and C (``dtype_out`` x 4); its dtype is ``dtype_out`` x 4.
+The m16n8k8 instruction (sm_75) has the same layout with K = 8: A's elements 0..3 and B's
+0..1 of the formulas above.
 """
 
 from __future__ import annotations
@@ -48,8 +50,9 @@ from fusegrad.codegen.lower.walk import nodes, rebuild
 from fusegrad.codegen.renderer import TensorCore
 from fusegrad.uop import AxisType, Ops, UOp, graph_rewrite
 
-#: the tensor core shape (N, M, K) and warp size this stage knows the register layout of
-MMA_DIMS = (8, 16, 16)
+#: the tensor core shapes (N, M, K) this stage knows the register layout of: m16n8k16
+#: (sm_80+) and m16n8k8 (sm_75; A and B hold the first half of the k16 fragments' elements)
+MMA_DIMS = ((8, 16, 16), (8, 16, 8))
 WARP = 32
 #: at most this many mma per thread and K step (UPCAST axes beyond the tile's multiply them)
 MAX_MMAS = 32
@@ -144,7 +147,7 @@ def _find_tile(sink: UOp, cores: tuple[TensorCore, ...]) -> _Tile | None:
     if len(reduces) != 1 or AxisType.GROUP_REDUCE in kinds:
         return None
     for core in cores:
-        if core.dims != MMA_DIMS or core.threads != WARP:
+        if core.dims not in MMA_DIMS or core.threads != WARP:
             continue
         tile = _tile_of(reduces[0], core)
         if tile is None:
@@ -191,8 +194,9 @@ def use_tensor_cores(sink: UOp, ctx: LowerContext) -> UOp:
     c1 = UOp.range(2, ctx.fresh_axis(), AxisType.UPCAST) if tile.mg is None else tile.mt
     c0 = UOp.range(2, ctx.fresh_axis(), AxisType.UPCAST)  # a higher id: lanes (c1, c0)
     group, thread = lane // 4, lane % 4
-    fa = UOp.range(8, ctx.fresh_axis(), AxisType.UPCAST)  # A's element number
-    fb = UOp.range(4, ctx.fresh_axis(), AxisType.UPCAST)  # B's
+    k = tile.core.dims[2]
+    fa = UOp.range(k // 2, ctx.fresh_axis(), AxisType.UPCAST)  # A's element number
+    fb = UOp.range(k // 4, ctx.fresh_axis(), AxisType.UPCAST)  # B's
     k_of_a = thread * 2 + fa % 2 + 8 * (fa // 4)
     rows = (
         {tile.mt: group + 8 * (fa // 2 % 2)}
@@ -201,7 +205,8 @@ def use_tensor_cores(sink: UOp, ctx: LowerContext) -> UOp:
     )
     out = tile.core.dtype_out
     zeros = UOp.const((0.0,) * 4, out.vec(4))
-    arg = (f"mma_m16n8k16_{tile.core.dtype_in.name}_{out.name}", MMA_DIMS, tile.core.dtype_in, out)
+    name = f"mma_m16n8k{k}_{tile.core.dtype_in.name}_{out.name}"
+    arg = (name, tile.core.dims, tile.core.dtype_in, out)
     sizes = [_size(r) or 0 for r in tile.extras]
     mmas: dict[tuple[int, ...], UOp] = {}
     for combo in itertools.product(*(range(n) for n in sizes)):  # register blocking
@@ -294,5 +299,5 @@ def has_wmma_work(census: Census, ctx: LowerContext) -> bool:
     """The kernel has an UNROLL axis (a TC tile has one) and the target a tensor core this
     stage knows the layout of."""
     return AxisType.UNROLL in census.axis_types and any(
-        c.dims == MMA_DIMS and c.threads == WARP for c in ctx.renderer.tensor_cores
+        c.dims in MMA_DIMS and c.threads == WARP for c in ctx.renderer.tensor_cores
     )
