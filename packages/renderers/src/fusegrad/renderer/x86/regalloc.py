@@ -16,6 +16,8 @@ register before and store a spilled result after (``isa.SCRATCH``).
 
 from __future__ import annotations
 
+import bisect
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -76,8 +78,16 @@ def _walk(code: list[Inst]) -> tuple[dict[VReg, tuple[int, int]], dict[VReg, int
             if target is not None:  # a backward jump closes a loop
                 loops.append((target, i))
         for op in inst.args:
-            for v in _mentions(op):
-                first.setdefault(v, i)
+            kind = type(op)
+            if kind is Mem:
+                mentioned = [r for r in (op.base, op.idx) if type(r) is VReg]  # type: ignore[union-attr]
+            elif kind is VReg:
+                mentioned = [op]  # type: ignore[list-item]
+            else:
+                continue
+            for v in mentioned:
+                if v not in first:
+                    first[v] = i
                 last[v] = i
                 uses[v] = uses.get(v, 0) + 1
     _extend_into_loops(first, last, loops)
@@ -128,21 +138,17 @@ def _scan(
 ) -> None:
     active: list[tuple[int, VReg]] = []  # (end, vreg), sorted by end
     order = {r: i for i, r in enumerate(free)}
+    available = list(range(len(free)))  # a heap of free registers' positions in ``free``
     for lo, hi, v in intervals:
-        for end, old in list(active):
-            if end > lo:
-                break
-            active.remove((end, old))
-            free.append(out.registers[old])
-        if free:
-            free.sort(key=order.__getitem__)
-            out.registers[v] = free.pop(0)
-            active.append((hi, v))
-            active.sort()
+        while active and active[0][0] <= lo:
+            heapq.heappush(available, order[out.registers[active.pop(0)[1]]])
+        if available:
+            out.registers[v] = free[heapq.heappop(available)]
+            bisect.insort(active, (hi, v))
             continue
         active.append((hi, v))
         k = _victim(active, lo, uses)
-        end, victim = active.pop(k)
+        victim = active.pop(k)[1]
         out.spills[victim] = len(out.spills)
         if victim is not v:  # v takes the spilled interval's register
             out.registers[v] = out.registers.pop(victim)
