@@ -45,18 +45,31 @@ def _cores(device: str) -> Any:
     return getattr(Device[device].renderer, "tensor_cores", ())
 
 
+def core_of(device: str, dtype: Any) -> tuple[int, Any] | None:
+    """The index and TensorCore of ``device``'s renderer taking ``dtype`` inputs (None: no
+    such core, e.g. bfloat16 on sm_75)."""
+    for i, core in enumerate(_cores(device)):
+        if core.dtype_in is dtype:
+            return i, core
+    return None
+
+
 def tc_kernel(
-    m: int, k: int, n: int, dtype: Any, extra: Sequence[tuple[str, int, int]] = ()
+    m: int, k: int, n: int, dtype: Any, device: str, extra: Sequence[tuple[str, int, int]] = ()
 ) -> Callable[..., Any]:
     """The custom-kernel function of the matmul: params (C float32, A, B of ``dtype``)."""
     from fusegrad.codegen import KernelInfo
     from fusegrad.codegen.opt import Opt, OptOps
     from fusegrad.uop import AxisType, Ops, UOp, dtypes
 
-    core = 0 if dtype is dtypes.float16 else 1
+    found = core_of(device, dtype)
+    if found is None:
+        raise ValueError(f"tensor cores: {device} has none for {dtype!r} inputs")
+    core, tc = found
+    tn, tm, tk = tc.dims
     pads = [
         Opt(OptOps.PADTO, axis, size)
-        for axis, (dim, size) in enumerate(((m, 16), (n, 8), (k, 16)))
+        for axis, (dim, size) in enumerate(((m, tm), (n, tn), (k, tk)))
         if dim % size
     ]
     opts = (*pads, Opt(OptOps.TC, core), *(Opt(OptOps[op], ax, amt) for op, ax, amt in extra))
@@ -82,7 +95,8 @@ def tc_source(m: int, k: int, n: int, dtype: Any, device: str, extra: Sequence[A
         UOp.param(1, dtype.ptr(m * k)),
         UOp.param(2, dtype.ptr(k * n)),
     )
-    src = to_program(tc_kernel(m, k, n, dtype, extra)(*params), Device[device].renderer).src
+    kernel = tc_kernel(m, k, n, dtype, device, extra)(*params)
+    src = to_program(kernel, Device[device].renderer).src
     return src if isinstance(src, str) else src.decode(errors="replace")
 
 
@@ -95,7 +109,7 @@ def tc_matmul(
     from fusegrad.uop import dtypes
 
     (m, k), (_, n) = a.shape, b.shape
-    fxn = tc_kernel(m, k, n, a.dtype, extra)
+    fxn = tc_kernel(m, k, n, a.dtype, device, extra)
     out = Tensor.zeros(m, n, dtype=dtypes.float32, device=device).contiguous().realize()
 
     def run() -> Any:
@@ -159,7 +173,12 @@ def check(device: str = "CUDA", quick: bool = False) -> dict[str, Any]:
         print(f"tensor cores: {device}'s renderer declares none; nothing to check")
         results["ok"] = False
         return results
+    from fusegrad.uop import dtypes
+
     for m, k, n, dtype, extra in QUICK if quick else CASES:
+        if core_of(device, getattr(dtypes, dtype)) is None:
+            print(f"tc matmul {m}x{k}x{n} {dtype}: no tensor core for {dtype}, skipped")
+            continue
         r = check_case(m, k, n, dtype, extra, device)
         results["cases"].append(r)
         results["ok"] &= r["ok"]
