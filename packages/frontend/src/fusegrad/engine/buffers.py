@@ -71,14 +71,27 @@ def share(memory: Any) -> None:
         base.shared = True
 
 
+def _most_refs(items: tuple[Any, ...]) -> int:
+    """The highest reference count among ``items``, as seen from inside this loop."""
+    most = 0
+    for item in items:
+        refs = sys.getrefcount(item)
+        most = max(most, refs)
+    return most
+
+
+# what a member of a tuple that nothing else holds shows in ``_most_refs`` (measured, not
+# assumed: interpreters differ in the references their frames take)
+_FREE_REFS = _most_refs((object(),))
+
+
 def recyclable(bufs: tuple[UOp, ...]) -> bool:
     """Whether BUFFERs ``bufs`` (held in the tuple only) may take a new value: nothing else
     holds any of them, and their memory is reached only through them. Their last kernels may
     still be queued: a later launch on the same device runs after them."""
+    if _most_refs(bufs) > _FREE_REFS:
+        return False
     for b in bufs:
-        # the tuple, this loop's variable and getrefcount's argument: no other holder
-        if sys.getrefcount(b) > 3:
-            return False
         rb = b.__dict__.get(_RUNTIME)
         if type(rb) is not _Counted or rb.shared:
             return False
