@@ -281,3 +281,37 @@ def test_tensor_style_half_product_with_a_fused_epilogue() -> None:
         got.astype(np.float32), np.maximum(exact, 0).astype(np.float16).astype(np.float32),
         rtol=1e-3, atol=1e-3,
     )  # fmt: skip
+
+
+_NULL_TC_SCRIPT = """
+import sys
+sys.path.insert(0, {tools!r})
+import tensor_cores as tc
+from fusegrad import Tensor
+from fusegrad.runtime import Device
+from fusegrad.uop import dtypes
+a = Tensor.empty(64, 48, dtype=dtypes.float16).realize()
+b = Tensor.empty(48, 40, dtype=dtypes.float16).realize()
+out = tc.tc_matmul(a, b, "NULL")()  # padded to 64 x 48 x 48: compiled (ptxas), not run
+src = tc.tc_source(64, 48, 40, dtypes.float16, "NULL")
+print(Device["NULL"].renderer.arch, out.shape, src.count("mma.sync"))
+"""
+
+
+def test_dev_null_ptx_compiles_a_tensor_core_matmul_from_tensor_code() -> None:
+    """``DEV=NULL:PTX:sm_90``: Tensor.custom_kernel with TC opts (tools/gpu/tensor_cores.py)
+    renders mma.sync and compiles (with ptxas when present); nothing runs."""
+    import os
+    import subprocess
+
+    tools = str(Path(__file__).parents[3] / "tools" / "gpu")
+    proc = subprocess.run(
+        [sys.executable, "-c", _NULL_TC_SCRIPT.format(tools=tools)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DEV": "NULL:PTX:sm_90"},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["sm_90", "(64,", "40)", "1"]
