@@ -81,3 +81,18 @@ def test_a_grid_is_split_over_every_dimension_when_each_is_small() -> None:
 def test_a_grid_that_cannot_be_packed_raises() -> None:
     with pytest.raises(ValueError, match=r"do not fit the limits \(8, 4, 4\)"):
         program(numbered(5, 7), (8, 4, 4))  # 7 in x; 5 fits neither y nor z, nor divides
+
+
+def test_a_workgroup_over_the_local_z_limit_is_packed_and_runs() -> None:
+    from fusegrad.codegen.opt import Opt, OptOps
+
+    r = PTXRenderer("sm_90")
+    r.local_max = (64, 4, 2)  # 4 x 4 x 4 threads: z = 4 is over the limit 2
+    opts = [Opt(OptOps.LOCAL, 0, 4), Opt(OptOps.LOCAL, 1, 4), Opt(OptOps.LOCAL, 2, 4)]
+    ast = apply_opts(numbered(4, 4, 4), opts, r)
+    spec = render(ast, lower(ast, r))
+    assert spec.local_size == (64, 1, 1) and spec.global_size == (1, 1, 1)
+    assert spec.local_size is not None
+    out = bytearray(np.full(64, -1, np.int32).tobytes())
+    run_ptx(str(spec.src), [out], (), spec.global_size, spec.local_size)
+    assert np.array_equal(np.frombuffer(out, np.int32), np.arange(64) * 3 + 1)
