@@ -47,6 +47,9 @@ TensorLike = "Tensor | ConstType"
 DefaultDevice.get = lambda: canonical_device(None)  # UOp.arange & co. without device=
 
 ALL_TENSORS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+LAZY_TENSORS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+"""The live tensors whose graph may still hold computed nodes (set when a tensor gets a
+``uop`` that isn't a plain buffer): what a realize rewrites, instead of every live tensor."""
 """Every live Tensor by id (autograd finds the tensors a graph reaches through it)."""
 
 
@@ -97,7 +100,7 @@ class TensorCore(OpMixinBase):
     no_grad: ClassVar[bool] = False
     __array_priority__ = 1000.0  # NumPy defers ``ndarray op Tensor`` to the Tensor
 
-    uop: UOp
+    _uop: UOp
     grad: Tensor | None
     _leaf: bool
     _requires_grad: bool | None
@@ -137,6 +140,17 @@ class TensorCore(OpMixinBase):
 
     def __hash__(self) -> int:
         return id(self)
+
+    @property
+    def uop(self) -> UOp:
+        """The tensor-level graph computing this tensor (a BUFFER once realized)."""
+        return self._uop
+
+    @uop.setter
+    def uop(self, u: UOp) -> None:
+        self._uop = u
+        if u.op is not Ops.BUFFER and not (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER):
+            LAZY_TENSORS[id(self)] = self
 
     # -- building results -----------------------------------------------------------------------
     def _wrap(self, uop: UOp, *parents: TensorCore) -> Tensor:
@@ -502,14 +516,15 @@ def _restore_counters(saved: tuple[Any, ...]) -> None:
 def _apply_becomes(becomes: dict[UOp, UOp]) -> None:
     """Replace computed UOps by their buffers in every live tensor's graph (tensors that need
     their graph for autograd keep it, unless it performs an assign)."""
-    for ref in ALL_TENSORS.valuerefs():  # a list of weak references: no iteration guard
+    for ref in LAZY_TENSORS.valuerefs():  # a list of weak references: no iteration guard
         t = ref()
         if t is None:
             continue
-        u = t.uop
+        u = t._uop
         op = u.op
         if op is Ops.BUFFER or (op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER):
-            continue  # realized (the common case, checked inline: every live tensor is seen)
+            LAZY_TENSORS.pop(id(t), None)  # realized since: nothing left to rewrite
+            continue
         if buffer_of(u) is not None:
             continue
         if t.requires_grad and not has_assign(u):
