@@ -67,6 +67,11 @@ class Renderer:
     * ``vector_approximated``: ops in ``code_for_op`` that it renders natively for scalars only;
       on vectors the lowering approximates them (a libm-backed op would be called lane by lane)
     * ``tensor_cores``: matrix instructions, for the TC opt
+    * ``group_top``: the hand-coded heuristics split a grouped reduction with GROUPTOP (each
+      thread sums one contiguous run: coalesced on GPUs, where a warp's loads at one step fall
+      on adjacent elements) rather than GROUP (threads interleaved element by element). False
+      where a workgroup's invocations are SIMD lanes of one CPU core (llvmpipe): there GROUP
+      keeps a gather's lanes on adjacent elements where GROUPTOP puts them a run apart
     * ``extra_matcher``: target-specific rewrite rules run at the end of lowering
     * ``index_dtype_32``: whether 32-bit index math is preferred where provably in range
     * ``no_int64_alu``: the target has no 64-bit integer ALU (a 32-bit target): the lowering
@@ -90,6 +95,7 @@ class Renderer:
     code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = {}
     vector_approximated: ClassVar[frozenset[Ops]] = frozenset()
     tensor_cores: tuple[TensorCore, ...] = ()
+    group_top: bool = True
     extra_matcher: PatternMatcher | None = None
     index_dtype_32: bool = True
     no_int64_alu: bool = False

@@ -25,7 +25,8 @@ CPUs (``has_local`` False):
 4. a kernel with enough work is split across the cores with THREAD on its outermost loop.
 
 GPU-like renderers (``has_local``): big reductions into few outputs are grouped across a
-workgroup (GROUPTOP); a matmul gets a register block per thread (``GPU_MATMUL_BLOCK``: both
+workgroup (GROUPTOP; GROUP where the renderer's ``group_top`` is False, its workgroup being
+SIMD lanes); a matmul gets a register block per thread (``GPU_MATMUL_BLOCK``: both
 output axes upcast, the reduce unrolled), other kernels have their contiguous output axis
 upcast by 4; then output axes become workgroup threads (LOCAL), innermost first, filling a
 workgroup of ``GPU_WORKGROUP`` threads within the renderer's ``local_max``.
@@ -441,7 +442,8 @@ def _gpu_group(plan: _Plan, out_size: int) -> None:
         if size is None or size < 256:
             continue
         amounts = [a for a in wide if size % a == 0] or [0]
-        if any(plan.try_opt(OptOps.GROUPTOP, rng.arg[0], a) for a in amounts):
+        op = OptOps.GROUPTOP if plan.renderer.group_top else OptOps.GROUP
+        if any(plan.try_opt(op, rng.arg[0], a) for a in amounts):
             return
 
 
