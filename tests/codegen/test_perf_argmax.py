@@ -151,7 +151,10 @@ def _compare_kernel(n: int) -> UOp:
     rev = j.cast(dtypes.int32) * -1 + n
     best = hit.where(rev, rev.const_like(0)).reduce(j, arg=Ops.MAX)
     opts = (Opt(OptOps.PARTIALS, 1, 32),)
-    return UOp.sink(o.index(i).store(best.const_like(n) - best).end(i), arg=KernelInfo("cmp", opts))
+    return UOp.sink(
+        o.index(i).store(best.const_like(n) - best).end(i),
+        arg=KernelInfo("cmp", opts_to_apply=opts),
+    )
 
 
 def test_compare_reduction_lowers_to_whole_vectors() -> None:

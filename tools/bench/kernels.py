@@ -160,7 +160,7 @@ def with_opts(ast: UOp, opts: list[Opt]) -> UOp:
     """``ast`` asking the pipeline for exactly ``opts``."""
     info = ast.arg
     assert isinstance(info, KernelInfo)
-    return ast.replace(arg=KernelInfo(info.name, tuple(opts)))
+    return ast.replace(arg=KernelInfo(info.name, opts_to_apply=tuple(opts)))
 
 
 def bench(

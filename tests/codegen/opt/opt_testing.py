@@ -56,7 +56,7 @@ def random_opts(
 def with_opts(ast: UOp, opts: list[Opt]) -> UOp:
     """``ast`` asking the pipeline for exactly ``opts``."""
     name = ast.arg.name if isinstance(ast.arg, KernelInfo) else "kernel"
-    return ast.replace(arg=KernelInfo(name, tuple(opts)))
+    return ast.replace(arg=KernelInfo(name, opts_to_apply=tuple(opts)))
 
 
 def run_emulated(case: Any, ast: UOp, renderer: Renderer) -> list[np.ndarray]:

@@ -133,7 +133,10 @@ def test_apply_opts_is_deterministic_and_marks_opts_applied() -> None:
     opts = [Opt(OptOps.UPCAST, 1, 4), Opt(OptOps.UNROLL, 2, 4), Opt(OptOps.THREAD, 0, 2)]
     a, b = apply_opts(matmul(), opts, CPU), apply_opts(matmul(), opts, CPU)
     assert a is b
-    assert a.arg == KernelInfo("kernel", ())
+    info = a.arg
+    assert isinstance(info, KernelInfo) and info.opts_to_apply == () and info.name == "kernel"
+    assert info.applied_opts == tuple(opts)  # tinygrad's record of what was applied
+    assert info.axis_types == tuple(k for _, k, _ in kinds(a))
 
 
 def test_apply_opts_turns_loops_global_on_gpus() -> None:

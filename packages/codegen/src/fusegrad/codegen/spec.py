@@ -88,11 +88,20 @@ class Spec:
 
 @dataclass(frozen=True, slots=True)
 class KernelInfo:
-    """Metadata on a kernel AST's SINK: its name and the opts to apply (None: heuristics)."""
+    """Metadata on a kernel AST's SINK, tinygrad's fields in tinygrad's order: its ``name``;
+    ``axis_types`` (the AxisType of each range, by axis number, once opts are applied);
+    ``dont_use_locals`` (NOLOCALS); ``applied_opts`` (the opts applied so far);
+    ``opts_to_apply`` (None: the heuristics or BEAM choose; ``()``: nothing more to apply);
+    ``estimates`` (work estimates when known) and ``beam`` (the BEAM width that chose the
+    opts, 0: none)."""
 
     name: str = "kernel"
-    opts_to_apply: tuple[object, ...] | None = None
+    axis_types: tuple[object, ...] = ()
     dont_use_locals: bool = False
+    applied_opts: tuple[object, ...] = ()
+    opts_to_apply: tuple[object, ...] | None = None
+    estimates: object | None = None
+    beam: int = 0
 
 
 def _int_dtype(dt: DType) -> bool:

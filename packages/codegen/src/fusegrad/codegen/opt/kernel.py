@@ -24,6 +24,7 @@ wrong. ``apply_opts`` is a pure function of (AST, opts, renderer capabilities).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 from collections.abc import Callable, Mapping, Sequence
@@ -424,7 +425,7 @@ def _nolocals(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     info = kernel_info(ast)
     _check(not info.dont_use_locals, opt, "the kernel already has NOLOCALS")
     _check(_workgroup_size(ast) == 1, opt, "the kernel already has LOCAL/GROUP axes")
-    return ast.replace(arg=KernelInfo(info.name, info.opts_to_apply, dont_use_locals=True))
+    return ast.replace(arg=dataclasses.replace(info, dont_use_locals=True))
 
 
 def _tensor_core(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
@@ -479,7 +480,13 @@ def finish(ast: UOp, renderer: Renderer, applied: Sequence[Opt]) -> UOp:
         loops = axes_of(ast, AxisType.LOOP)
         ast = ast.substitute({r: r.replace(arg=(r.arg[0], AxisType.GLOBAL)) for r in loops})
     info = kernel_info(ast)
-    return ast.replace(arg=KernelInfo(info.name, (), info.dont_use_locals))
+    done = dataclasses.replace(
+        info,
+        axis_types=tuple(r.arg[1] for r in _sorted_axes(ast)),
+        applied_opts=(*info.applied_opts, *applied),
+        opts_to_apply=(),
+    )
+    return ast.replace(arg=done)
 
 
 def apply_opts(ast: UOp, opts: Sequence[Opt], renderer: Renderer) -> UOp:
