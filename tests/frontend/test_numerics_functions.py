@@ -198,3 +198,19 @@ def test_logaddexp_gradient_splits_ties() -> None:
     s = 1 / (1 + math.exp(-2.0))
     np.testing.assert_allclose(a.grad.numpy(), [0.5, s], rtol=1e-6)
     np.testing.assert_allclose(b.grad.numpy(), [0.5, 1 - s], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("name", "lo", "hi"),
+    [("exp", -700.0, 700.0), ("cos", -1e4, 1e4), ("sigmoid", -700.0, 700.0), ("tanh", -20.0, 20.0)],
+)
+def test_float64_within_a_few_float64_ulps(name: str, lo: float, hi: float) -> None:
+    """float64 keeps float64 accuracy: exp's ln 2 split from ln 2's digits (not from the
+    rounded math.log(2): 210 ulps at |x| = 700), cos's pi/2 in 40-bit parts (was 7.8e4)."""
+    x = np.random.default_rng(2).uniform(lo, hi, 4096)
+    refs = {"exp": np.exp, "cos": np.cos, "tanh": np.tanh}
+    want = refs[name](x) if name in refs else 1 / (1 + np.exp(-x))
+    got = getattr(Tensor(x), name)().numpy()
+    with np.errstate(all="ignore"):
+        err = np.abs(got - want) / np.spacing(np.abs(want))
+    assert float(np.nanmax(err)) <= 4, (name, float(np.nanmax(err)))

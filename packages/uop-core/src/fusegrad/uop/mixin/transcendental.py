@@ -23,7 +23,7 @@ LN_2 = math.log(2)
 # ln 2 in two parts (Cody-Waite): LN2_HI has 16 significant bits, so k * LN2_HI is exact
 # for every exponent k a float32/float64 exp can see, and x - k ln 2 is exact to float precision
 LN2_HI = 0.693145751953125
-LN2_LO = LN_2 - LN2_HI
+LN2_LO = 1.4286068203094173e-06  # ln 2 - LN2_HI from ln 2's digits, not from LN_2: float64
 # pi/2 in four parts (Cody-Waite): the first three have 11 significant bits, so q * part is
 # exact in float32 for |q| < 2**13 and x - q pi/2 keeps its accuracy near the zeros of cos for
 # |x| < 2**13 * pi/2; the fourth is the float32 rest (what is left is below 1e-19)
@@ -32,6 +32,8 @@ PIO2_2 = 0.0004837512969970703
 PIO2_3 = 7.549533620476723e-08
 PIO2_4 = 2.5633440682570896e-12
 COS_REDUCE_LIMIT = 12800.0
+# float64: pi/2 in three parts, the first two of 40 bits (from pi's digits)
+PIO2_F64 = (1.5707963267941523, 7.443547480488527e-13, -1.9034889620193266e-25)
 # float32 on |r| <= pi/4, highest power first: sin r = r (1 + z S(z)), cos r = 1 - z/2 +
 # z**2 C(z), z = r**2 (fits of the relative error: 3.8e-9 and 1.2e-10)
 SIN_POLY = (-0.0001951528155209421, 0.00833216074785046, -0.16666654609272052, 1.0)
@@ -81,9 +83,12 @@ TANH_SATURATED = 10.0
 
 
 def cos_reduced_with_sin(x: T) -> T:
-    """cos x for |x| < 12800 through SIN (the float64 path): cos r = 1 - 2 sin(r/2)**2."""
+    """cos x for |x| < 12800 through SIN (the float64 path): cos r = 1 - 2 sin(r/2)**2,
+    pi/2 in three parts of 40 bits (q * part exact for |q| < 2**13)."""
     q = (x * (2 / math.pi) + 0.5).floor()
-    r = (((x - q * PIO2_1) - q * PIO2_2) - q * PIO2_3) - q * PIO2_4
+    r = x
+    for part in PIO2_F64 if x.dtype is dtypes.float64 else (PIO2_1, PIO2_2, PIO2_3, PIO2_4):
+        r = r - q * part
     half = (r * 0.5).sin()
     cos_r, sin_r = 1 - 2 * (half * half), r.sin()
     quadrant = q - (q * 0.25).floor() * 4
