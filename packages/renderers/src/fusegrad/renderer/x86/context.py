@@ -208,6 +208,7 @@ def mask_lane(dt: DType) -> int:
     return 4 if dt.count == 8 else 8
 
 
+@functools.lru_cache(maxsize=1 << 12)  # (UOps are interned: -0.0 and 0.0 are two nodes)
 def const_bytes(u: UOp) -> bytes:
     """The raw bytes of a (vector) float constant, or of a bool vector as a mask."""
     dt = u.dtype
