@@ -2,7 +2,10 @@
 (per buffer the smaller of its size and the bytes accessed in it).
 
 Counts are exact for one launch: each node is counted once per iteration of the loops around
-it and once per launched thread (``SPECIAL`` sizes), vector ops once per lane. Index and gate
+it and once per launched thread (``SPECIAL`` sizes), vector ops once per lane. A WMMA (a
+warp-wide matrix multiply-accumulate of ``dims = (N, M, K)``, executed by each of its threads)
+counts ``2 * K`` ops (a multiply and an add) per result lane a thread holds: over the warp
+``N * M * K * 2``, the instruction's work. Index and gate
 arithmetic is not counted as ops (it is addressing, not the kernel's work). Loop sizes with
 Variables give symbolic counts (in ``weakint`` over the Variables).
 """
@@ -55,6 +58,8 @@ def _addressing(uops: list[UOp]) -> set[UOp]:
 
 
 def _ops_of(u: UOp) -> int:
+    if u.op is Ops.WMMA:  # arg (name, (N, M, K), dtype_in, dtype_out): K MULACCs per lane
+        return 2 * int(u.arg[1][2]) * u.dtype.count
     return (2 if u.op is Ops.MULACC else 1) * u.dtype.count
 
 
@@ -95,7 +100,7 @@ def estimate(uops: list[UOp], buffers: tuple[BufferParam, ...]) -> Estimates:
             mult = mult * _size(u.src[0])
         elif u.op is Ops.END:
             mult = stack.pop()
-        elif u.op in GroupOp.ALU and u not in skip:
+        elif (u.op in GroupOp.ALU or u.op is Ops.WMMA) and u not in skip:
             ops = ops + mult * _ops_of(u)
         elif u.op in (Ops.LOAD, Ops.STORE) and (access := _global_access(u)) is not None:
             slot, nbytes = access
