@@ -5,9 +5,11 @@ Public names:
 * ``LLVMRenderer`` / ``LLVMCompiler`` — LLVM IR, compiled in process with llvmlite (the
   default CPU path); ``CRenderer`` / ``CCompiler`` — C11 for the system C compiler
   (``find_c_compiler``; ``CCompilerNotFoundError`` when there is none);
-* ``load_elf(obj, symbol) -> LoadedCode`` — maps a compiled CPU kernel (an ELF relocatable
-  object, what both CPU compilers produce) into executable memory; ``LoadedCode.address``
-  is the function's entry point, ``LoadedCode.free()`` unmaps it; ``ElfLoadError``;
+* ``load_elf(obj, symbol) -> LoadedCode`` — loads a compiled CPU kernel (an ELF relocatable
+  object, what both CPU compilers produce) into shared executable code pages
+  (``codepages``: written through a separate writable view, never W+X);
+  ``LoadedCode.address`` is the function's entry point, ``LoadedCode.free()`` (or garbage
+  collection) gives its bytes back, and a chunk left empty is unmapped; ``ElfLoadError``;
 * ``CPUProgram`` — a loaded kernel callable from Python over buffer-protocol objects;
 * ``X86Renderer`` / ``X86Compiler`` — x86-64 machine code with no compiler at all
   (``DEV=CPU:X86``): the renderer's output is the listing, the compiler wraps its bytes in
