@@ -59,7 +59,13 @@ SCRIPT = textwrap.dedent(
 
 def test_indexing_and_random_build_graphs_from_uop_core_alone() -> None:
     out = subprocess.run(
-        [sys.executable, "-S", "-I", "-c", f"import sys; sys.path[:0] = [{str(UOP_CORE)!r}]\n" + SCRIPT],
+        [
+            sys.executable,
+            "-S",
+            "-I",
+            "-c",
+            f"import sys; sys.path[:0] = [{str(UOP_CORE)!r}]\n" + SCRIPT,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
