@@ -5,17 +5,26 @@ process (the compilers' disk cache makes the second process skip compiling as we
 Every path that launches kernels — plain realize, schedule-cache template hits, TinyJit
 capture — gets them from ``get_kernel``, which hands ``to_program`` the device's BEAM timer:
 under ``BEAM>=1`` a kernel's first compile searches its opts on the device (or finds them in
-the on-disk BEAM cache, also in later processes)."""
+the on-disk BEAM cache, also in later processes).
+
+Compiling shows a progress bar (tqdm, on stderr): with ``DEBUG>=1`` for every compile, and on
+a terminal when a batch of compiles (``compiling``: a plan's kernels) runs longer than
+``PROGRESS_DELAY_S``. Not on a non-terminal stderr (CI logs) unless ``DEBUG>=1`` asks for it;
+kernels already loaded never touch it."""
 
 from __future__ import annotations
 
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from fusegrad.codegen import ProgramSpec, Renderer, to_program
 from fusegrad.codegen.opt import BEAM, NOOPT
 from fusegrad.runtime import Compiled, Program, host_span
-from fusegrad.uop import ContextVar, UOp
+from fusegrad.uop import DEBUG, ContextVar, UOp
 
 #: the lowering's dtype-emulation setting, declared by codegen (the same object by name)
 EMULATED_DTYPES = ContextVar("EMULATED_DTYPES", "")
@@ -60,6 +69,53 @@ RECIPES: dict[int, tuple[Any, Any]] = {}
 launches hold loaded kernels, so ``clear_kernels`` clears this too."""
 
 
+PROGRESS_DELAY_S = 1.0
+"""Without ``DEBUG>=1``, a batch's bar appears (on a terminal) once compiling took this long."""
+
+
+class _Bars(threading.local):
+    open: Any = None  # the bar of the batch this thread compiles, if any
+
+
+_BARS = _Bars()
+
+
+def _progress_bar(total: int, desc: str, batch: bool) -> Any:
+    """A tqdm bar over ``total`` compiles, or None where none is shown: ``DEBUG>=1`` shows one
+    at once; otherwise only a batch's, on a terminal, after ``PROGRESS_DELAY_S``."""
+    if DEBUG >= 1:
+        delay = 0.0
+    elif batch and sys.stderr.isatty():
+        delay = PROGRESS_DELAY_S
+    else:
+        return None
+    from tqdm import tqdm  # type: ignore[import-untyped, unused-ignore]
+
+    # under DEBUG every compile redraws (each takes milliseconds at least)
+    return tqdm(total=total, desc=desc, unit="kernel", file=sys.stderr, leave=False, delay=delay,
+                mininterval=0.0 if delay == 0 else 0.1)  # fmt: skip
+
+
+@contextmanager
+def compiling(total: int, desc: str = "compile") -> Iterator[None]:
+    """One progress bar over the next ``total`` kernel compiles of this thread (a plan's
+    kernels: pass how many it may compile; kernels already loaded don't count, so the bar
+    may end short). Nested batches join the outer bar."""
+    if total <= 0 or _BARS.open is not None:
+        yield
+        return
+    bar = _progress_bar(total, desc, batch=True)
+    if bar is None:
+        yield
+        return
+    _BARS.open = bar
+    try:
+        yield
+    finally:
+        _BARS.open = None
+        bar.close()
+
+
 def get_kernel(ast: UOp, device: Compiled) -> Kernel:
     """The loaded kernel of ``ast`` for ``device`` (compiled on first use; under ``BEAM>=1``
     with opts searched on ``device.timer``). Keyed on the renderer object (each device has
@@ -69,6 +125,21 @@ def get_kernel(ast: UOp, device: Compiled) -> Kernel:
     hit = _KERNELS.get(key)
     if hit is not None:
         return hit
+    bar = _BARS.open
+    if bar is None:  # a compile outside a batch: its own bar, under DEBUG>=1 only
+        own = _progress_bar(1, "compile", batch=False)
+        if own is None:
+            return _compile(key, ast, device, None)
+        try:
+            return _compile(key, ast, device, own)
+        finally:
+            own.close()
+    return _compile(key, ast, device, bar)
+
+
+def _compile(key: tuple[UOp, Renderer, tuple[object, ...]], ast: UOp, device: Compiled,
+             bar: Any) -> Kernel:  # fmt: skip
+    renderer = device.renderer
     beam = BEAM >= 1
     with host_span("lower"):
         spec = to_program(ast, renderer, timer=device.timer) if beam else to_program(ast, renderer)
@@ -77,9 +148,13 @@ def get_kernel(ast: UOp, device: Compiled) -> Kernel:
     if not names:
         gs, ls = spec.launch_dims({})
         fixed = (gs, ls, int(spec.estimates.ops), int(spec.estimates.mem))
+    if bar is not None:
+        bar.set_postfix_str(f"{device.device} {spec.name}", refresh=DEBUG >= 1)
     with host_span("compile", kernel=spec.name, device=device.device):
         program = device.load(spec)
     kernel = _KERNELS[key] = Kernel(spec, program, names, fixed)
+    if bar is not None:
+        bar.update(1)
     return kernel
 
 
