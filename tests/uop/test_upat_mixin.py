@@ -54,6 +54,36 @@ def test_a_pattern_built_by_a_method_matches_what_the_method_builds(
     assert pat.match(value, {}) == []  # the pattern is that graph, not any node
 
 
+IX, IY = UOp.variable("ix", 0, 9), UOp.variable("iy", 1, 9)
+INT_CASES: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("minimum", lambda a, b: a.minimum(b)),
+    ("bitwise_and", lambda a, b: a.bitwise_and(b)),
+    ("bitwise_or", lambda a, b: a.bitwise_or(b)),
+    ("bitwise_xor", lambda a, b: a.bitwise_xor(b)),
+    ("lshift", lambda a, b: a.lshift(b)),
+    ("rshift", lambda a, b: a.rshift(b)),
+    ("idiv", lambda a, b: a.idiv(b)),
+    ("mod", lambda a, b: a.mod(b)),
+    ("le", lambda a, b: a <= b),
+    ("ge", lambda a, b: a >= b),
+    ("pow", lambda a, b: a**b),
+    ("rsub", lambda a, b: 1 - a + b),
+    ("rfloordiv", lambda a, b: 7 // a),
+    ("rmod", lambda a, b: 7 % a),
+    ("rpow", lambda a, b: 2**a),
+]
+
+
+@pytest.mark.parametrize(("name", "build"), INT_CASES, ids=[c[0] for c in INT_CASES])
+def test_int_and_comparison_patterns_match_the_ir_the_methods_build(
+    name: str, build: Callable[[Any, Any], Any]
+) -> None:
+    pat = build(UPat.var("x"), UPat.var("y"))
+    stores = pat.match(build(IX, IY), {})
+    assert stores and stores[0]["x"] is IX
+    assert pat.match(IX + IY, {}) == []
+
+
 def test_upat_has_the_whole_mixin() -> None:
     missing = [n for n in dir(OpMixin) if not n.startswith("_") and not hasattr(UPat, n)]
     assert missing == []

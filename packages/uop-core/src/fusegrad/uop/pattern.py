@@ -264,6 +264,59 @@ class UPat(OpMixin):
     def trunc(self) -> UPat:
         return UPat(Ops.TRUNC, src=(self,))
 
+    # -- the IR forms of the mixin's int/comparison methods (what they build on a kernel-level
+    # UOp, where the mixin itself would ask for a dtype) ----------------------------------------
+    def __le__(self, x: UPat | ConstType) -> UPat:
+        return _as_upat(x, self.dtype).alu(Ops.CMPLT, self).logical_not()
+
+    def __ge__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.CMPLT, x).logical_not()
+
+    def __pow__(self, x: UPat | ConstType) -> UPat:
+        return self.alu(Ops.POW, x)
+
+    def __rpow__(self, x: ConstType) -> UPat:
+        return _as_upat(x, self.dtype).alu(Ops.POW, self)
+
+    def __rsub__(self, x: ConstType) -> UPat:
+        return _as_upat(x, self.dtype).alu(Ops.SUB, self)
+
+    def __rtruediv__(self, x: ConstType) -> UPat:
+        return _as_upat(x, self.dtype).alu(Ops.FDIV, self)
+
+    def __rfloordiv__(self, x: ConstType) -> UPat:
+        return _as_upat(x, self.dtype).alu(Ops.FLOORDIV, self)
+
+    def __rmod__(self, x: ConstType) -> UPat:
+        return _as_upat(x, self.dtype).alu(Ops.FLOORMOD, self)
+
+    def _binary(self, op: Ops, x: UPat | ConstType, reverse: bool) -> UPat:
+        return _as_upat(x, self.dtype).alu(op, self) if reverse else self.alu(op, x)
+
+    def minimum(self, x: UPat | ConstType) -> UPat:
+        return -((-self).maximum(-_as_upat(x, self.dtype)))
+
+    def bitwise_and(self, x: UPat | ConstType, reverse: bool = False) -> UPat:
+        return self._binary(Ops.AND, x, reverse)
+
+    def bitwise_or(self, x: UPat | ConstType, reverse: bool = False) -> UPat:
+        return self._binary(Ops.OR, x, reverse)
+
+    def bitwise_xor(self, x: UPat | ConstType, reverse: bool = False) -> UPat:
+        return self._binary(Ops.XOR, x, reverse)
+
+    def lshift(self, x: UPat | ConstType, reverse: bool = False) -> UPat:
+        return self._binary(Ops.SHL, x, reverse)
+
+    def rshift(self, x: UPat | ConstType, reverse: bool = False) -> UPat:
+        return self._binary(Ops.SHR, x, reverse)
+
+    def idiv(self, x: UPat | ConstType, reverse: bool = False) -> UPat:
+        return self._binary(Ops.CDIV, x, reverse)
+
+    def mod(self, x: UPat | ConstType, reverse: bool = False) -> UPat:
+        return self._binary(Ops.FLOORMOD, x, reverse)
+
     def __matmul__(self, x: UPat) -> UPat:
         return self.matmul(x)
 
