@@ -50,13 +50,17 @@ def validate_trace(trace: dict[str, Any]) -> list[dict[str, Any]]:
         assert set(e) == {"name", "cat", "ph", "ts", "dur", "pid", "tid", "args"}, e
         assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
         assert isinstance(e["dur"], (int, float)) and e["dur"] >= 0, e
-        assert e["cat"] in ("host", "kernel", "copy") and isinstance(e["args"], dict), e
+        assert e["cat"] in ("host", "kernel", "copy", "slice") and isinstance(e["args"], dict), e
         if e["cat"] == "host":
             assert e["pid"] == "host" and e["name"] in HOST_STEPS, e
         if e["cat"] == "kernel":
             assert {"global", "local", "vals", "ops", "mem"} <= set(e["args"]), e
+        if e["cat"] == "slice":
+            assert set(e["args"]) == {"launch", "slice", "slices"}, e
+            assert isinstance(e["tid"], str) and " core " in e["tid"], e
         spans.append(e)
     assert {e["pid"] for e in spans} <= named, "every process has its process_name"
+    _check_slices(spans)
     # nesting: on one thread, spans are disjoint or one contains the other
     lanes: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
     for e in spans:
@@ -71,6 +75,32 @@ def validate_trace(trace: dict[str, Any]) -> list[dict[str, Any]]:
             assert not stack or end <= stack[-1] + eps, f"{lane}: {e} overlaps its parent"
             stack.append(end)
     return spans
+
+
+def _check_slices(spans: list[dict[str, Any]]) -> None:
+    """A split kernel's slices: each within its kernel's span (same device and launch), on
+    that device, numbered 0..n-1 once each."""
+    kernels = {(e["pid"], e["args"]["launch"]): e for e in spans
+               if e["cat"] == "kernel" and "launch" in e["args"]}  # fmt: skip
+    seen: dict[tuple[Any, Any], list[int]] = {}
+    eps = 1e-3
+    for e in spans:
+        if e["cat"] != "slice":
+            continue
+        key = (e["pid"], e["args"]["launch"])
+        k = kernels.get(key)
+        assert k is not None, f"{e}: no kernel span of its launch"
+        assert k["name"] == e["name"], e
+        assert k["ts"] - eps <= e["ts"] and e["ts"] + e["dur"] <= k["ts"] + k["dur"] + eps, (
+            f"{e} lies outside its kernel {k}"
+        )
+        assert e["tid"].startswith(f"{k['tid']} core "), e
+        seen.setdefault(key, []).append(e["args"]["slice"])
+        assert e["args"]["slices"] >= 1, e
+    for key, idx in seen.items():
+        n = next(e["args"]["slices"] for e in spans if e["cat"] == "slice"
+                 and (e["pid"], e["args"]["launch"]) == key)  # fmt: skip
+        assert sorted(idx) == list(range(n)), f"{key}: slices {sorted(idx)} of {n}"
 
 
 def _run(args: list[str], tmp: Path, **env: str) -> subprocess.CompletedProcess[str]:

@@ -8,6 +8,12 @@ https://ui.perfetto.dev or chrome://tracing): device spans per command (``pid`` 
 ``tid`` its engine, ``cat`` ``kernel`` or ``copy``) and host spans (``pid`` ``host``, ``tid``
 the thread, ``cat`` ``host``) of scheduling, lowering, compiling and launching, which the
 engine opens with ``host_span`` (a no-op object when PROFILE is off).
+
+A THREAD-split kernel runs as slices on several cores; where the ring reports their times
+(``record(..., slices=...)``, or ``record_slice`` from a Python pool before the command's
+``record``), each slice is a span (``cat`` ``slice``) on its core's own track (``tid``
+``"<engine> core <n>"``) of the device, within the kernel's span; kernel and slices share
+``args["launch"]``.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -30,6 +37,11 @@ from fusegrad.uop import DEBUG
 _events: list[dict[str, Any]] = []
 _lock = threading.Lock()
 _launches = itertools.count(1)
+_profiled = itertools.count(1)  # the launch numbers of the trace's kernels
+Slice = tuple[int, "int | str", int, int]
+"""One slice of a split kernel: (slice index, core (a number, or a thread's name), start ns,
+end ns)."""
+_pending: dict[int, tuple[Any, list[Slice]]] = {}  # id(cmd) -> (cmd, slices), from record_slice
 
 
 def _rates(cmd: ExecCmd, seconds: float) -> tuple[float, float]:
@@ -59,10 +71,15 @@ def record(
     end_ns: int,
     debug: int | None = None,
     profile: int | None = None,
+    slices: Sequence[Slice] = (),
 ) -> None:
     """Report one finished command (called on the ring's thread, or by a compiled ring's host
     side once it knows the command finished: then with the ``DEBUG``/``PROFILE`` values from
-    when it was submitted)."""
+    when it was submitted). ``slices``: the times of a split kernel's slices, if known (those
+    given to ``record_slice`` for this command are added)."""
+    found = _pending.pop(id(cmd), None) if _pending else None  # dict.pop: atomic under the GIL
+    if found is not None and found[0] is cmd:
+        slices = [*slices, *found[1]]
     if (DEBUG.value if debug is None else debug) >= 2 and isinstance(cmd, ExecCmd):
         with _lock:
             number = next(_launches)
@@ -72,7 +89,7 @@ def record(
             hook_exit()
         name = getattr(cmd.program, "name", "exec") if isinstance(cmd, ExecCmd) else "copy"
         device, _, engine = ring.rpartition(":")
-        event = {
+        event: dict[str, Any] = {
             "name": name,
             "cat": "kernel" if isinstance(cmd, ExecCmd) else "copy",
             "ph": "X",
@@ -83,7 +100,34 @@ def record(
             "args": _event_args(cmd),
         }
         with _lock:
-            _events.append(event)
+            if slices and isinstance(cmd, ExecCmd):
+                launch = next(_profiled)
+                event["args"]["launch"] = launch
+                _events.append(event)
+                _events.extend(_slice_event(name, device, engine, launch, len(slices), s)
+                               for s in slices)  # fmt: skip
+            else:
+                _events.append(event)
+
+
+def _slice_event(name: str, device: str, engine: str, launch: int, n: int, s: Slice) -> Any:
+    index, core, start, end = s
+    return {"name": name, "cat": "slice", "ph": "X", "ts": start / 1e3, "dur": (end - start) / 1e3,
+            "pid": device, "tid": f"{engine} core {core}",
+            "args": {"launch": launch, "slice": index, "slices": n}}  # fmt: skip
+
+
+def record_slice(cmd: ExecCmd, index: int, start_ns: int, end_ns: int,
+                 core: int | str | None = None) -> None:  # fmt: skip
+    """Note the time of slice ``index`` of a split kernel (for the PROFILE trace) before its
+    ``record``: a Python pool calls this from the thread that ran the slice (``core`` None:
+    the thread's name). Only while profiling: the caller times slices only then."""
+    who = threading.current_thread().name if core is None else core
+    with _lock:
+        found = _pending.get(id(cmd))
+        if found is None or found[0] is not cmd:
+            found = _pending[id(cmd)] = (cmd, [])
+        found[1].append((index, who, start_ns, end_ns))
 
 
 class _NoSpan:
