@@ -183,3 +183,26 @@ def test_timeline_draws_every_profile_span(browser: Any, step_viz: VizData) -> N
         assert len(rects) == len(spans)
         host = browser.find_elements(By.CSS_SELECTOR, "#timeline-svg rect.span.host")
         assert len(host) == sum(e["cat"] == "host" for e in spans)
+
+
+def test_timeline_has_a_lane_per_core(browser: Any, step_viz: VizData) -> None:
+    """A split kernel's slices: one lane per core, drawn as slice spans."""
+    from types import SimpleNamespace
+
+    from fusegrad.runtime import profiler
+    from fusegrad.runtime.hcq import ExecCmd
+
+    cmd = ExecCmd(SimpleNamespace(name="E_lanes", spec=None), (), (), (64,), None)
+    before = len(profiler.events())
+    slices = [(0, 0, 2_000, 6_000), (1, 1, 2_100, 7_000)]
+    profiler.record("CPU:compute", cmd, 1_000, 8_000, debug=0, profile=1, slices=slices)
+    spans = profiler.events()[before:]
+    assert [e["cat"] for e in spans] == ["kernel", "slice", "slice"]
+    with VizServer(VizData({**step_viz.data, "profile": spans})) as server:
+        browser.get(server.url)
+        _wait(browser, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
+        browser.find_element(By.ID, "timeline-btn").click()
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline-svg rect.span"))
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#timeline-svg rect.span.slice")) == 2
+        lanes = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#timeline-svg text")]
+        assert lanes == ["CPU compute", "CPU compute core 0", "CPU compute core 1"]

@@ -123,8 +123,8 @@ async function showTimeline() {
   svg.setAttribute("width", W); svg.setAttribute("height", lanes.length * 24 + 20);
   lanes.forEach((l, i) => { const t = svgEl("text", { x: 2, y: i * 24 + 16 }); t.textContent = l; svg.appendChild(t); });
   for (const e of ev) {
-    const r = svgEl("rect", { class: "span" + (e.cat === "host" ? " host" : ""), x: 200 + (e.ts - t0) * scale, y: lanes.indexOf(e.pid + " " + e.tid) * 24 + 4, width: Math.max(1, e.dur * scale), height: 16 });
-    const tip = svgEl("title", {}); tip.textContent = `${e.name} ${e.dur.toFixed(1)} us`; r.appendChild(tip);
+    const r = svgEl("rect", { class: "span" + (e.cat === "host" || e.cat === "slice" ? " " + e.cat : ""), x: 200 + (e.ts - t0) * scale, y: lanes.indexOf(e.pid + " " + e.tid) * 24 + 4, width: Math.max(1, e.dur * scale), height: 16 });
+    const tip = svgEl("title", {}); tip.textContent = `${e.name}${e.cat === "slice" ? ` slice ${e.args.slice}/${e.args.slices}` : ""} ${e.dur.toFixed(1)} us`; r.appendChild(tip);
     svg.appendChild(r);
   }
 }
