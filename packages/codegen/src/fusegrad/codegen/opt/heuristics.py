@@ -29,7 +29,10 @@ workgroup (GROUPTOP; GROUP where the renderer's ``group_top`` is False, its work
 SIMD lanes); a matmul gets a register block per thread (``GPU_MATMUL_BLOCK``: both
 output axes upcast, the reduce unrolled), other kernels have their contiguous output axis
 upcast by 4; then output axes become workgroup threads (LOCAL), innermost first, filling a
-workgroup of ``GPU_WORKGROUP`` threads within the renderer's ``local_max``.
+workgroup of ``GPU_WORKGROUP`` threads within the renderer's ``local_max``. A matmul one of
+the renderer's tensor cores takes (input dtypes, shape a multiple of the core's) gets TC
+instead of the register block, then ``GPU_TC_BLOCK`` core tiles per warp (UPCAST of the
+remaining output axes: the tiles share their operands' fragments).
 
 Every step goes through ``apply_opt``, so a step that does not apply is skipped.
 """
@@ -431,6 +434,9 @@ GPU_FEW_OUTPUTS = 64
 GPU_MATMUL_BLOCK = (4, 4, 4)
 #: a matmul is register-blocked only when each output axis has at least this many elements
 GPU_MATMUL_MIN = 64
+#: core tiles per warp after TC, (along M, along N): 2 x 2 mma per k step, A's fragments
+#: each used by 2 and B's by 2 (loads per mma 2x fewer than one tile)
+GPU_TC_BLOCK = (2, 2)
 
 
 def _gpu_group(plan: _Plan, out_size: int) -> None:
@@ -506,7 +512,30 @@ def _gpu_locals(plan: _Plan) -> None:
         plan.try_opt(OptOps.LOCAL, axis_id, amount)
 
 
+def _gpu_tensor_core(plan: _Plan) -> bool:
+    """TC with the first of the renderer's tensor cores that takes the matmul (False: none
+    does, or the kernel is not a matmul), then ``GPU_TC_BLOCK`` core tiles per warp."""
+    shape = matmul_shape(plan.ast)
+    if not plan.renderer.tensor_cores or shape is None:
+        return False
+    m_id, n_id = shape.m.arg[0], shape.n.arg[0]
+    for i in range(len(plan.renderer.tensor_cores)):
+        try:
+            plan.ast = apply_opt(plan.ast, Opt(OptOps.TC, i), plan.renderer)
+        except KernelOptError:
+            continue
+        plan.opts.append(Opt(OptOps.TC, i))
+        for axis_id, amount in zip((m_id, n_id), GPU_TC_BLOCK, strict=True):
+            rest = const_size(plan.range_of(axis_id))
+            if amount > 1 and rest is not None and rest >= 2 * amount:
+                plan.try_opt(OptOps.UPCAST, axis_id, amount)
+        return True
+    return False
+
+
 def _gpu(plan: _Plan) -> None:
+    if _gpu_tensor_core(plan):
+        return
     outputs = axes_of(plan.ast, AxisType.LOOP, AxisType.GLOBAL)
     _gpu_group(plan, int(prod(const_size(r) or 16 for r in outputs)))
     if not _gpu_matmul(plan):
