@@ -32,14 +32,14 @@ from fusegrad.engine.plan import (
     whole_buffer,
 )
 from fusegrad.runtime import host_span
-from fusegrad.uop import DEBUG, Ops, UOp
+from fusegrad.uop import DEBUG, Ops, UOp, dtypes
 
 
 def schedule(targets: Sequence[UOp]) -> tuple[list[UOp], bool]:
     """Schedule and launch ``targets``: the views holding them once computed, and whether
     they are known to be whole buffers of the targets' shapes already (a cache hit of such
     a schedule)."""
-    sink = UOp.sink(*targets)
+    sink = UOp(Ops.SINK, dtypes.void, tuple(targets))
     lookup = lookup_schedule(sink)
     tpl = lookup.template
     plan = None if tpl is None or DEBUG >= 1 else template_plan(tpl, sink.src)

@@ -110,6 +110,8 @@ def pending(tensors: Iterable[TensorCore]) -> list[IndexCheck]:
     """The checks ``tensors`` still need (none while a TinyJit capture records: the capture
     takes them, through its ``defer_checks``, and runs them on every replay)."""
     found = merge_checks(*(t._checks for t in tensors))
+    if not found:
+        return []
     executor = get_executor()
     if found and getattr(executor, "capturing", False):
         defer = getattr(executor, "defer_checks", None)

@@ -37,6 +37,8 @@ from fusegrad.uop import (
 from fusegrad.uop.mixin import DefaultDevice, OpMixinBase, broadcast_shape
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from fusegrad.tensor.multi import MultiTensor
     from fusegrad.tensor.tensor import Tensor
 
@@ -347,11 +349,16 @@ class TensorCore(OpMixinBase):
                 return self.realize(*lst)
             finally:
                 _restore_counters(saved)
-        tensors = [s for t in (self, *lst) for s in getattr(t, "shards", None) or (t,)]
-        keep = [bool(t.requires_grad) and not has_assign(t.uop) for t in tensors]
+        if lst or hasattr(self, "shards"):
+            tensors = [s for t in (self, *lst) for s in getattr(t, "shards", None) or (t,)]
+        else:
+            tensors = [self]  # the common case: one plain tensor
+        keep = [bool(t.requires_grad) and not has_assign(t._uop) for t in tensors]
         checks = pending(tensors)
-        extra = stats_uops(checks, type(self))
-        views, becomes = realize_uops([*(t.uop for t in tensors), *extra])
+        uops = [t._uop for t in tensors]
+        if checks:
+            uops += stats_uops(checks, type(self))
+        views, becomes = realize_uops(uops)
         if checks:
             verify_all(checks, [to_numpy(v) for v in views[len(tensors) :]])
             for t in tensors:
@@ -360,7 +367,7 @@ class TensorCore(OpMixinBase):
             if lazy:
                 REALIZED[t.uop] = view  # keep the graph for autograd
         if becomes:
-            _apply_becomes(becomes)
+            _apply_becomes(becomes, tensors)
         return self  # type: ignore[return-value]
 
     @property
@@ -513,28 +520,42 @@ def _restore_counters(saved: tuple[Any, ...]) -> None:
         setattr(GlobalCounters, name, value)
 
 
-def _apply_becomes(becomes: dict[UOp, UOp]) -> None:
+def _apply_becomes(becomes: dict[UOp, UOp], first: Sequence[TensorCore] = ()) -> None:
     """Replace computed UOps by their buffers in every live tensor's graph (tensors that need
-    their graph for autograd keep it, unless it performs an assign)."""
-    for ref in LAZY_TENSORS.valuerefs():  # a list of weak references: no iteration guard
-        t = ref()
-        if t is None:
-            continue
-        u = t._uop
-        op = u.op
-        if op is Ops.BUFFER or (op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER):
-            LAZY_TENSORS.pop(id(t), None)  # realized since: nothing left to rewrite
-            continue
-        if buffer_of(u) is not None:
-            continue
-        if t.requires_grad and not has_assign(u):
-            continue
-        if u in becomes:
-            t.uop = becomes[u]
-            continue
-        found = {n: becomes[n] for n in u.toposort(lambda n: buffer_of(n) is None) if n in becomes}
-        if found:
-            t.uop = u.substitute(found)
+    their graph for autograd keep it, unless it performs an assign). ``first``: the tensors
+    just realized, rewritten before the rest (those left holding a buffer leave the registry
+    now: a dependent chain's walk then finds nothing else)."""
+    for t in first:
+        _rewrite(t, becomes)
+        if _holds_buffer(t._uop):
+            LAZY_TENSORS.pop(id(t), None)
+    if not first or len(LAZY_TENSORS):
+        for ref in LAZY_TENSORS.valuerefs():  # a list of weak references: no iteration guard
+            live = ref()
+            if live is not None:
+                _rewrite(live, becomes)
+
+
+def _holds_buffer(u: UOp) -> bool:
+    return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
+
+
+def _rewrite(t: TensorCore, becomes: dict[UOp, UOp]) -> None:
+    """``_apply_becomes`` for one live tensor."""
+    u = t._uop
+    if _holds_buffer(u):
+        LAZY_TENSORS.pop(id(t), None)  # realized since: nothing left to rewrite
+        return
+    if buffer_of(u) is not None:
+        return
+    if t.requires_grad and not has_assign(u):
+        return
+    if u in becomes:
+        t.uop = becomes[u]
+        return
+    found = {n: becomes[n] for n in u.toposort(lambda n: buffer_of(n) is None) if n in becomes}
+    if found:
+        t.uop = u.substitute(found)
 
 
 _WRITABLE_MOVEMENT = (Ops.RESHAPE, Ops.SHRINK, Ops.PERMUTE, Ops.FLIP)

@@ -229,7 +229,14 @@ def _memo(root: UOp) -> Memo:
 
 def structure_key(sink: UOp) -> tuple[Hashable, list[UOp], dict[UOp, int]]:
     """(key, the input BUFFERs in key order, the bound Variables' values) of ``sink``."""
-    found = _leaf(sink) or _memo(sink)
+    src = sink.src
+    if len(src) == 1 and sink.arg is None and sink.tag is None and src[0].op is not Ops.SINK:
+        # one target (a plain realize): the key is its source's part, with the same leaves
+        # in the same order; no part is made for the new SINK node. A SINK of several
+        # targets has a part of op SINK, which no single target's part equals.
+        found = _leaf(src[0]) or _memo(src[0])
+    else:
+        found = _leaf(sink) or _memo(sink)
     if found is None:
         walk = _KeyWalk()
         key = StructureKey(walk.walk(sink))

@@ -253,15 +253,19 @@ def lookup_schedule(
     ``get_kernel_graph``); nothing is scheduled yet."""
     if sink.op is not Ops.SINK:
         raise TypeError(f"get_kernel_graph: expected a SINK of tensors, got {sink.op!r}")
-    caps = dict(max_buffers or {})
+    key, inputs, var_vals = structure_key(sink)
+    if not max_buffers:  # the common case (every realize): the structure key as it is
+        tpl = cache.get(key) if cache is not None else None
+        return ScheduleLookup(sink, key, inputs, var_vals, default_buffer_cap, cache, tpl)
+    caps = dict(max_buffers)
 
     def cap(device: Any) -> int | None:
         name = str(device).upper()
         hit = [c for prefix, c in caps.items() if name.startswith(prefix.upper())]
         return hit[0] if hit else default_buffer_cap(device)
 
-    key, inputs, var_vals = structure_key(sink)
-    full_key = (key, tuple(sorted(caps.items())) if caps else ())  # caps change the kernels
+    # caps change the kernels: keyed apart (a tuple never equals a bare structure key)
+    full_key = (key, tuple(sorted(caps.items())))
     tpl = cache.get(full_key) if cache is not None else None
     return ScheduleLookup(sink, full_key, inputs, var_vals, cap, cache, tpl)
 
