@@ -10,9 +10,9 @@ it stores the buffer addresses and Variables in an argument block (uniform block
 shader), gives the shader a stack block as its shared memory, and runs it once over one
 vector of ``lanes(local)`` invocations — the workgroup, lane j its invocation j (lanes past
 the workgroup repeat its first invocations); the shader loops over the grid itself. A
-``core_id`` (THREAD-split CPU programs) is the workgroup id. The IR is printed and compiled
-by llvmlite like the LLVM renderer's (``LLVMCompiler``), so the runtime loads the same ELF
-objects.
+``core_id`` (programs split over cores) is the workgroup id: the shader's first workgroup.
+The IR is printed and compiled by llvmlite like the LLVM renderer's (``LLVMCompiler``), so
+the runtime loads the same ELF objects.
 """
 
 from __future__ import annotations

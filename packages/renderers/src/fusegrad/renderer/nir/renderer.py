@@ -4,9 +4,12 @@ Mapping: a GPU-style renderer (``has_local``, ``has_shared``): the optimizer giv
 workgroup ids (``gidx``) and invocation ids (``lidx``), and llvmpipe runs the invocations of
 a workgroup in the lanes of one SIMD vector (``MAX_LANES`` at most: a workgroup is one
 vector, in lockstep). The shader itself loops over the grid's workgroups (``gidx0``
-fastest), so one call of the kernel runs the whole grid with the CPU calling convention (no
-id parameters; a program's ``SPECIAL core`` — hand-built CPU programs — is the workgroup id
-llvmpipe gets, one per core):
+fastest), so one call of the kernel runs the grid with the CPU calling convention (no id
+parameters). A grid worth it is split over the host's cores: the renderer's lowering rule
+(``extra_matcher``, ``split_over_cores``) adds a ``SPECIAL core`` of size n, the kernel
+takes the core id last as THREAD-split CPU kernels do, every CPU runtime runs its n slices
+on its cores, and slice c loops over workgroups ``c, c + n, c + 2n, ...`` (without ``gidx``
+ids — hand-built CPU programs — the core id is the workgroup id llvmpipe gets):
 
 * ``SPECIAL lidx0..2``: ``load_local_invocation_id``; ``gidx0..2``: the grid loop's counter
   unflattened (sizes may be symbolic: computed before the loop);
@@ -46,7 +49,7 @@ from fusegrad.renderer.nir import bindings as nb
 from fusegrad.renderer.nir.builder import Def, NIRBuilder, print_shader, serialize
 from fusegrad.renderer.nir.mesa import load_mesa
 from fusegrad.renderer.signature import KernelSignature, kernel_signature
-from fusegrad.uop import AddrSpace, DType, Ops, PtrDType, UOp, dtypes
+from fusegrad.uop import AddrSpace, DType, Ops, PatternMatcher, PtrDType, UOp, UPat, dtypes
 
 Op = nb.nir_op
 Intr = nb.nir_intrinsic_op
@@ -442,25 +445,35 @@ def _group_sizes(p: _Program, uops: list[UOp]) -> list[Def]:
 
 def _begin_workgroups(p: _Program, sizes: list[Def]) -> tuple[Any, ...]:
     """A loop over the grid's workgroups (the one invocation vector runs them in turn):
-    ``gidx0`` fastest. Bottom-tested under an ``if``, like RANGE's loops."""
+    ``gidx0`` fastest. Bottom-tested under an ``if``, like RANGE's loops. A program split over
+    cores (``SPECIAL core`` of size n) runs workgroups ``core, core + n, core + 2n, ...``."""
     nir = p.nir
     total = nir.alu(Op.nir_op_imul, nir.alu(Op.nir_op_imul, sizes[0], sizes[1]), sizes[2])
+    first, stride = nir.imm(32, 0), nir.imm(32, 1)
+    if p.sig.core is not None:
+        first = _u32(p, p.vals[p.sig.core][0], p.sig.core.dtype)
+        stride = _u32(p, p.vals[p.sig.core.src[0]][0], p.sig.core.src[0].dtype)
     counter = nir.local_variable("u", 32, "workgroup")
-    nir.store_var(counter, nir.imm(32, 0))
-    guard = nir.push_if(nir.alu(Op.nir_op_ult, nir.imm(32, 0), total))
+    nir.store_var(counter, first)
+    guard = nir.push_if(nir.alu(Op.nir_op_ult, first, total))
     loop = nir.push_loop()
     wg = nir.load_var(counter, 32)
     rest = nir.alu(Op.nir_op_udiv, wg, sizes[0])
     p.group_ids["gidx0"] = nir.alu(Op.nir_op_umod, wg, sizes[0])
     p.group_ids["gidx1"] = nir.alu(Op.nir_op_umod, rest, sizes[1])
     p.group_ids["gidx2"] = nir.alu(Op.nir_op_udiv, rest, sizes[1])
-    return loop, counter, guard, total, wg
+    return loop, counter, guard, total, wg, stride
+
+
+def _u32(p: _Program, x: Def, dt: DType) -> Def:
+    """An integer value as 32 bits."""
+    return x if bits(dt) == 32 else p.nir.alu(Op.nir_op_u2u32, x)
 
 
 def _end_workgroups(p: _Program, state: tuple[Any, ...]) -> None:
-    loop, counter, guard, total, wg = state
+    loop, counter, guard, total, wg, stride = state
     nir = p.nir
-    step = nir.alu(Op.nir_op_iadd, wg, nir.imm(32, 1))
+    step = nir.alu(Op.nir_op_iadd, wg, stride)
     nir.store_var(counter, step)
     last = nir.push_if(nir.alu(Op.nir_op_uge, step, total))
     nir.jump_break()
@@ -731,18 +744,61 @@ def _parts(uops: list[UOp]) -> list[list[UOp] | str]:
     """The program in emission order: values without sources first, at the top (a constant
     the linearizer placed in a loop may be used after it, where NIR needs its definition to
     dominate the use), then the grid's sizes; ``"begin"`` / ``"end"`` around the rest when
-    the program has workgroup ids (its body runs in a loop over the workgroups)."""
+    the program has workgroup ids (its body runs in a loop over the workgroups; the core id
+    of a split program, before it, is where the loop starts)."""
     top = [u for u in uops if u.op in _HOISTED]
     groups = [u for u in uops if u.op is Ops.SPECIAL and str(u.arg).startswith("gidx")]
     if not groups:
         return [top, [u for u in uops if u.op not in _HOISTED]]
+    core = [u for u in uops if u.op is Ops.SPECIAL and u.arg == "core"]
     needed: set[UOp] = set()
-    for g in groups:
+    for g in groups + core:
         needed.update(g.src[0].toposort())
-    sizes = [u for u in uops if u in needed and u.op not in _HOISTED]
-    specials = [u for u in uops if u.op is Ops.SPECIAL]
+    sizes = [u for u in uops if u in needed and u.op not in _HOISTED] + core
+    specials = [u for u in uops if u.op is Ops.SPECIAL and u.arg != "core"]
     rest = [u for u in uops if u.op not in _HOISTED and u not in needed and u.op is not Ops.SPECIAL]
     return [top, sizes, "begin", specials, rest, "end"]
+
+
+#: a program of fewer invocations x loop iterations than this (symbolic sizes at their most)
+#: runs on one core: waking the other cores costs more than they save (the CPU optimizer's
+#: ``THREAD_MIN_WORK``)
+SPLIT_MIN_WORK = 1 << 15
+
+
+def split_over_cores(sink: UOp, cores: int) -> UOp | None:
+    """``sink`` with a ``SPECIAL core`` (size: the slices) among its sources when its grid is
+    worth running on several cores, else None. Each slice runs every ``n``-th workgroup (see
+    ``_begin_workgroups``); the core id is the kernel's last argument, as for THREAD-split CPU
+    kernels, so every CPU runtime runs the slices on its cores."""
+    every = sink.toposort()
+    specials = [u for u in every if u.op is Ops.SPECIAL]
+    groups = [u for u in specials if str(u.arg).startswith("gidx")]
+    if cores < 2 or not groups or any(u.arg == "core" for u in specials):
+        return None
+    sizes = [g.src[0] for g in groups]
+    total = math.prod(int(x.arg) for x in sizes) if all(x.op is Ops.CONST for x in sizes) else 0
+    slices = cores if total == 0 else min(cores, total)  # 0: a symbolic grid
+    loops = [u.src[0] for u in every if u.op is Ops.RANGE]
+    lanes = [u.src[0] for u in specials if str(u.arg).startswith("lidx")]
+    work = math.prod(_most(x) for x in [*sizes, *lanes, *loops])
+    if slices < 2 or work < SPLIT_MIN_WORK:
+        return None
+    core = UOp(Ops.SPECIAL, dtypes.int32, (UOp(Ops.CONST, dtypes.int32, arg=slices),), "core")
+    return sink.replace(src=(*sink.src, core))
+
+
+def _most(x: UOp) -> int:
+    """A size, or the most a symbolic one can be."""
+    return int(x.arg) if x.op is Ops.CONST else max(int(x.vmax), 1)
+
+
+def _split_rule(ctx: Any, sink: UOp) -> UOp | None:
+    return split_over_cores(sink, int(ctx.renderer.max_threads))
+
+
+#: the renderer's lowering rules: a grid worth it is split over the host's cores
+SPLIT_MATCHER = PatternMatcher([(UPat(Ops.SINK, name="sink"), _split_rule)])
 
 
 class NIRRenderer(Renderer):
@@ -768,6 +824,7 @@ class NIRRenderer(Renderer):
         dt: widths for dt, widths in host_vector_widths().items() if dt in NIR_DTYPES
     }
     supported_dtypes = NIR_DTYPES
+    extra_matcher = SPLIT_MATCHER
     code_for_op: ClassVar[dict[Ops, Callable[..., Any]]] = CODE_FOR_OP
 
     def __init__(self) -> None:
