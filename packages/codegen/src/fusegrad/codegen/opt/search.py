@@ -329,12 +329,14 @@ BASE_MAX_ITERATIONS = 1 << 24
 _LANE_OPS = (OptOps.UPCAST, OptOps.UNROLL, OptOps.PARTIALS)
 
 
-def _starts(ast: UOp, renderer: Renderer) -> list[Candidate]:
+def _starts(ast: UOp, renderer: Renderer) -> tuple[list[Candidate], tuple[Opt, ...]]:
     """The first beam: the kernel with the prefixes of the hand-coded heuristics' opts that
     have all their lanes (UPCAST/UNROLL/PARTIALS: the search returns nothing slower than the
-    heuristics, and the rounds can redo their later steps) and, for kernels small enough to
-    time unoptimized (``BASE_MAX_ITERATIONS``) or without heuristic opts, the kernel without
-    opts."""
+    heuristics, and the rounds can redo their later steps), the kernel with just TC for each
+    of the renderer's tensor cores that takes it (a big kernel, not started from without
+    opts, could otherwise reach TC only if the heuristics chose it) and, for kernels small
+    enough to time unoptimized (``BASE_MAX_ITERATIONS``) or without heuristic opts, the
+    kernel without opts; and the heuristics' opts."""
     from fusegrad.codegen.opt.heuristics import hand_coded_optimizations
 
     opts = hand_coded_optimizations(ast, renderer)
@@ -345,14 +347,29 @@ def _starts(ast: UOp, renderer: Renderer) -> list[Candidate]:
         cur = apply_opt(cur, opt, renderer)
         if i >= first:
             seeded.append(Candidate(tuple(opts[: i + 1]), cur))
+    for core in range(len(renderer.tensor_cores)):
+        tc = Opt(OptOps.TC, core)
+        try:
+            tiled = apply_opt(ast, tc, renderer)
+        except KernelOptError:
+            continue
+        if all(c.opts != (tc,) for c in seeded):
+            seeded.append(Candidate((tc,), tiled))
     iterations = math.prod(const_size(r) or 16 for r in kernel_axes(ast))
-    if not seeded or iterations <= BASE_MAX_ITERATIONS:
-        return [Candidate((), ast), *seeded]
-    return seeded
+    if not opts or iterations <= BASE_MAX_ITERATIONS:
+        return [Candidate((), ast), *seeded], tuple(opts)
+    return seeded, tuple(opts)
 
 
-def _rounds(search: _Search, start: list[Candidate], width: int, max_rounds: int) -> Candidate:
-    """Extend the beam round by round from ``start``; the confirmed winner."""
+def _rounds(
+    search: _Search,
+    start: list[Candidate],
+    width: int,
+    max_rounds: int,
+    heuristic: tuple[Opt, ...] = (),
+) -> Candidate:
+    """Extend the beam round by round from ``start``; the confirmed winner (it must beat
+    the heuristics' sequence ``heuristic`` by the margin)."""
     best, beam, seen = start[0], start, {search.root, *(c.ast for c in start)}
     finalists = start[:2]
     for rnd in range(max_rounds):
@@ -363,7 +380,9 @@ def _rounds(search: _Search, start: list[Candidate], width: int, max_rounds: int
         if not timed or timed[0].seconds >= best.seconds * (1 - float(BEAM_MARGIN.value)):
             break
         best, beam = timed[0], timed[:width]
-    baseline = max(start, key=lambda c: len(c.opts))  # the heuristics' whole sequence
+    # the heuristics' whole sequence (the longest start when it did not run)
+    whole = [c for c in start if c.opts == heuristic]
+    baseline = whole[0] if whole else max(start, key=lambda c: len(c.opts))
     search.bar.set_description_str(f"BEAM {search.name} confirm")
     return search.confirm(finalists, baseline)
 
@@ -387,10 +406,11 @@ def beam_search(
         return hit
     search = _Search(ast, renderer, timer, stats)
     try:
-        start = search.measure(_starts(ast, renderer), "start")
+        starts, heuristic = _starts(ast, renderer)
+        start = search.measure(starts, "start")
         if not start:
             raise RuntimeError("beam_search: the kernel does not run with this timer")
-        best = _rounds(search, start, width, max_rounds)
+        best = _rounds(search, start, width, max_rounds, heuristic)
     finally:
         search.bar.close()
     if DEBUG >= 2:
