@@ -95,5 +95,9 @@ def test_thread_kernel_has_one_span_per_core(tmp_path: Path, compiled: str) -> N
     parts = [e for e in spans if e["cat"] == "slice"]
     if not parts:
         pytest.skip("this ring reports no slice times yet (see /tmp/coord/requests/h-viz.md)")
-    assert len(parts) == 2 and len({e["tid"] for e in parts}) == 2  # one span per core
+    # one span per slice on the track of the core that ran it (2 cores: the ring's worker and
+    # one helper; a helper that wakes late leaves both slices to the worker)
+    assert sorted(e["args"]["slice"] for e in parts) == [0, 1]
+    tracks = {e["tid"] for e in parts}
+    assert 1 <= len(tracks) <= 2 and all(t.startswith("compute core ") for t in tracks)
     assert all(e["args"]["launch"] == kernel["args"]["launch"] for e in parts)
