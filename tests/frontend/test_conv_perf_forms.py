@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fusegrad import Tensor
+from fusegrad.codegen import Renderer
 from fusegrad.codegen.opt import hand_coded_optimizations
 from fusegrad.codegen.opt.kernel import OptOps
 from fusegrad.runtime import Device
@@ -94,18 +95,25 @@ def test_conv_gemm_kernel_has_one_pixel_and_one_tap_range() -> None:
     assert _sizes(gemms[0], AxisType.LOOP) == [2, 32, 24 * 24]
 
 
+def _cpu_renderer() -> Renderer:
+    """``Device["CPU"].renderer``; skips the test when it is GPU-style (``has_local``, e.g.
+    ``DEV=CPU:LVP``): the CPU heuristics these tests check do not run for it."""
+    renderer = Device["CPU"].renderer
+    if renderer.has_local:
+        pytest.skip(
+            f"{renderer!r} is GPU-style (has_local, e.g. DEV=CPU:LVP): the CPU heuristics "
+            "that these tests check do not run for it"
+        )
+    return renderer
+
+
 def test_im2col_copy_upcasts_its_taps() -> None:
     """The im2col copy chooses between 9 shifted reads by its tap axis: the heuristics
     upcast that axis whole (each lane then makes one load)."""
     x, w = Tensor.empty(2, 64, 24, 24), Tensor.empty(32, 64, 3, 3)
     copies = [a for a in _kernels(x.conv2d(w, padding=1)) if not _sizes(a, AxisType.REDUCE)]
     assert copies, "the scheduler no longer builds an im2col copy: revisit this test"
-    renderer = Device["CPU"].renderer
-    if renderer.has_local:
-        pytest.skip(
-            f"{renderer!r} is GPU-style (has_local, e.g. DEV=CPU:LVP): the CPU heuristics "
-            "that upcast the taps do not run for it"
-        )
+    renderer = _cpu_renderer()
     for ast in copies:
         taps = _sizes(ast, AxisType.LOOP).index(9)
         opts = hand_coded_optimizations(ast, renderer)
@@ -118,5 +126,5 @@ def test_depthwise_kernel_unrolls_its_taps() -> None:
     x, w = Tensor.empty(2, 32, 24, 24), Tensor.empty(32, 1, 3, 3)
     (ast,) = _kernels(x.conv2d(w, padding=1, groups=32))
     assert _sizes(ast, AxisType.REDUCE) == [9]
-    opts = hand_coded_optimizations(ast, Device["CPU"].renderer)
+    opts = hand_coded_optimizations(ast, _cpu_renderer())
     assert any(o.op is OptOps.UNROLL and o.amount == 9 for o in opts), opts
