@@ -213,3 +213,27 @@ def test_float_zero_constants_follow_ieee(renderer: NIRRenderer, compiler: LVPCo
         compiler.compile(renderer.render(list(case.uops))), kernel_signature(list(case.uops))
     )(got, {})
     assert compare(case, want, got) == []
+
+
+def _count_visits(groups: int, cores: int, size: int = 8) -> tuple[list[UOp], list[bytearray]]:
+    """Each invocation adds 1 to its element: a workgroup run twice (or never) shows."""
+    p = Builder()
+    n = groups * size
+    out = p.buffer(dtypes.float32, [0.0] * n)
+    p.add(UOp(Ops.SPECIAL, dtypes.int32, (UOp(Ops.CONST, dtypes.int32, arg=cores),), "core"))
+    i = UOp.special(groups, "gidx0") * size + UOp.special(size, "lidx0")
+    x = load(index(out, i))
+    p.add(store(index(out, i), UOp(Ops.ADD, dtypes.float32, (x, x.const_like(1.0)))))
+    case = p.case("visits")
+    return list(case.uops), [bytearray(struct.pack(f"<{n}f", *case.buffers[0][1]))]
+
+
+@pytest.mark.parametrize(("groups", "cores"), [(5, 3), (2, 2), (7, 1), (3, 4)])
+def test_core_slices_share_the_workgroups(
+    renderer: NIRRenderer, compiler: LVPCompiler, groups: int, cores: int
+) -> None:
+    uops, bufs = _count_visits(groups, cores)
+    text = renderer.render(uops, "visits")
+    assert " core=1 local=8,1,1" in text.splitlines()[0]
+    CPUProgram(compiler.compile(text), cpu_signature(uops, "visits"))(bufs, {})  # every core id
+    assert struct.unpack(f"<{8 * groups}f", bufs[0]) == (1.0,) * (8 * groups)
