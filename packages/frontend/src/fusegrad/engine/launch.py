@@ -43,7 +43,7 @@ from fusegrad.runtime import (
 from fusegrad.uop import DEBUG
 
 
-@dataclass
+@dataclass(slots=True)
 class _Flight:
     """A submitted queue not yet known to be finished: what it must keep alive and the
     timestamp pairs of its kernels."""
@@ -54,7 +54,7 @@ class _Flight:
     timings: list[tuple[Signal, Signal]]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Timeline:
     """A device's engine-side signal: the last step submitted to it."""
 
@@ -76,15 +76,15 @@ class _State:
 _STATE = _State()
 
 
-@dataclass
+@dataclass(slots=True)
 class _Batch:
     """The queue being filled for one device."""
 
     name: str
     device: Compiled
     queue: HWQueue
-    keep: list[Any] = field(default_factory=list)  # Buffers and host arrays in use
-    timings: list[tuple[Signal, Signal]] = field(default_factory=list)
+    keep: list[Any]  # Buffers and host arrays in use
+    timings: list[tuple[Signal, Signal]]
 
 
 def _timeline(name: str) -> _Timeline:
@@ -96,7 +96,7 @@ def _timeline(name: str) -> _Timeline:
 
 def _open(name: str) -> _Batch:
     dev = device(name)
-    batch = _Batch(name, dev, dev.queue())
+    batch = _Batch(name, dev, dev.queue(), [], [])
     last = _STATE.last
     if last is not None and last[2] != name and last[0].value < last[1]:
         batch.queue.wait(last[0], last[1])  # another device's work comes first

@@ -328,10 +328,12 @@ class NativeRing:
     def _publish(
         self, records: list[Any], flags: int, cmds: list[Any], step: int, report: bool = True
     ) -> None:
-        debug, profile = int(DEBUG.value), int(PROFILE.value)
-        reports = (
-            self._to_report(cmds, debug, profile) if report and (debug >= 2 or profile) else []
-        )
+        profile = int(PROFILE.value)
+        reports: list[_Report] = []
+        if report:  # a graph's slots are never reported (it submits commands when it must)
+            debug = int(DEBUG.value)
+            if debug >= 2 or profile:
+                reports = self._to_report(cmds, debug, profile)
         if profile:
             hook_exit()  # the trace waits for this work at exit
         if flags & _WAIT_FLAG:
