@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,24 +95,34 @@ def _progress_bar(total: int, desc: str, batch: bool) -> Any:
                 mininterval=0.0 if delay == 0 else 0.1)  # fmt: skip
 
 
-@contextmanager
-def compiling(total: int, desc: str = "compile") -> Iterator[None]:
-    """One progress bar over the next ``total`` kernel compiles of this thread (a plan's
-    kernels: pass how many it may compile; kernels already loaded don't count, so the bar
-    may end short). Nested batches join the outer bar."""
-    if total <= 0 or _BARS.open is not None:
-        yield
-        return
-    bar = _progress_bar(total, desc, batch=True)
-    if bar is None:
-        yield
-        return
-    _BARS.open = bar
-    try:
-        yield
-    finally:
+class _Batch:
+    """``compiling``'s context manager: opens the thread's batch bar, closes it on exit."""
+
+    __slots__ = ("bar",)
+
+    def __init__(self, bar: Any) -> None:
+        self.bar = bar
+
+    def __enter__(self) -> None:
+        _BARS.open = self.bar
+
+    def __exit__(self, *exc: object) -> None:
         _BARS.open = None
-        bar.close()
+        self.bar.close()
+
+
+_NO_BATCH = nullcontext()
+
+
+def compiling(total: int, desc: str = "compile") -> _Batch | nullcontext[None]:
+    """A context manager: one progress bar over the next ``total`` kernel compiles of this
+    thread (a plan's kernels: pass how many it may compile; kernels already loaded don't
+    count, so the bar may end short). Nested batches join the outer bar; a shared no-op
+    object where no bar is shown."""
+    if total <= 0 or _BARS.open is not None:
+        return _NO_BATCH
+    bar = _progress_bar(total, desc, batch=True)
+    return _NO_BATCH if bar is None else _Batch(bar)
 
 
 def get_kernel(ast: UOp, device: Compiled) -> Kernel:
