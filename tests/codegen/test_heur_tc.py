@@ -1,5 +1,6 @@
 """Tensor cores in the hand-coded GPU heuristics: a matmul the renderer's tensor cores take
-(a Tensor half matmul on PTX sm_80+) gets TC and 2 x 2 core tiles per warp; it renders
+(a Tensor half matmul on PTX sm_80+; padded to the core's shape where that wastes little)
+gets TC and up to 2 x 2 core tiles per warp; it renders
 mma.sync, and the PTX interpreter's result equals NumPy's. Matmuls no core takes (float32
 inputs, a renderer without cores) keep the register block."""
 
@@ -29,18 +30,27 @@ def _matmul_kernel(m: int, k: int, n: int, dt: object) -> UOp:
     return kernels[0]
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-def test_tensor_half_matmul_gets_tc_renders_mma_and_equals_numpy(arch: str) -> None:
-    m, k, n = 64, 48, 32
+@pytest.mark.parametrize(
+    ("arch", "mkn", "start", "mmas"),
+    [
+        ("sm_80", (64, 48, 32), [OptOps.TC, OptOps.UPCAST, OptOps.UPCAST], 4),  # 2 x 2 tiles
+        ("sm_90", (64, 48, 32), [OptOps.TC, OptOps.UPCAST, OptOps.UPCAST], 4),
+        # M 72 -> 80 (1.11x the work), K 40 -> 48: padded for the core; 5 M tiles: no M upcast
+        ("sm_90", (72, 40, 32), [OptOps.PADTO, OptOps.PADTO, OptOps.TC, OptOps.UPCAST], 2),
+    ],
+)
+def test_tensor_half_matmul_gets_tc_renders_mma_and_equals_numpy(
+    arch: str, mkn: tuple[int, int, int], start: list[OptOps], mmas: int
+) -> None:
+    m, k, n = mkn
     ast = _matmul_kernel(m, k, n, dtypes.float16)
     renderer = PTXRenderer(arch)
     opts = hand_coded_optimizations(ast, renderer)
-    assert opts[0].op is OptOps.TC, opts
-    assert [o.op for o in opts[1:]] == [OptOps.UPCAST, OptOps.UPCAST], opts
+    assert [o.op for o in opts] == start, opts
     optimized = apply_opts(ast, opts, renderer)
     spec = render(optimized, lower(optimized, renderer))
     src = str(spec.src)
-    assert src.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 4  # 2 x 2 tiles
+    assert src.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == mmas
     rng = np.random.default_rng(5)
     ha = rng.standard_normal((m, k)).astype(np.float16)
     hb = rng.standard_normal((k, n)).astype(np.float16)
@@ -63,8 +73,8 @@ def test_matmuls_no_core_takes_keep_the_register_block() -> None:
     no_cores.tensor_cores = ()
     opts = hand_coded_optimizations(half, no_cores)
     assert opts and all(o.op is not OptOps.TC for o in opts)
-    # not a multiple of the core's M (16): TC does not apply, the register block does
-    odd = _matmul_kernel(72, 64, 64, dtypes.float16)
+    # M = 20 padded to the core's 16 would be 1.6x the work (over GPU_TC_PAD_MAX)
+    odd = _matmul_kernel(20, 32, 32, dtypes.float16)
     assert all(o.op is not OptOps.TC for o in hand_coded_optimizations(odd, PTXRenderer("sm_90")))
 
 

@@ -30,8 +30,9 @@ SIMD lanes); a matmul gets a register block per thread (``GPU_MATMUL_BLOCK``: bo
 output axes upcast, the reduce unrolled), other kernels have their contiguous output axis
 upcast by 4; then output axes become workgroup threads (LOCAL), innermost first, filling a
 workgroup of ``GPU_WORKGROUP`` threads within the renderer's ``local_max``. A matmul one of
-the renderer's tensor cores takes (input dtypes, shape a multiple of the core's) gets TC
-instead of the register block, then ``GPU_TC_BLOCK`` core tiles per warp (UPCAST of the
+the renderer's tensor cores takes (input dtypes; a shape not a multiple of the core's is
+padded first when that adds at most ``GPU_TC_PAD_MAX`` of the work) gets TC instead of the
+register block, then ``GPU_TC_BLOCK`` core tiles per warp (UPCAST of the
 remaining output axes: the tiles share their operands' fragments).
 
 Every step goes through ``apply_opt``, so a step that does not apply is skipped.
@@ -158,6 +159,16 @@ class _Plan:
         if pos is None:
             return False
         opt = Opt(op, pos, amount)
+        try:
+            self.ast = apply_opt(self.ast, opt, self.renderer)
+        except KernelOptError:
+            return False
+        self.opts.append(opt)
+        return True
+
+    def try_core(self, core: int) -> bool:
+        """Apply TC with the renderer's tensor core ``core`` if it applies."""
+        opt = Opt(OptOps.TC, core)
         try:
             self.ast = apply_opt(self.ast, opt, self.renderer)
         except KernelOptError:
@@ -437,6 +448,11 @@ GPU_MATMUL_MIN = 64
 #: core tiles per warp after TC, (along M, along N): 2 x 2 mma per k step, A's fragments
 #: each used by 2 and B's by 2 (loads per mma 2x fewer than one tile)
 GPU_TC_BLOCK = (2, 2)
+#: a matmul whose shape is not a multiple of a tensor core's is padded to it (PADTO: masked
+#: rows, columns and k steps) for TC when the padded work is at most this times the work: the
+#: cores' rate is several times the FMA lanes' (H100 SXM datasheet, fp16 dense: 989 vs 134
+#: TFLOPS), so a third of the work wasted still gains; a bound on the waste, not timed (no GPU)
+GPU_TC_PAD_MAX = 1.5
 
 
 def _gpu_group(plan: _Plan, out_size: int) -> None:
@@ -519,18 +535,31 @@ def _gpu_tensor_core(plan: _Plan) -> bool:
     if not plan.renderer.tensor_cores or shape is None:
         return False
     m_id, n_id = shape.m.arg[0], shape.n.arg[0]
-    for i in range(len(plan.renderer.tensor_cores)):
-        try:
-            plan.ast = apply_opt(plan.ast, Opt(OptOps.TC, i), plan.renderer)
-        except KernelOptError:
+    for i, core in enumerate(plan.renderer.tensor_cores):
+        ast, opts = plan.ast, list(plan.opts)
+        if not _pad_for_core(plan, shape, core.dims) or not plan.try_core(i):
+            plan.ast, plan.opts = ast, opts
             continue
-        plan.opts.append(Opt(OptOps.TC, i))
         for axis_id, amount in zip((m_id, n_id), GPU_TC_BLOCK, strict=True):
             rest = const_size(plan.range_of(axis_id))
             if amount > 1 and rest is not None and rest >= 2 * amount:
                 plan.try_opt(OptOps.UPCAST, axis_id, amount)
         return True
     return False
+
+
+def _pad_for_core(plan: _Plan, shape: MatmulShape, dims: tuple[int, int, int]) -> bool:
+    """PADTO the matmul's N, M and K to multiples of the core's ``dims`` where they are not
+    (False: a size is unknown or the padding exceeds ``GPU_TC_PAD_MAX``)."""
+    pads = []
+    for rng, size in zip((shape.n, shape.m, shape.k), dims, strict=True):
+        have = const_size(rng)
+        if have is None:
+            return False
+        pads.append((rng.arg[0], have, -(-have // size) * size, size))
+    if prod(p for _, _, p, _ in pads) > GPU_TC_PAD_MAX * prod(h for _, h, _, _ in pads):
+        return False
+    return all(p == h or plan.try_opt(OptOps.PADTO, a, s) for a, h, p, s in pads)
 
 
 def _gpu(plan: _Plan) -> None:
