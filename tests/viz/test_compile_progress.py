@@ -10,16 +10,20 @@ import os
 import re
 import subprocess
 import sys
+import time
+from typing import Any
 
 import numpy as np
 import pytest
 from fusegrad import Tensor
+from fusegrad.codegen import to_program as codegen_to_program
 from fusegrad.engine import programs
 from fusegrad.uop import Context
 
 SCRIPT = """
 import numpy as np
 from fusegrad import Tensor
+from fusegrad.codegen import to_program as codegen_to_program
 a = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
 print((a * 3 + 1).sum(axis=1).numpy())
 """
@@ -27,6 +31,7 @@ print((a * 3 + 1).sum(axis=1).numpy())
 MANY = """
 import numpy as np
 from fusegrad import Tensor
+from fusegrad.codegen import to_program as codegen_to_program
 a = Tensor(np.arange(64, dtype=np.float32).reshape(8, 8))
 b = (a @ a.T).relu()
 print((b.sum(axis=0) + b.max(axis=1)).softmax().numpy().shape)
@@ -130,3 +135,25 @@ def test_terminal_batch_appears_after_the_delay(monkeypatch: pytest.MonkeyPatch)
             for t in _new_kernels(2):
                 t.realize()
         assert "2/2" in term.getvalue().replace("\r", "\n")
+
+
+def test_terminal_bar_shows_while_a_slow_kernel_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The delay passes during one long compile: the bar is drawn (0/1, then redrawn) before
+    that compile ends, not only after it."""
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    monkeypatch.setattr(programs, "PROGRESS_DELAY_S", 0.05)
+    monkeypatch.setattr(programs, "TICK_S", 0.05)
+    drawn_during: list[str] = []
+
+    def to_program(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.4)
+        drawn_during.append(term.getvalue())
+        return codegen_to_program(*args, **kwargs)
+
+    monkeypatch.setattr(programs, "to_program", to_program)
+    with Context(DEBUG=0), programs.compiling(1):
+        _new_kernels(1)[0].realize()
+    during = drawn_during[0].replace("\r", "\n")
+    assert during.count("0/1") >= 2, during  # drawn, then redrawn, while compiling
+    assert "compile:" in during

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -70,10 +71,11 @@ launches hold loaded kernels, so ``clear_kernels`` clears this too."""
 
 PROGRESS_DELAY_S = 1.0
 """Without ``DEBUG>=1``, a batch's bar appears (on a terminal) once compiling took this long."""
+TICK_S = 0.5  # how often a terminal's batch bar redraws while a kernel compiles
 
 
 class _Bars(threading.local):
-    open: Any = None  # the bar of the batch this thread compiles, if any
+    open: _Batch | None = None  # the batch this thread compiles, if any
 
 
 _BARS = _Bars()
@@ -96,19 +98,39 @@ def _progress_bar(total: int, desc: str, batch: bool) -> Any:
 
 
 class _Batch:
-    """``compiling``'s context manager: opens the thread's batch bar, closes it on exit."""
+    """``compiling``'s context manager: opens the thread's batch bar, closes it on exit. On a
+    terminal, the batch's first compile starts a thread that draws the bar once the batch ran
+    ``PROGRESS_DELAY_S`` and redraws it every ``TICK_S`` (a slow kernel shows while it
+    compiles, not only once it is done)."""
 
-    __slots__ = ("bar",)
+    __slots__ = ("bar", "start", "stop")
 
     def __init__(self, bar: Any) -> None:
-        self.bar = bar
+        self.bar, self.start = bar, time.monotonic()
+        self.stop: threading.Event | None = None
 
     def __enter__(self) -> None:
-        _BARS.open = self.bar
+        _BARS.open = self
 
     def __exit__(self, *exc: object) -> None:
         _BARS.open = None
+        if self.stop is not None:
+            self.stop.set()
         self.bar.close()
+
+    def compiles(self) -> None:
+        """A compile of the batch starts."""
+        if self.stop is None and sys.stderr.isatty():
+            self.stop = threading.Event()
+            tick = threading.Thread(target=self._tick, args=(self.stop,), daemon=True,
+                                    name="fusegrad-compile-progress")  # fmt: skip
+            tick.start()
+
+    def _tick(self, stop: threading.Event) -> None:
+        wait = max(0.0, self.start + float(self.bar.delay) - time.monotonic())
+        while not stop.wait(wait):
+            self.bar.refresh()  # a closed bar draws nothing
+            wait = TICK_S
 
 
 _NO_BATCH = nullcontext()
@@ -134,8 +156,8 @@ def get_kernel(ast: UOp, device: Compiled) -> Kernel:
     hit = _KERNELS.get(key)
     if hit is not None:
         return hit
-    bar = _BARS.open
-    if bar is None:  # a compile outside a batch: its own bar, under DEBUG>=1 only
+    batch = _BARS.open
+    if batch is None:  # a compile outside a batch: its own bar, under DEBUG>=1 only
         own = _progress_bar(1, "compile", batch=False)
         if own is None:
             return _compile(key, ast, device, None)
@@ -143,7 +165,8 @@ def get_kernel(ast: UOp, device: Compiled) -> Kernel:
             return _compile(key, ast, device, own)
         finally:
             own.close()
-    return _compile(key, ast, device, bar)
+    batch.compiles()
+    return _compile(key, ast, device, batch.bar)
 
 
 def _compile(key: tuple[UOp, Renderer, tuple[object, ...]], ast: UOp, device: Compiled,
