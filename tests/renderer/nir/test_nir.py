@@ -228,10 +228,13 @@ def _count_visits(groups: int, cores: int, size: int = 8) -> tuple[list[UOp], li
     return list(case.uops), [bytearray(struct.pack(f"<{n}f", *case.buffers[0][1]))]
 
 
-@pytest.mark.parametrize(("groups", "cores"), [(5, 3), (2, 2), (7, 1), (3, 4)])
+@pytest.mark.parametrize("blocks", [True, False])
+@pytest.mark.parametrize(("groups", "cores"), [(5, 3), (2, 2), (7, 1), (3, 4), (10, 4)])
 def test_core_slices_share_the_workgroups(
-    renderer: NIRRenderer, compiler: LVPCompiler, groups: int, cores: int
+    compiler: LVPCompiler, groups: int, cores: int, blocks: bool
 ) -> None:
+    renderer = NIRRenderer()
+    renderer.core_blocks = blocks  # blocks of consecutive workgroups, or every n-th
     uops, bufs = _count_visits(groups, cores)
     text = renderer.render(uops, "visits")
     assert " core=1 local=8,1,1" in text.splitlines()[0]

@@ -8,8 +8,9 @@ fastest), so one call of the kernel runs the grid with the CPU calling conventio
 parameters). A grid worth it is split over the host's cores: the renderer's lowering rule
 (``extra_matcher``, ``split_over_cores``) adds a ``SPECIAL core`` of size n, the kernel
 takes the core id last as THREAD-split CPU kernels do, every CPU runtime runs its n slices
-on its cores, and slice c loops over workgroups ``c, c + n, c + 2n, ...`` (without ``gidx``
-ids — hand-built CPU programs — the core id is the workgroup id llvmpipe gets):
+on its cores, and slice c loops over the c-th of n blocks of consecutive workgroups
+(``core_blocks``; else workgroups ``c, c + n, ...``). Without ``gidx`` ids — hand-built CPU
+programs — the core id is the workgroup id llvmpipe gets:
 
 * ``SPECIAL lidx0..2``: ``load_local_invocation_id``; ``gidx0..2``: the grid loop's counter
   unflattened (sizes may be symbolic: computed before the loop);
@@ -443,26 +444,38 @@ def _group_sizes(p: _Program, uops: list[UOp]) -> list[Def]:
     return sizes
 
 
-def _begin_workgroups(p: _Program, sizes: list[Def]) -> tuple[Any, ...]:
+def _begin_workgroups(p: _Program, sizes: list[Def], blocks: bool) -> tuple[Any, ...]:
     """A loop over the grid's workgroups (the one invocation vector runs them in turn):
-    ``gidx0`` fastest. Bottom-tested under an ``if``, like RANGE's loops. A program split over
-    cores (``SPECIAL core`` of size n) runs workgroups ``core, core + n, core + 2n, ...``."""
+    ``gidx0`` fastest. Bottom-tested under an ``if``, like RANGE's loops. Slice c of a program
+    split over cores (``SPECIAL core`` of size n) runs the c-th of n blocks of consecutive
+    workgroups (``blocks``: each core streams its own part of memory) or workgroups
+    ``c, c + n, c + 2n, ...``."""
     nir = p.nir
     total = nir.alu(Op.nir_op_imul, nir.alu(Op.nir_op_imul, sizes[0], sizes[1]), sizes[2])
-    first, stride = nir.imm(32, 0), nir.imm(32, 1)
+    first, stride, stop = nir.imm(32, 0), nir.imm(32, 1), total
     if p.sig.core is not None:
-        first = _u32(p, p.vals[p.sig.core][0], p.sig.core.dtype)
-        stride = _u32(p, p.vals[p.sig.core.src[0]][0], p.sig.core.src[0].dtype)
+        core = _u32(p, p.vals[p.sig.core][0], p.sig.core.dtype)
+        cores = _u32(p, p.vals[p.sig.core.src[0]][0], p.sig.core.src[0].dtype)
+        if blocks:  # ceil(total / n) workgroups each, the last block shorter
+            size = nir.alu(
+                Op.nir_op_udiv,
+                nir.alu(Op.nir_op_iadd, total, nir.alu(Op.nir_op_isub, cores, nir.imm(32, 1))),
+                cores,
+            )
+            first = nir.alu(Op.nir_op_imul, core, size)
+            stop = nir.alu(Op.nir_op_umin, nir.alu(Op.nir_op_iadd, first, size), total)
+        else:
+            first, stride = core, cores
     counter = nir.local_variable("u", 32, "workgroup")
     nir.store_var(counter, first)
-    guard = nir.push_if(nir.alu(Op.nir_op_ult, first, total))
+    guard = nir.push_if(nir.alu(Op.nir_op_ult, first, stop))
     loop = nir.push_loop()
     wg = nir.load_var(counter, 32)
     rest = nir.alu(Op.nir_op_udiv, wg, sizes[0])
     p.group_ids["gidx0"] = nir.alu(Op.nir_op_umod, wg, sizes[0])
     p.group_ids["gidx1"] = nir.alu(Op.nir_op_umod, rest, sizes[1])
     p.group_ids["gidx2"] = nir.alu(Op.nir_op_udiv, rest, sizes[1])
-    return loop, counter, guard, total, wg, stride
+    return loop, counter, guard, stop, wg, stride
 
 
 def _u32(p: _Program, x: Def, dt: DType) -> Def:
@@ -471,11 +484,11 @@ def _u32(p: _Program, x: Def, dt: DType) -> Def:
 
 
 def _end_workgroups(p: _Program, state: tuple[Any, ...]) -> None:
-    loop, counter, guard, total, wg, stride = state
+    loop, counter, guard, stop, wg, stride = state
     nir = p.nir
     step = nir.alu(Op.nir_op_iadd, wg, stride)
     nir.store_var(counter, step)
-    last = nir.push_if(nir.alu(Op.nir_op_uge, step, total))
+    last = nir.push_if(nir.alu(Op.nir_op_uge, step, stop))
     nir.jump_break()
     nir.pop_if(last)
     nir.pop_loop(loop)
@@ -825,6 +838,9 @@ class NIRRenderer(Renderer):
     }
     supported_dtypes = NIR_DTYPES
     extra_matcher = SPLIT_MATCHER
+    # a kernel split over cores gives each core a block of consecutive workgroups (False:
+    # every n-th workgroup, neighbours on different cores)
+    core_blocks = True
     code_for_op: ClassVar[dict[Ops, Callable[..., Any]]] = CODE_FOR_OP
 
     def __init__(self) -> None:
@@ -844,7 +860,7 @@ class NIRRenderer(Renderer):
                     for u in part:
                         prog.emit(u)
                 elif part == "begin":
-                    workgroups = _begin_workgroups(prog, _group_sizes(prog, uops))
+                    workgroups = _begin_workgroups(prog, _group_sizes(prog, uops), self.core_blocks)
                 else:
                     _end_workgroups(prog, workgroups)
             info = nir.shader.contents.info
