@@ -43,11 +43,11 @@ def buffer_of(u: UOp) -> UOp | None:
     return symbolic_prefix(u)
 
 
-def _prepare(u: UOp) -> tuple[UOp, list[UOp]]:
+def _prepare(u: UOp, check: bool) -> tuple[UOp, list[UOp]]:
     """``u`` with its realized parts replaced by their buffers, and the assigns (AFTERs) it
     still performs — one walk that stops at buffers and realized nodes (none when nothing is
-    remembered as realized and the graph holds no assign: the common dispatch case)."""
-    check = len(REALIZED) > 0
+    remembered as realized (``check`` False) and the graph holds no assign: the common
+    dispatch case)."""
     if not check and not has_assign(u):
         return u, []
     found: dict[UOp, UOp] = {}
@@ -94,12 +94,21 @@ def has_assign(u: UOp) -> bool:
     nodes only."""
     if u.op is Ops.BUFFER:
         return False
-    found: bool | None = u.__dict__.get(_ASSIGNS)
+    memo = u.__dict__
+    found: bool | None = memo.get(_ASSIGNS)
     if found is not None:
         return found
-    if not any(_pending_assigns(s) for s in u.src):  # the common case: only ``u`` is new
-        found = u.__dict__[_ASSIGNS] = _assigns_here(u)
-        return found
+    # the common case: only ``u`` is new (its sources are buffers or remembered)
+    here = u.op is Ops.AFTER and not u.is_bound_var
+    for s in u.src:
+        if s.op is not Ops.BUFFER:
+            below = s.__dict__.get(_ASSIGNS)
+            if below is None:
+                break
+            here = here or below
+    else:
+        memo[_ASSIGNS] = here
+        return here
     for n in u.toposort(_pending_assigns):
         if _pending_assigns(n):
             n.__dict__[_ASSIGNS] = _assigns_here(n)
@@ -112,11 +121,13 @@ def realize_uops(uops: Sequence[UOp]) -> tuple[list[UOp], dict[UOp, UOp]]:
     the buffer view under it. Callers replace these in the graphs they keep."""
     pending: dict[UOp, UOp] = {}
     assigns: dict[UOp, UOp] = {}
-    realized = REALIZED if len(REALIZED) else {}  # an empty table: no weak references made
+    check = len(REALIZED) > 0
+    realized = REALIZED if check else {}  # an empty table: no weak references made
     for u in uops:
         if buffer_of(u) is None and u not in realized and u not in pending:
-            pending[u], afters = _prepare(u)
-            assigns.update((n, strip_assigns(n)) for n in afters)
+            pending[u], afters = _prepare(u, check)
+            if afters:
+                assigns.update((n, strip_assigns(n)) for n in afters)
     becomes: dict[UOp, UOp] = {}
     if pending:
         views = get_executor().realize(list(pending.values()))
