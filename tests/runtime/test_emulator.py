@@ -216,6 +216,22 @@ def test_thread_split_kernel_runs_every_core(lb: Any) -> None:
     np.testing.assert_array_equal(out, expect)
 
 
+@pytest.mark.parametrize(("groups", "cores"), [(5, 3), (2, 4), (7, 1)])
+def test_core_slices_share_a_grid(lb: Any, groups: int, cores: int) -> None:
+    """gidx ids and a core id together: core c runs the c-th block of ceil(groups / cores)
+    workgroups, so an in-place add runs once per element and records its core."""
+    acc, who = np.zeros(groups, np.int32), np.full(groups, -1, np.int32)
+    g, core = lb.special("gidx0", groups), lb.special("core", cores)
+    pa, pw = lb.buf(0, dtypes.int32, groups), lb.buf(1, dtypes.int32, groups)
+    prog = lb.linear(
+        g, core, lb.store(pa.index(g), pa.index(g).load() + 1), lb.store(pw.index(g), core)
+    )
+    run(prog, [acc, who], global_size=(groups,))
+    block = -(-groups // cores)
+    np.testing.assert_array_equal(acc, np.ones(groups))
+    np.testing.assert_array_equal(who, np.arange(groups) // block)
+
+
 def test_local_ids_and_flat_global_id(lb: Any) -> None:
     out = np.zeros(12, np.int32)
     idx, g, t = lb.special("idx0", 3), lb.special("gidx0", 3), lb.special("lidx0", 4)

@@ -147,3 +147,17 @@ def test_magic_division_is_exact(seed: int) -> None:
         for x in (0, 1, d - 1, d, vmax, vmax - 1, rs.randint(0, vmax), (vmax // d) * d - 1):
             if 0 <= x <= vmax:
                 assert (x * m) >> s == x // d, (x, d, vmax)
+
+
+def test_estimates_of_a_grid_split_over_cores_count_each_workgroup_once() -> None:
+    from fusegrad.codegen.lower.estimates import estimate
+
+    out = UOp(Ops.PARAM, dtypes.float32.ptr(12), (), 0)
+    g = UOp(Ops.SPECIAL, dtypes.int32, (UOp.const(12, dtypes.int32),), "gidx0")
+    core = UOp(Ops.SPECIAL, dtypes.int32, (UOp.const(3, dtypes.int32),), "core")
+    store = out.index(g).store(g.cast(dtypes.float32) + 1.0)
+    split = estimate([out, g, core, store], ())
+    plain = estimate([out, g, store], ())
+    assert split.lds == plain.lds == 12 * 4  # the core slices share the 12 workgroups' stores
+    thread = UOp(Ops.SPECIAL, dtypes.int32, (UOp.const(3, dtypes.int32),), "core")
+    assert estimate([out, thread, out.index(thread).store(1.0)], ()).lds == 3 * 4  # THREAD

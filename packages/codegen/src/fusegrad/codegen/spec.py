@@ -21,7 +21,9 @@ execution order, every node after its sources, with these forms (and nothing els
 * ``DEFINE_LOCAL`` (T.ptr(n, LOCAL)) and ``DEFINE_REG`` (T.ptr(n, REG)), arg = a name/slot
 * ``CONST`` (never Invalid), ``VCONST``
 * ``SPECIAL``: int32, src = (size,), arg = ``gidx0..2`` / ``lidx0..2`` (GPU ids) or
-  ``core`` (the CPU core id of a THREAD-split kernel, size = the core count)
+  ``core`` (the CPU core id of a THREAD-split kernel, size = the core count; with gidx ids
+  too, the core slices share the workgroups: slice c runs the c-th of n blocks of
+  consecutive workgroups, the NIR renderer's split over CPU cores)
 * ``RANGE``: int32/int64, src = (end,), arg = (axis, AxisType); opens a loop over
   [0, end); ``END``: src = (range,), closes it (each RANGE has exactly one END)
 * ``INDEX``: src = (ptr, idx) or (ptr, idx, gate); dtype = the pointer's dtype

@@ -498,21 +498,29 @@ def run_linear(
     workgroups per axis and ``local_size`` threads per workgroup (GPU style: ``gidx`` is the
     workgroup id, ``lidx`` the id within it, ``idx`` the flat global id). A THREAD-split
     kernel (SPECIAL ``core``) runs every core id in ``[0, cores)``; ``cores`` defaults to the
-    SPECIAL's size.
+    SPECIAL's size. A program with both ``gidx`` ids and ``core`` splits its grid over the
+    cores: core c runs the c-th of ``cores`` blocks of ceil(workgroups / cores) consecutive
+    workgroups (flat index, gidx0 fastest), as the NIR renderer's split over CPU cores does.
     """
     vals = dict(var_vals or {})
     gs, ls = _pad3(global_size), _pad3(local_size)
     ncores = _core_count(uops, vals) if cores is None else cores
-    threads, groups = prod(ls), prod(gs) * ncores
-    if threads == 0 or groups == 0:
+    threads, total = prod(ls), prod(gs)
+    if threads == 0 or total == 0 or ncores == 0:
         return
+    shared = ncores > 1 and any(u.op is Ops.SPECIAL and str(u.arg).startswith("gidx") for u in uops)
+    if shared:
+        block = -(-total // ncores)
+        work = [(g, g // block) for g in range(total)]
+    else:
+        work = [(w % total, w // total) for w in range(total * ncores)]
     per_batch = max(1, BATCH_LANES // threads)
     mems, jumps = _as_memory(bufs), _jump_table(uops)
-    for first in range(0, groups, per_batch):
-        wgs = range(first, min(groups, first + per_batch))
+    for first in range(0, len(work), per_batch):
+        wgs = work[first : first + per_batch]
         lanes = [
-            _Lane(_unflatten(w % prod(gs), gs), _unflatten(t, ls), w // prod(gs), w - first)
-            for w in wgs
+            _Lane(_unflatten(g, gs), _unflatten(t, ls), core, i)
+            for i, (g, core) in enumerate(wgs)
             for t in range(threads)
         ]
         warp = _Warp(uops, lanes, mems, vals, ls, len(wgs), jumps)

@@ -86,8 +86,10 @@ def estimate(uops: list[UOp], buffers: tuple[BufferParam, ...]) -> Estimates:
     """Estimates of linear program ``uops`` with buffer parameters ``buffers``."""
     skip = _addressing(uops)
     threads: Any = 1
+    # with gidx ids too, a core split shares the grid's workgroups: it adds no threads
+    grid = any(u.op is Ops.SPECIAL and str(u.arg).startswith("gidx") for u in uops)
     for u in uops:
-        if u.op is Ops.SPECIAL:
+        if u.op is Ops.SPECIAL and not (grid and u.arg == "core"):
             threads = threads * _size(u.src[0])
     ops: Any = 0
     lds: Any = 0
