@@ -17,11 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from fusegrad.codegen.schedule import lookup_schedule
+from fusegrad.codegen.schedule import ScheduleTemplate, lookup_schedule, schedule_cache
+from fusegrad.codegen.schedule.cache import target_key
 from fusegrad.engine.buffers import buffer_device, known_buffer, runtime_buffer
 from fusegrad.engine.host import HOST, storage_dtype
 from fusegrad.engine.launch import synchronize
 from fusegrad.engine.plan import (
+    LaunchPlan,
     bound_values,
     calls_plan,
     named_values,
@@ -29,6 +31,7 @@ from fusegrad.engine.plan import (
     result_views,
     run_plan,
     template_plan,
+    view_recipe,
     whole_buffer,
 )
 from fusegrad.runtime import host_span
@@ -39,16 +42,18 @@ def schedule(targets: Sequence[UOp]) -> tuple[list[UOp], bool]:
     """Schedule and launch ``targets``: the views holding them once computed, and whether
     they are known to be whole buffers of the targets' shapes already (a cache hit of such
     a schedule)."""
+    if len(targets) == 1 and DEBUG < 1:
+        found = _hit(targets[0])
+        if found is not None:
+            return found
     sink = UOp(Ops.SINK, dtypes.void, tuple(targets))
     lookup = lookup_schedule(sink)
     tpl = lookup.template
     plan = None if tpl is None or DEBUG >= 1 else template_plan(tpl, sink.src)
     if tpl is not None and plan is not None:  # a hit runs without building a kernel graph
-        new = result_buffers(plan, tpl)
-        if plan.steps:
-            with host_span("launch"):
-                run_plan(plan, [*lookup.inputs, *new], named_values(lookup.var_vals))
-        return result_views(plan, lookup, new), plan.whole
+        new = _run_template(plan, tpl, lookup.inputs, lookup.var_vals)
+        views = result_views(plan, tpl, new)
+        return (list(lookup.views(new)) if views is None else views), plan.whole
     with host_span("schedule"):
         kg = lookup.kernel_graph()
     calls = kg.calls
@@ -57,6 +62,38 @@ def schedule(targets: Sequence[UOp]) -> tuple[list[UOp], bool]:
         with host_span("launch"):
             run_plan(plan, uops, bound_values(calls))
     return [kg.becomes[t] for t in sink.src], False
+
+
+def _run_template(
+    plan: LaunchPlan, tpl: ScheduleTemplate, inputs: list[UOp], var_vals: dict[UOp, int]
+) -> list[UOp]:
+    """Launch a template's plan over the caller's ``inputs`` and result buffers for its
+    ``allocate`` list (returned)."""
+    new = result_buffers(plan, tpl)
+    if plan.steps:
+        with host_span("launch"):
+            run_plan(plan, [*inputs, *new], named_values(var_vals))
+    return new
+
+
+def _hit(target: UOp) -> tuple[list[UOp], bool] | None:
+    """``schedule`` of one target whose template (and its plan and result views) is cached:
+    run without making the SINK and the lookup (None: take the general path)."""
+    found = target_key(target)
+    if found is None:
+        return None
+    key, inputs, var_vals = found
+    tpl = schedule_cache.peek(key)
+    if tpl is None:
+        return None
+    plan = template_plan(tpl, (target,))
+    if plan is None or view_recipe(plan, tpl) is None:
+        return None
+    schedule_cache.get(key)  # counted (and kept recent) as the lookup would
+    new = _run_template(plan, tpl, inputs, var_vals)
+    views = result_views(plan, tpl, new)
+    assert views is not None  # its recipe was checked above
+    return views, plan.whole
 
 
 class KernelExecutor:

@@ -336,14 +336,23 @@ def _view_recipe(tpl: ScheduleTemplate) -> ViewRecipe | None:
     return tuple(out)
 
 
-def result_views(plan: LaunchPlan, lookup: Any, new: Sequence[UOp]) -> list[UOp]:
-    """The views holding a template's outputs after its plan ran with new buffers ``new``
-    (``lookup.views`` without rebuilding the common forms: the buffer, a reshape of it)."""
+def view_recipe(plan: LaunchPlan, tpl: ScheduleTemplate) -> ViewRecipe | None:
+    """How a template plan's result views are made from its new buffers (remembered on the
+    plan); None: they need the lookup's ``views`` (outputs that aren't a new buffer or an
+    int-shaped reshape of one)."""
     recipe = plan.cache.get("views", False)
     if recipe is False:
-        recipe = plan.cache["views"] = _view_recipe(lookup.template)
+        recipe = plan.cache["views"] = _view_recipe(tpl)
+    return recipe  # type: ignore[no-any-return]
+
+
+def result_views(plan: LaunchPlan, tpl: ScheduleTemplate, new: Sequence[UOp]) -> list[UOp] | None:
+    """The views holding a template's outputs after its plan ran with new buffers ``new``,
+    made without a lookup for the common forms (the buffer, a reshape of it); None for the
+    others (the lookup's ``views`` makes them)."""
+    recipe = view_recipe(plan, tpl)
     if recipe is None:
-        return list(lookup.views(new))
+        return None
     return [
         new[i] if o is None else UOp(Ops.RESHAPE, o.dtype, (new[i],), o.arg, o.tag)
         for i, o in recipe

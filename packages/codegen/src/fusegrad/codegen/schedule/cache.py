@@ -230,18 +230,33 @@ def _memo(root: UOp) -> Memo:
 def structure_key(sink: UOp) -> tuple[Hashable, list[UOp], dict[UOp, int]]:
     """(key, the input BUFFERs in key order, the bound Variables' values) of ``sink``."""
     src = sink.src
-    if len(src) == 1 and sink.arg is None and sink.tag is None and src[0].op is not Ops.SINK:
-        # one target (a plain realize): the key is its source's part, with the same leaves
-        # in the same order; no part is made for the new SINK node. A SINK of several
-        # targets has a part of op SINK, which no single target's part equals.
-        found = _leaf(src[0]) or _memo(src[0])
+    if len(src) == 1 and sink.arg is None and sink.tag is None:
+        found = target_key(src[0])  # a plain realize's one target: keyed without the SINK
+        if found is not None:
+            return found
     else:
-        found = _leaf(sink) or _memo(sink)
-    if found is None:
-        walk = _KeyWalk()
-        key = StructureKey(walk.walk(sink))
-        return key, list(walk.inputs), walk.prep.var_vals
-    part, leaves = found
+        memo = _leaf(sink) or _memo(sink)
+        if memo is not None:
+            return _with_leaves(*memo)
+    walk = _KeyWalk()
+    key = StructureKey(walk.walk(sink))
+    return key, list(walk.inputs), walk.prep.var_vals
+
+
+def target_key(target: UOp) -> tuple[Hashable, list[UOp], dict[UOp, int]] | None:
+    """``structure_key`` of a SINK of ``target`` alone, without making the SINK: the target's
+    part with the same leaves in the same order (a SINK of several targets has a part of op
+    SINK, which no single target's part equals). None where the parts don't cover it (more
+    than ``LEAF_LIMIT`` leaves, UOps in args, a SINK): key its SINK with ``structure_key``."""
+    if target.op is Ops.SINK:
+        return None
+    memo = _leaf(target) or _memo(target)
+    return None if memo is None else _with_leaves(*memo)
+
+
+def _with_leaves(
+    part: _Part, leaves: tuple[UOp, ...]
+) -> tuple[Hashable, list[UOp], dict[UOp, int]]:
     inputs = [leaf for leaf in leaves if leaf.op is Ops.BUFFER]
     if len(inputs) == len(leaves):
         return part, inputs, {}
@@ -270,6 +285,11 @@ class ScheduleCache:
         self.hits += 1
         self.entries.move_to_end(key)
         return tpl
+
+    def peek(self, key: Hashable) -> ScheduleTemplate | None:
+        """The template for ``key`` without counting or reordering (a caller that may still
+        take the ``get`` path: it counts the hit with ``get`` once it uses the template)."""
+        return self.entries.get(key)
 
     def put(self, key: Hashable, tpl: ScheduleTemplate) -> None:
         """Remember ``tpl`` for ``key``, evicting the least recently used past ``size``."""
