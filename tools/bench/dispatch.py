@@ -9,7 +9,8 @@ CPU device's cores.
    hit), ``lookup_schedule`` alone (the same graph again: its key is remembered on the
    nodes) and with the graph built anew (``x + 1`` each time: a real step's lookup),
    ``run_plan`` alone (encoding and submitting the kernel graph's launch plan), and what
-   ``realize`` does on a cache hit: ``lookup_schedule`` + the template's launch plan run
+   ``realize`` does on a cache hit: the key (for one target, ``target_key``: no SINK and
+   no ``lookup_schedule``, see ``engine.kernels._hit``) + the template's launch plan run
    over result buffers (recycled: see ``engine.plan.result_buffers``). PyTorch eager's
    ``x = x + 1`` on a 1-element tensor is timed in the same run for scale. Target (issue 20): <= 50 us per
    dependent step, <= 5 us per kernel for cache hits and JIT replay. Run in child processes
