@@ -204,10 +204,21 @@ def _memo(root: UOp) -> Memo:
     """``root``'s (part, leaves), remembering it on every node below that lacked it: the
     nodes without a part, sources first (leaves and remembered nodes end the walk; a node is
     looked at again once its sources are done)."""
-    found = root.__dict__.get(_MEMO, _MISSING)
+    memo = root.__dict__
+    found = memo.get(_MEMO, _MISSING)
     if found is not _MISSING:
         return found  # type: ignore[no-any-return]
     buffer, after = Ops.BUFFER, Ops.AFTER
+    for s in root.src:
+        if (
+            _MEMO not in s.__dict__
+            and s.op is not buffer
+            and not (s.op is after and s.is_bound_var)
+        ):
+            break
+    else:  # the common case: only the root is new (a step's op over earlier nodes)
+        part = memo[_MEMO] = _node_memo(root)
+        return part
     stack = [root]
     while stack:
         u = stack[-1]
