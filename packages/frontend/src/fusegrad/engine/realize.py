@@ -129,18 +129,23 @@ def realize_uops(uops: Sequence[UOp]) -> tuple[list[UOp], dict[UOp, UOp]]:
             if afters:
                 assigns.update((n, strip_assigns(n)) for n in afters)
     becomes: dict[UOp, UOp] = {}
+    known: dict[UOp, UOp] = {}
     if pending:
+        if assigns and check:  # remembered values asked for, read before the table is cleared
+            known = {u: realized[u] for u in uops if u not in pending and u in realized}
         views = get_executor().realize(list(pending.values()))
         if assigns:
             REALIZED.clear()  # buffers changed: remembered values may be stale
         becomes.update(assigns)
         becomes.update(zip(pending, views, strict=True))
-    out = [u if buffer_of(u) is not None else _lookup(u, becomes) for u in uops]
+    out = [u if buffer_of(u) is not None else _lookup(u, becomes, known) for u in uops]
     return [o for o in out if o is not None], becomes
 
 
-def _lookup(u: UOp, becomes: dict[UOp, UOp]) -> UOp | None:
+def _lookup(u: UOp, becomes: dict[UOp, UOp], known: dict[UOp, UOp]) -> UOp | None:
     found = becomes.get(u)
+    if found is None:
+        found = known.get(u)
     return found if found is not None else REALIZED.get(u)
 
 

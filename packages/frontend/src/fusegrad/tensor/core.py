@@ -17,6 +17,7 @@ from fusegrad.engine import (
     buffer_of,
     has_assign,
     realize_uops,
+    strip_assigns,
     to_numpy,
 )
 from fusegrad.tensor.checks import IndexCheck, merge_checks, pending, stats_uops, verify_all
@@ -353,7 +354,11 @@ class TensorCore(OpMixinBase):
             tensors = [s for t in (self, *lst) for s in getattr(t, "shards", None) or (t,)]
         else:
             tensors = [self]  # the common case: one plain tensor
-        keep = [bool(t.requires_grad) and not has_assign(t._uop) for t in tensors]
+        assigning = any(has_assign(t._uop) for t in tensors)
+        if assigning:  # values still to be read from the buffers about to change: now
+            tensors += _old_value_readers(tensors)
+        # tensors that need grad keep their graph for autograd, unless buffers change under it
+        keep = [bool(t.requires_grad) and not assigning for t in tensors]
         checks = pending(tensors)
         uops = [t._uop for t in tensors]
         if checks:
@@ -363,9 +368,7 @@ class TensorCore(OpMixinBase):
             verify_all(checks, [to_numpy(v) for v in views[len(tensors) :]])
             for t in tensors:
                 t._checks = ()
-        for t, view, lazy in zip(tensors, views[: len(tensors)], keep, strict=True):
-            if lazy:
-                REALIZED[t.uop] = view  # keep the graph for autograd
+        _bind_values(tensors, views, keep, assigning)
         if becomes:
             _apply_becomes(becomes, tensors)
         return self  # type: ignore[return-value]
@@ -518,6 +521,52 @@ def _counters() -> tuple[Any, ...]:
 def _restore_counters(saved: tuple[Any, ...]) -> None:
     for name, value in zip(_COUNTED, saved, strict=True):
         setattr(GlobalCounters, name, value)
+
+
+def _bind_values(tensors: list[Any], views: list[UOp], keep: list[bool], assigning: bool) -> None:
+    """After a realize: tensors that keep their graph (autograd) remember their value; those
+    whose graph reads buffers the realize changed hold the value itself from now on."""
+    for t, view, lazy in zip(tensors, views[: len(tensors)], keep, strict=True):
+        if lazy:
+            REALIZED[t._uop] = view  # keep the graph for autograd
+        elif assigning and t.requires_grad and buffer_of(t._uop) is None:
+            t.uop = view
+
+
+def _assigned_buffer(u: UOp) -> UOp | None:
+    """The BUFFER an assign (AFTER) writes, through the views it writes through."""
+    u = strip_assigns(u)
+    while u.op in GroupOp.Movement:
+        u = u.src[0]
+    return u if u.op is Ops.BUFFER else None
+
+
+def _old_value_readers(tensors: list[Any]) -> list[Any]:
+    """The live lazy tensors that need grad (a forward pass's results: the loss, activations;
+    not ``tensors`` themselves) and read a buffer ``tensors`` assign into, before that assign:
+    realized with it, so they keep the values they were built on (``loss.backward();
+    opt.step(); loss.item()`` is the loss before the step, as PyTorch)."""
+    written: set[UOp] = set()
+    for t in tensors:
+        for n in t._uop.toposort(lambda n: buffer_of(n) is None):
+            if n.op is Ops.AFTER and not n.is_bound_var:
+                b = _assigned_buffer(n)
+                if b is not None:
+                    written.add(b)
+    if not written:
+        return []
+    chosen = {id(t) for t in tensors}
+    found = []
+    for ref in LAZY_TENSORS.valuerefs():
+        t = ref()
+        if t is None or id(t) in chosen or not t.requires_grad or _over_buffer(t._uop):
+            continue  # results of the differentiated graph only; a view shows the new value
+        # AFTER nodes are not entered: a read through the assign sees the new value
+        reads = t._uop.toposort(lambda n: n.op is not Ops.AFTER and n.op is not Ops.BUFFER)
+        if any(n in written for n in reads):
+            found.append(t)
+            chosen.add(id(t))
+    return found
 
 
 def _apply_becomes(becomes: dict[UOp, UOp], first: Sequence[TensorCore] = ()) -> None:
