@@ -34,7 +34,7 @@ from fusegrad.engine.buffers import (
     share,
 )
 from fusegrad.engine.host import HOST
-from fusegrad.engine.programs import RECIPES, Kernel, get_kernel, program_knobs
+from fusegrad.engine.programs import RECIPES, Kernel, compiling, get_kernel, program_knobs
 from fusegrad.engine.realize import symbolic_prefix
 from fusegrad.runtime import Buffer, Compiled, Device
 from fusegrad.uop import DType, Ops, UOp, prod
@@ -206,10 +206,11 @@ def calls_plan(calls: Sequence[UOp], fresh: Sequence[UOp] = ()) -> tuple[LaunchP
     the calls use; ``fresh``: those the graph created)."""
     slot_of: dict[UOp, int] = {}
     steps = []
-    for call in calls:
-        bufs = [s for s in call.src[1:] if s.op in BUFFER_OPS]
-        slots = tuple(slot_of.setdefault(b, len(slot_of)) for b in bufs)
-        steps.append(_step(call.src[0], bufs, slots))
+    with compiling(len(calls)):  # one progress bar over the plan's compiles
+        for call in calls:
+            bufs = [s for s in call.src[1:] if s.op in BUFFER_OPS]
+            slots = tuple(slot_of.setdefault(b, len(slot_of)) for b in bufs)
+            steps.append(_step(call.src[0], bufs, slots))
     given = tuple(range(len(slot_of)))
     made = frozenset(slot_of[b] for b in fresh if b in slot_of)
     plan = LaunchPlan(tuple(steps), len(slot_of), given, fresh=made)
@@ -244,11 +245,12 @@ def _template_plan(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> LaunchPlan 
         return found
 
     steps = []
-    for ast, bufs, _ in tpl.calls:
-        slots = [slot(b) for b in bufs]
-        if not bufs or any(s is None for s in slots):
-            return None  # a view of a buffer the template doesn't know: the kernel-graph path
-        steps.append(_step(ast, bufs, tuple(s for s in slots if s is not None)))
+    with compiling(len(tpl.calls)):  # one progress bar over the plan's compiles
+        for ast, bufs, _ in tpl.calls:
+            slots = [slot(b) for b in bufs]
+            if not bufs or any(s is None for s in slots):
+                return None  # a view of a buffer the template doesn't know: the kernel graph
+            steps.append(_step(ast, bufs, tuple(s for s in slots if s is not None)))
     whole = all(_whole_output(o, src) for o, src in zip(tpl.outputs, sources, strict=True))
     made = frozenset(range(len(tpl.inputs), len(given)))
     plan = LaunchPlan(
