@@ -13,16 +13,18 @@ import ctypes
 import os
 import struct
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from fusegrad.codegen import Compiler, ProgramSpec, Renderer, host_cpu_count
 from fusegrad.runtime.device import Compiled, CompilerOption, Program, Unavailable
-from fusegrad.runtime.flags import CPU_THREADS, HCQ_COMPILED
+from fusegrad.runtime.flags import CPU_THREADS, HCQ_COMPILED, PROFILE
 from fusegrad.runtime.hcq import ExecCmd, WorkerPool
 from fusegrad.runtime.memory import HostAllocator
 from fusegrad.runtime.native import NativeGraph, NativeRing, native_library
-from fusegrad.runtime.profiler import record
+from fusegrad.runtime.profiler import record, record_slice
 
 _ET_REL, _ET_DYN = 1, 3
 
@@ -190,6 +192,10 @@ class CPUDevice(Compiled):
         if n == 1:
             prg(cmd.bufs, cmd.vals, cmd.global_size, cmd.local_size, 0)
             return
+        if PROFILE.value:  # each slice's time, for the trace's per-core spans
+            pool = self.pool
+            pool.run(lambda i: _timed_slice(cmd, i, pool), n)
+            return
         self.pool.run(lambda i: prg(cmd.bufs, cmd.vals, cmd.global_size, cmd.local_size, i), n)
 
     def close(self) -> None:
@@ -199,3 +205,14 @@ class CPUDevice(Compiled):
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()
+
+
+def _timed_slice(cmd: ExecCmd, i: int, pool: WorkerPool) -> None:
+    """Run slice ``i`` and note its time; the core is numbered like the compiled ring's: the
+    ring's thread 0, the pool's threads 1, 2, ..."""
+    t0 = time.perf_counter_ns()
+    cmd.program(cmd.bufs, cmd.vals, cmd.global_size, cmd.local_size, i)
+    end = time.perf_counter_ns()
+    me = threading.current_thread()
+    core = pool.threads.index(me) + 1 if me in pool.threads else 0
+    record_slice(cmd, i, t0, end, core)

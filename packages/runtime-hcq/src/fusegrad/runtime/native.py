@@ -60,6 +60,7 @@ from fusegrad.runtime.native_ir import (
     NO_CORE,
     SLOT_BYTES,
     SLOT_WORDS,
+    TIMED_SLICES,
     worker_ir,
 )
 from fusegrad.runtime.profiler import hook_exit
@@ -263,6 +264,7 @@ class NativeRing:
         self._flights: deque[_Flight] = deque()
         self._helpers = helpers
         self.pool: _Pool | None = None
+        self._slice_times: Any = None  # the slice-time table, made when PROFILE first is on
         # the thread's target is a bound method: the ring (its memory) lives while it runs
         self._thread = threading.Thread(target=self._work, name=f"fusegrad-{name}", daemon=True)
         self._thread.start()
@@ -328,14 +330,15 @@ class NativeRing:
     def _publish(
         self, records: list[Any], flags: int, cmds: list[Any], step: int, report: bool = True
     ) -> None:
-        profile = int(PROFILE.value)
-        reports: list[_Report] = []
-        if report:  # a graph's slots are never reported (it submits commands when it must)
-            debug = int(DEBUG.value)
-            if debug >= 2 or profile:
-                reports = self._to_report(cmds, debug, profile)
+        debug, profile = int(DEBUG.value), int(PROFILE.value)
+        reports = (
+            self._to_report(cmds, debug, profile) if report and (debug >= 2 or profile) else []
+        )
         if profile:
             hook_exit()  # the trace waits for this work at exit
+            if self._slice_times is None and self._helpers:
+                self._slice_times = (ctypes.c_uint64 * (CAPACITY * TIMED_SLICES * 4))()
+                self.control[10] = ctypes.addressof(self._slice_times)
         if flags & _WAIT_FLAG:
             _WAITING[0] += 1  # rings may wait on each other now: wake every worker
             ring_doorbells()
@@ -447,7 +450,24 @@ class NativeRing:
             return
         at = (index & (CAPACITY - 1)) * SLOT_WORDS
         start, end = int(self._slots[at + 5]), int(self._slots[at + 6])
+        n = int(self._slots[at + 3])
+        if profile and n > 1 and self._slice_times is not None and isinstance(cmd, ExecCmd):
+            slices = self._slices(index & (CAPACITY - 1), n, start, end)
+            if slices:
+                self.observe(self.name, cmd, start, end, debug, profile, slices=slices)
+                return
         self.observe(self.name, cmd, start, end, debug, profile)
+
+    def _slices(self, slot: int, n: int, start: int, end: int) -> list[tuple[int, int, int, int]]:
+        """The times the worker noted for the slices of the split kernel in ``slot`` (those
+        inside the command's own times: a row written before the table was on is stale)."""
+        row, out = slot * TIMED_SLICES * 4, []
+        for k in range(min(n, TIMED_SLICES)):
+            at = row + 4 * k
+            index, core, t0, t1 = (int(w) for w in self._slice_times[at : at + 4])
+            if index == k and start <= t0 <= t1 <= end:
+                out.append((k, core, t0, t1))
+        return out
 
     def check(self) -> None:
         """Report finished commands, then raise the first error a command hit since the

@@ -8,11 +8,15 @@ Memory shared with Python (every field a little-endian uint64 word; futex words 
 * ring control ``R``: 0 head (commands published by the host), 1 tail (commands finished by
   the worker), 2 doorbell (futex), 3 worker asleep, 4 stop, 5 slot mask, 6 slot array,
   7 callback (``int32 cb(uint64 token)``: the host runs a command), 8 core pool (0: none),
-  9 the worker's next nap (ns);
+  9 the worker's next nap (ns), 10 the slice-time table (0: off; see below);
 * a command slot: 32 words: 0 kind, 1-3 operands, 4 the argument position of the core id,
   5-6 start and end time (ns, written by the worker), 8-31 the kernel's arguments;
 * a core pool ``P``: 0 ticket (generation << 32 | slices << 16 | next slice), 1 generation
-  (futex), 2 stop, 3 the slot being run, 4 slices done (futex), 5 helpers asleep;
+  (futex), 2 stop, 3 the slot being run, 4 slices done (futex), 5 helpers asleep, 6 the
+  slice-time row of the slot being run (0: off), 7 helpers started (each takes its core id);
+* the slice-time table: per slot, ``TIMED_SLICES`` rows of 4 words (slice, core, start ns,
+  end ns): a split kernel's first ``TIMED_SLICES`` slices write theirs while it is on (the
+  ring's worker is core 0, the pool's helpers 1, 2, ...);
 * a signal: 0 value (futex: its low half), 1 timestamp, 2 host sleepers, 3 device sleepers.
 
 Kernels are called as ``void f(uint64 x MAX_ARGS)``: the CPU calling convention passes
@@ -29,6 +33,7 @@ SLOT_BYTES = SLOT_WORDS * 8
 ARG_WORD = 8
 MAX_ARGS = SLOT_WORDS - ARG_WORD
 NO_CORE = 255
+TIMED_SLICES = 16  # slices per command whose times the slice-time table keeps
 
 KIND_BEGIN, KIND_EXEC, KIND_COPY, KIND_SIGNAL, KIND_WAIT, KIND_TIMESTAMP, KIND_CALLBACK = (
     1, 2, 3, 4, 5, 6, 7,
@@ -208,8 +213,38 @@ define void @fg_doorbell(ptr %ring) #0 {
 """
 
 _POOL = """
+; run slice %k of %slot as core %core; with a slice-time row, note its times there
+define void @fg_timed_call(ptr %slot, i64 %k, i64 %row, i64 %core) #0 {
+entry:
+  %off = icmp eq i64 %row, 0
+  br i1 %off, label %plain, label %timed
+plain:
+  call void @fg_call(ptr %slot, i64 %k)
+  ret void
+timed:
+  %t0 = call i64 @fg_now()
+  call void @fg_call(ptr %slot, i64 %k)
+  %t1 = call i64 @fg_now()
+  %keep = icmp ult i64 %k, {timed_slices}
+  br i1 %keep, label %note, label %done
+note:
+  %base = inttoptr i64 %row to ptr
+  %w = mul i64 %k, 4
+  %p0 = getelementptr i64, ptr %base, i64 %w
+  store i64 %k, ptr %p0
+  %p1 = getelementptr i64, ptr %p0, i64 1
+  store i64 %core, ptr %p1
+  %p2 = getelementptr i64, ptr %p0, i64 2
+  store i64 %t0, ptr %p2
+  %p3 = getelementptr i64, ptr %p0, i64 3
+  store i64 %t1, ptr %p3
+  br label %done
+done:
+  ret void
+}
+
 ; claim and run slices of generation %gen until none is left
-define void @fg_pool_work(ptr %pool, i64 %gen) #0 {
+define void @fg_pool_work(ptr %pool, i64 %gen, i64 %core) #0 {
 entry:
   br label %loop
 loop:
@@ -231,7 +266,9 @@ claim:
 run:
   %jp = getelementptr i64, ptr %pool, i64 3
   %job = load atomic ptr, ptr %jp acquire, align 8
-  call void @fg_call(ptr %job, i64 %next)
+  %rp = getelementptr i64, ptr %pool, i64 6
+  %row = load atomic i64, ptr %rp acquire, align 8
+  call void @fg_timed_call(ptr %job, i64 %next, i64 %row, i64 %core)
   %dp = getelementptr i64, ptr %pool, i64 4
   %d = atomicrmw add ptr %dp, i32 1 acq_rel
   %d1 = add i32 %d, 1
@@ -246,10 +283,12 @@ out:
 }
 
 ; the ring's worker runs %n slices of %slot with the pool's helpers
-define void @fg_pool_run(ptr %pool, ptr %slot, i64 %n) #0 {
+define void @fg_pool_run(ptr %pool, ptr %slot, i64 %n, i64 %row) #0 {
 entry:
   %i = alloca i32
   store i32 0, ptr %i
+  %rp = getelementptr i64, ptr %pool, i64 6
+  store atomic i64 %row, ptr %rp release, align 8
   %gp = getelementptr i64, ptr %pool, i64 1
   %g = load atomic i32, ptr %gp monotonic, align 4
   %g1 = add i32 %g, 1
@@ -271,7 +310,7 @@ wake:
   call void @fg_futex_wake(ptr %gp, i32 2147483647)
   br label %work
 work:
-  call void @fg_pool_work(ptr %pool, i64 %g64)
+  call void @fg_pool_work(ptr %pool, i64 %g64, i64 0)
   %n32 = trunc i64 %n to i32
   br label %wait
 wait:
@@ -304,6 +343,9 @@ entry:
   %gp = getelementptr i64, ptr %pool, i64 1
   %stp = getelementptr i64, ptr %pool, i64 2
   %sp = getelementptr i64, ptr %pool, i64 5
+  %idp = getelementptr i64, ptr %pool, i64 7
+  %id0 = atomicrmw add ptr %idp, i64 1 seq_cst
+  %core = add i64 %id0, 1
   br label %loop
 loop:
   %st = load atomic i32, ptr %stp acquire, align 4
@@ -318,7 +360,7 @@ work:
   store i32 %g, ptr %seen
   store i32 0, ptr %spins
   %g64 = zext i32 %g to i64
-  call void @fg_pool_work(ptr %pool, i64 %g64)
+  call void @fg_pool_work(ptr %pool, i64 %g64, i64 %core)
   br label %loop
 idle:
   %k = load i32, ptr %spins
@@ -372,19 +414,31 @@ one:
   call void @fg_call(ptr %slot, i64 0)
   ret void
 many:
+  %tabp = getelementptr i64, ptr %ring, i64 10
+  %tab = load atomic i64, ptr %tabp acquire, align 8
+  %bp = getelementptr i64, ptr %ring, i64 6
+  %base = load ptr, ptr %bp
+  %sa = ptrtoint ptr %slot to i64
+  %ba = ptrtoint ptr %base to i64
+  %sd = sub i64 %sa, %ba
+  %si = udiv i64 %sd, {slot_bytes}
+  %ro = mul i64 %si, {row_bytes}
+  %rw = add i64 %tab, %ro
+  %on = icmp ne i64 %tab, 0
+  %row = select i1 %on, i64 %rw, i64 0
   %pp = getelementptr i64, ptr %ring, i64 8
   %pool = load atomic ptr, ptr %pp acquire, align 8
   %nopool = icmp eq ptr %pool, null
   br i1 %nopool, label %serial, label %parallel
 parallel:
-  call void @fg_pool_run(ptr %pool, ptr %slot, i64 %n)
+  call void @fg_pool_run(ptr %pool, ptr %slot, i64 %n, i64 %row)
   ret void
 serial:
   store i64 0, ptr %i
   br label %loop
 loop:
   %k = load i64, ptr %i
-  call void @fg_call(ptr %slot, i64 %k)
+  call void @fg_timed_call(ptr %slot, i64 %k, i64 %row, i64 0)
   %k1 = add i64 %k, 1
   store i64 %k1, ptr %i
   %more = icmp ult i64 %k1, %n
@@ -586,6 +640,8 @@ def worker_ir(machine: str | None = None) -> str | None:
         "{nap_min_ns}": str(NAP_MIN_NS),
         "{nap_max_ns}": str(NAP_MAX_NS),
         "{slot_bytes}": str(SLOT_BYTES),
+        "{timed_slices}": str(TIMED_SLICES),
+        "{row_bytes}": str(TIMED_SLICES * 32),
         "{args}": args,
         "{arglist}": arglist,
     }
