@@ -49,7 +49,6 @@ with it, and the renderers' conformance suite compares against it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from fusegrad.uop import (
     AddrSpace,
@@ -62,6 +61,17 @@ from fusegrad.uop import (
     UPat,
     dtypes,
 )
+from fusegrad.uop.ops import KernelInfo  # uop-core's, filled in by the codegen
+
+__all__ = [
+    "KernelInfo",
+    "Spec",
+    "SpecError",
+    "spec_kernel_ast",
+    "spec_linear",
+    "verify_kernel_ast",
+    "verify_linear",
+]
 
 
 class SpecError(ValueError):
@@ -86,24 +96,6 @@ class Spec:
         """True when ``u`` is a legal node under this spec."""
         rules = self.by_op.get(u.op, ())
         return any(fn(**m) is True for pat, fn in rules for m in pat.match(u, {}))
-
-
-@dataclass(frozen=True, slots=True)
-class KernelInfo:
-    """Metadata on a kernel AST's SINK, tinygrad's fields in tinygrad's order: its ``name``;
-    ``axis_types`` (the AxisType of each range, by axis number, once opts are applied);
-    ``dont_use_locals`` (NOLOCALS); ``applied_opts`` (the opts applied so far);
-    ``opts_to_apply`` (None: the heuristics or BEAM choose; ``()``: nothing more to apply);
-    ``estimates`` (work estimates when known) and ``beam`` (the BEAM width that chose the
-    opts, 0: none)."""
-
-    name: str = "kernel"
-    axis_types: tuple[object, ...] = ()
-    dont_use_locals: bool = False
-    applied_opts: tuple[object, ...] = ()
-    opts_to_apply: tuple[object, ...] | None = None
-    estimates: object | None = None
-    beam: int = 0
 
 
 def _int_dtype(dt: DType) -> bool:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from fusegrad.uop.alu import exec_alu, identity_element, python_alu, safe_exp2, safe_pow
 from fusegrad.uop.dtype import ConstType, DType, Invalid, dtypes, least_upper_dtype, truncate
 from fusegrad.uop.flags import SPEC, TRACK_MATCH_STATS, VIZ, getenv
+from fusegrad.uop.kernelinfo import KernelInfo
 from fusegrad.uop.opcodes import AxisType, GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
 from fusegrad.uop.rewrite import (
@@ -65,6 +66,7 @@ __all__ = [
     "DTypeLike",
     "GroupOp",
     "Invalid",
+    "KernelInfo",
     "Ops",
     "PatternMatcher",
     "PyConst",
