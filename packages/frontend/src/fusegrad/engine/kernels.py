@@ -17,8 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from fusegrad.codegen.schedule import ScheduleTemplate, lookup_schedule, schedule_cache
-from fusegrad.codegen.schedule.cache import target_key
+from fusegrad.codegen.schedule import ScheduleTemplate, lookup_schedule, schedule_cache, target_key
 from fusegrad.engine.buffers import buffer_device, known_buffer, runtime_buffer
 from fusegrad.engine.host import HOST, storage_dtype
 from fusegrad.engine.launch import synchronize

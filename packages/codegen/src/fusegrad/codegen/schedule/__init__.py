@@ -13,7 +13,7 @@ execution order, the buffer view each output now lives in, and the buffers to al
 (1, 'E_4_4')
 """
 
-from fusegrad.codegen.schedule.cache import ScheduleCache, structure_key
+from fusegrad.codegen.schedule.cache import ScheduleCache, structure_key, target_key
 from fusegrad.codegen.schedule.graph import KernelGraph, ScheduleTemplate, summary
 from fusegrad.codegen.schedule.memory import ALIGN, MemoryPlan, plan_memory
 from fusegrad.codegen.schedule.pipeline import (
@@ -47,4 +47,5 @@ __all__ = [
     "schedule_cache",
     "structure_key",
     "summary",
+    "target_key",
 ]
