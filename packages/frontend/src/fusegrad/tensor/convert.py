@@ -9,7 +9,7 @@ import numpy as np
 
 from fusegrad.engine import HOST, encode_floats, from_numpy_dtype, has_numpy_type, storage_dtype
 from fusegrad.tensor.flags import DEV
-from fusegrad.uop import ConstType, DType, Ops, UOp, dtypes, sym_infer
+from fusegrad.uop import ConstType, DType, Ops, UOp, dtypes
 
 DEFAULT_DEVICE = "CPU"
 
@@ -220,18 +220,6 @@ def data_to_uop(data: Any, device: str, dtype: DType | None) -> UOp:
     if isinstance(data, UOp):
         return _uop_data(data, device, dtype)
     raise TypeError(f"can't make a Tensor from a {type(data).__name__}")
-
-
-def bound_int(x: Any) -> int:
-    """The value of a size: an int, or a symbolic size at its Variables' bound values."""
-    if not isinstance(x, UOp):
-        return int(x)
-    values = {}
-    for u in x.toposort():
-        if u.is_bound_var:
-            var, value = u.unbind()
-            values[var.arg[0]] = value
-    return int(sym_infer(x, values))
 
 
 def _uop_data(u: UOp, device: str, dtype: DType | None) -> UOp:

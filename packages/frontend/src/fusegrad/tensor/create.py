@@ -15,22 +15,12 @@ import numpy as np
 
 from fusegrad.engine import storage_dtype
 from fusegrad.tensor.convert import canonical_device
-from fusegrad.uop import Invalid, UOp, argfix, dtypes, prod, sint, to_dtype
-from fusegrad.uop.mixin import arange_uop
+from fusegrad.uop import Invalid, UOp, argfix, dtypes, prod, to_dtype
+from fusegrad.uop.mixin import arange_uop, shape_arg
 from fusegrad.uop.mixin import index_uop as index_uop  # noqa: PLC0414 (random.py imports it from here)
 
 if TYPE_CHECKING:
     from fusegrad.tensor.tensor import Tensor
-
-
-def _shape_arg(shape: tuple[Any, ...]) -> tuple[sint, ...]:
-    out = argfix(*shape)
-    for s in out:
-        if isinstance(s, bool) or not isinstance(s, (int, UOp)):
-            raise TypeError(f"shape must be ints, got {out}")
-        if isinstance(s, int) and s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(out)}")
-    return tuple(out)
 
 
 def as_leaf(t: Tensor, requires_grad: bool | None) -> Tensor:
@@ -49,7 +39,7 @@ class CreateMixin:
         cls: type[Tensor], *shape: Any, device: str | None = None, dtype: Any = None, **kwargs: Any
     ) -> Tensor:
         """An uninitialized tensor (a fresh buffer)."""
-        sh = _shape_arg(shape)
+        sh = shape_arg(shape)
         dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
         size = prod(int(s.vmax) if isinstance(s, UOp) else s for s in sh)
         buf = UOp.new_buffer(canonical_device(device), int(size), dt)
@@ -71,7 +61,7 @@ class CreateMixin:
         """A tensor of ``fill_value`` (dtype inferred from it like PyTorch). ``buffer`` is
         tinygrad's (whether the constant gets a buffer); here constants always fold into the
         kernels that read them, so it changes nothing."""
-        sh = _shape_arg(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+        sh = shape_arg(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
         dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
         uop = UOp.const(fill_value, dt, canonical_device(device), sh)
         return cls(uop, **kwargs)
@@ -92,7 +82,7 @@ class CreateMixin:
     ) -> Tensor:
         """A tensor whose values are never defined (a placeholder to be assigned into)."""
         dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
-        return cls(UOp.const(Invalid, dt, canonical_device(device), _shape_arg(shape)), **kwargs)
+        return cls(UOp.const(Invalid, dt, canonical_device(device), shape_arg(shape)), **kwargs)
 
     @classmethod
     def arange(
@@ -160,7 +150,7 @@ class CreateMixin:
         ``dtype=``, ``device=`` and the constructor's other keywords in ``kwargs``."""
         dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
         dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
-        sh = _shape_arg(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+        sh = shape_arg(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
         nbytes = int(prod(sh)) * dt.itemsize
         raw = (ctypes.c_char * nbytes).from_address(ptr)
         arr = np.frombuffer(memoryview(raw), dtype=storage_dtype(dt)).reshape(

@@ -21,7 +21,7 @@ from fusegrad.uop.mixin.linalg import LinalgMixin
 from fusegrad.uop.mixin.linear import LinearMixin
 from fusegrad.uop.mixin.movement import MovementMixin
 from fusegrad.uop.mixin.nn import NNMixin
-from fusegrad.uop.mixin.random import RandomMixin, RngState
+from fusegrad.uop.mixin.random import RandomMixin, RngState, shape_arg
 from fusegrad.uop.mixin.reduce import ReduceMixin
 from fusegrad.uop.mixin.sort import SortMixin
 
@@ -42,6 +42,7 @@ __all__ = [
     "arange_uop",
     "broadcast_shape",
     "index_uop",
+    "shape_arg",
 ]
 
 
