@@ -129,9 +129,12 @@ def _zero_like(x: UOp, *dropped: UOp) -> UOp | None:
 
 
 def _const_of(dt: DType, value: bool, *dropped: UOp) -> UOp | None:
+    """``value`` as ``dt`` with the lanes of the (compared) operands: x < x of a vector is a
+    vector of False."""
     if any(may_be_invalid(d) for d in dropped):
         return None
-    return UOp.const(value, dt)
+    lanes = dropped[0].dtype.count if dropped else 1
+    return UOp.const(value, dt.vec(lanes) if lanes > 1 else dt)
 
 
 def _where_const(c: UOp, a: UOp, b: UOp) -> UOp | None:

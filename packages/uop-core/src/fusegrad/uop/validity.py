@@ -68,10 +68,11 @@ def _facts(clauses: list[UOp]) -> dict[UOp, UOp] | None:
     mapping: dict[UOp, UOp] = {}
     for clause in clauses:
         bound = _bound_clause(clause)
-        if bound is None:
-            mapping[clause] = _TRUE
+        if bound is None:  # constants of the clause's own dtype (a vector clause: vectors)
+            mapping[clause] = _TRUE if clause.dtype is dtypes.bool else clause.const_like(True)
             if clause.op is Ops.CMPNE and clause.src[1] is _TRUE:
-                mapping[clause.src[0]] = _FALSE  # !b holds: b is False
+                b = clause.src[0]  # !b holds: b is False
+                mapping[b] = _FALSE if b.dtype is dtypes.bool else b.const_like(False)
             continue
         x, lo, hi = bound
         r = ranges.setdefault(x, [int(x.vmin), int(x.vmax)])
