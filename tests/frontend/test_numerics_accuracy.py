@@ -62,10 +62,12 @@ print(json.dumps(out))
 """
 
 
-def _measure(dev: str, n: int) -> dict[str, list[float]]:
+def run_measure(script: str, dev: str, n: int) -> dict[str, list[float]]:
+    """Run a measuring ``script`` (prints one JSON line of name -> [ulps, at x]) on ``dev``
+    with ``n`` points, in a child process (``DEV`` is read at import)."""
     env = {**os.environ, "DEV": dev}
     proc = subprocess.run(
-        [sys.executable, "-c", MEASURE, str(n)],
+        [sys.executable, "-c", script, str(n)],
         check=False,
         capture_output=True,
         text=True,
@@ -81,6 +83,6 @@ def _measure(dev: str, n: int) -> dict[str, list[float]]:
     ("dev", "n"), [("CPU:LLVM", 1 << 16), ("CPU:C", 1 << 14), ("PYTHON", 1 << 11)]
 )
 def test_transcendentals_within_ulp_targets(dev: str, n: int) -> None:
-    got = _measure(dev, n)
+    got = run_measure(MEASURE, dev, n)
     over = {k: v for k, v in got.items() if v[0] > TARGETS[k]}
     assert not over, f"{dev}: over target (ulps, at x): {over}"

@@ -5,15 +5,12 @@ against what PyTorch gives (issue #24)."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from fusegrad import Tensor
+from test_numerics_accuracy import run_measure
 
 pytestmark = pytest.mark.kernels
 
@@ -79,26 +76,11 @@ print(json.dumps(out))
 """
 
 
-def _measure(dev: str, n: int) -> dict[str, list[float]]:
-    env = {**os.environ, "DEV": dev}
-    proc = subprocess.run(
-        [sys.executable, "-c", MEASURE, str(n)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result: dict[str, list[float]] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
-
-
 @pytest.mark.parametrize(
     ("dev", "n"), [("CPU:LLVM", 1 << 15), ("CPU:C", 1 << 13), ("PYTHON", 1 << 10)]
 )
 def test_composed_functions_within_ulp_bounds(dev: str, n: int) -> None:
-    got = _measure(dev, n)
+    got = run_measure(MEASURE, dev, n)
     over = {k: v for k, v in got.items() if v[0] > BOUNDS[k]}
     assert not over, f"{dev}: over bound (ulps, at x): {over}"
 
