@@ -23,6 +23,8 @@ from fusegrad.uop import ContextVar
 
 _CPU_THREADS = ContextVar("CPU_THREADS", 0)
 """The runtime's knob (declared again by name: one object): worker threads of the CPU device."""
+# seconds an aborting rank waits after printing its message, before MPI_Abort ends the job
+ABORT_GRACE_S = 0.5
 
 
 class DistributedTimeoutError(TimeoutError):
@@ -178,6 +180,10 @@ def abort(message: str, code: int = 1) -> None:
     who = f"rank {rank()} of {world_size()}" if is_initialized() else "a rank"
     sys.stderr.write(f"fusegrad.distributed: {who} failed, aborting the job:\n{message}\n")
     sys.stderr.flush()
+    # mpiexec forwards a rank's output from a pipe while it handles the abort on another
+    # channel; on a busy machine it can take the abort first and drop the unread message, so
+    # give it a moment to read the pipe (this rank is failing: the delay costs nothing)
+    time.sleep(ABORT_GRACE_S)
     mpi().COMM_WORLD.Abort(code)
 
 
