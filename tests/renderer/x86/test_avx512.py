@@ -112,7 +112,7 @@ def test_avx512_widths_only_when_asked() -> None:
 
 
 def test_every_avx512_kernel_decodes_as_listed() -> None:
-    r = X86Renderer(features=AVX512)
+    r = X86Renderer(features=AVX512, listing=True)
     masked = broadcast = 0
     for name, (t, _) in _workloads().items():
         listings = _listings(r, t)
@@ -127,7 +127,7 @@ def test_every_avx512_kernel_decodes_as_listed() -> None:
 def test_masked_zmm_loads_and_stores_decode() -> None:
     from fusegrad.renderer.corpus import vector_gated_case
 
-    r = X86Renderer(features=AVX512)
+    r = X86Renderer(features=AVX512, listing=True)
     listing = r.render(list(vector_gated_case(16).uops))
     assert "vmovups zmm" in listing and "{k1}" in listing
     assert "kmovw k1" in listing
@@ -135,7 +135,7 @@ def test_masked_zmm_loads_and_stores_decode() -> None:
 
 
 def test_conformance_corpus_renders_and_decodes_on_avx512() -> None:
-    r = X86Renderer(features=AVX512)
+    r = X86Renderer(features=AVX512, listing=True)
     cases = corpus(r)
     wide = 0
     for case in cases:

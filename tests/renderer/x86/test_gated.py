@@ -43,7 +43,7 @@ def _branches(listing: str) -> list[str]:
     ids=lambda c: c.name,
 )
 def test_gated_accesses_have_no_branches(case: object) -> None:
-    listing = X86Renderer().render(list(case.uops))  # type: ignore[attr-defined]
+    listing = X86Renderer(listing=True).render(list(case.uops))  # type: ignore[attr-defined]
     assert "cmove" in listing
     assert _branches(listing) == []
 

@@ -55,7 +55,7 @@ KERNELS: dict[str, Callable[[X86Renderer], Case | None]] = {
 
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
 def test_listing_matches_golden_file(kernel: str) -> None:
-    r = X86Renderer(features=GOLDEN_FEATURES)
+    r = X86Renderer(features=GOLDEN_FEATURES, listing=True)
     case = KERNELS[kernel](r)
     assert case is not None
     src = r.render(list(case.uops), kernel)

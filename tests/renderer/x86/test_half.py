@@ -142,7 +142,7 @@ def test_half_conversions_and_bitcasts_match_the_emulator() -> None:
 
 def test_listing_converts_with_f16c_not_integer_emulation() -> None:
     case = _half_kernel(16, 3.0)
-    listing = X86Renderer().render(list(case.uops))
+    listing = X86Renderer(listing=True).render(list(case.uops))
     assert "vcvtph2ps" in listing and "vcvtps2ph" in listing and "vpextrw" in listing
     assert "shr" not in listing  # the emulation's bit shifts are gone
 
@@ -152,7 +152,7 @@ def test_without_f16c_float16_is_left_to_the_emulation() -> None:
     from fusegrad.codegen.schedule import get_kernel_graph
     from fusegrad.tensor import Tensor
 
-    r = X86Renderer(features=("osxsave", "avx", "avx2", "fma"))
+    r = X86Renderer(features=("osxsave", "avx", "avx2", "fma"), listing=True)
     assert F16 not in r.supported_dtypes and F16 in X86Renderer().supported_dtypes
     t = Tensor(np.ones(4, np.float16), device="CPU") * 3
     (kernel,) = get_kernel_graph(UOp.sink(t.uop), cache=None).kernels

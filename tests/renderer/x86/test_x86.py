@@ -18,12 +18,12 @@ from fusegrad.renderer.conformance import check_case
 from fusegrad.renderer.corpus import Builder, Case, alu, end, index, load, reduce_case, rng, store
 from fusegrad.renderer.launch import CPUProgram
 from fusegrad.renderer.signature import kernel_signature
-from fusegrad.renderer.x86 import X86Compiler, X86Renderer, x86_unavailable
+from fusegrad.renderer.x86 import X86Compiler, X86Renderer, clear_caches, x86_unavailable
 from fusegrad.renderer.x86.isa import Mem
 from fusegrad.renderer.x86.regalloc import linear_scan, rewrite
 from fusegrad.renderer.x86.select import select
 from fusegrad.runtime import run_linear
-from fusegrad.uop import DType, Ops, UOp, dtypes
+from fusegrad.uop import Context, DType, Ops, UOp, dtypes
 
 pytestmark = pytest.mark.skipif(x86_unavailable() is not None, reason=str(x86_unavailable()))
 
@@ -99,11 +99,26 @@ def _loop_body(listing: str, label: str) -> list[str]:
 
 def test_loop_carried_accumulator_stays_in_a_register() -> None:
     case = reduce_case(dtypes.float32, Ops.ADD)
-    listing = X86Renderer().render(list(case.uops))
+    listing = X86Renderer(listing=True).render(list(case.uops))
     inner = [x for x in listing.splitlines() if x.startswith(".Lloop")][-1].rstrip(":")
     body = _loop_body(listing, inner)
     assert not [x for x in body if "rsp" in x], "\n".join(body)  # no stack traffic in the loop
     assert any("vaddss" in x for x in body)
+
+
+@pytest.mark.parametrize("live", [4, 40])
+def test_compact_and_full_listings_hold_the_same_code(live: int) -> None:
+    from fusegrad.renderer.x86.assemble import code_of
+
+    uops = list(pressure_case(dtypes.float32, live).uops)
+    full = X86Renderer(listing=True).render(uops, "k")
+    compact = X86Renderer().render(uops, "k")
+    assert "vmovss" in full and "vmovss" not in compact
+    assert len(compact.splitlines()) == 4 < len(full.splitlines())
+    clear_caches()  # read both back from their text, not from the recent-listings table
+    assert code_of(compact) == code_of(full)
+    with Context(DEBUG=4):
+        assert X86Renderer().render(uops, "k") == full
 
 
 def test_code_is_mapped_read_execute_never_writable() -> None:
@@ -216,7 +231,7 @@ def int32x8_case() -> Case:
 
 def test_int32x8_ops_match_the_emulator() -> None:
     case = int32x8_case()
-    listing = X86Renderer().render(list(case.uops))
+    listing = X86Renderer(listing=True).render(list(case.uops))
     assert "vpsravd" in listing and "vcvttps2dq" in listing and "vpcmpeqd" in listing
     assert check_case(case, _run, run_linear) == []
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from fusegrad.renderer.x86.context import Selection
 from fusegrad.renderer.x86.encode import Fixup, encode
-from fusegrad.renderer.x86.isa import ARG_REGS, CALLEE_SAVED, RSP, Imm, Inst, Label, Mem
+from fusegrad.renderer.x86.isa import ARG_REGS, CALLEE_SAVED, RSP, Imm, Inst, Mem
 from fusegrad.renderer.x86.listing import format_inst
 from fusegrad.renderer.x86.regalloc import linear_scan, rewrite
 
@@ -105,14 +105,12 @@ class Assembled:
 
 
 @functools.lru_cache(maxsize=1 << 15)
-def _lowered(inst: Inst) -> tuple[bytes, Fixup | None, str, str]:
-    """(bytes, fix-up, hex, text) of one instruction. Cached: a kernel repeats instructions
-    (reloads, spill stores, loop tests), and so do the kernels of one program."""
-    text = format_inst(inst)
+def _encoded(inst: Inst) -> tuple[bytes, Fixup | None]:
+    """(bytes, fix-up) of one instruction. Cached: a kernel repeats instructions (reloads,
+    spill stores, loop tests), and so do the kernels of one program."""
     if inst.op == "label":
-        return b"", None, "", text
-    raw, fix = encode(inst)
-    return raw, fix, raw.hex(), text
+        return b"", None
+    return encode(inst)
 
 
 def clear_caches() -> None:
@@ -120,7 +118,7 @@ def clear_caches() -> None:
     listings, so the next kernel compiles cold (compile-time measurements)."""
     from fusegrad.renderer.x86.listing import clear_listing_caches
 
-    _lowered.cache_clear()
+    _encoded.cache_clear()
     _PLACED.clear()
     _RECENT.clear()
     clear_listing_caches()
@@ -132,49 +130,80 @@ _RECENT: dict[str, tuple[str, bytes]] = {}
 _RECENT_MAX = 64
 
 
-def assemble(name: str, sel: Selection, nargs: int) -> Assembled:
-    """Lay out, encode and list the function of ``sel``."""
+def assemble(name: str, sel: Selection, nargs: int, listing: bool = True) -> Assembled:
+    """Lay out, encode and list the function of ``sel``. ``listing``: one line per
+    instruction with its assembly; else the code in one line of hex (all ``code_of`` needs,
+    without formatting every instruction)."""
     insts = function(sel, nargs)
-    encoded = [_lowered(i) for i in insts]
+    encoded = [_encoded(i) for i in insts]
     labels: dict[str, int] = {}
     offsets: list[int] = []
+    fixups: list[tuple[int, int, Fixup]] = []
     pos = 0
-    for inst, (raw, *_) in zip(insts, encoded, strict=True):
+    for inst, (raw, fix) in zip(insts, encoded, strict=True):
         offsets.append(pos)
-        if inst.op == "label":
-            assert isinstance(inst.args[0], Label)
-            labels[inst.args[0].name] = pos
+        if not raw:
+            labels[inst.args[0].name] = pos  # type: ignore[union-attr,index]
+        elif fix is not None:
+            fixups.append((pos, pos + len(raw), fix))
         pos += len(raw)
     pool_start = at = -(-pos // _POOL_ALIGN) * _POOL_ALIGN
     for entry, label in sel.pool.items():  # 32-byte entries, 64 for a zmm vector
         labels[label] = at
         at += len(entry)
-    code = bytearray()
-    lines = [f"; fusegrad x86-64 kernel {name}", f"{name}:"]
-    for (raw, fix, hexed, text), at in zip(encoded, offsets, strict=True):
-        if not raw:
-            lines.append(text)
-            continue
-        if fix is None:
-            code += raw
-            lines.append(f"{at:6x}: {hexed:<30} {text}")
-            continue
-        patched = bytearray(raw)
-        struct.pack_into("<i", patched, fix.offset, labels[fix.label] - (at + len(raw)))
-        code += patched
-        lines.append(f"{at:6x}: {patched.hex():<30} {text}")
+    code = bytearray(b"".join(raw for raw, _ in encoded))
+    for at, end, fix in fixups:  # rel32 = target - end of the instruction
+        struct.pack_into("<i", code, at + fix.offset, labels[fix.label] - end)
     if sel.pool:
-        lines.append(f"{len(code):6x}: {'cc' * (pool_start - len(code)):<30} ; padding")
         code += b"\xcc" * (pool_start - len(code))
-        for entry, label in sel.pool.items():
-            lines.append(f"{label}:")
-            lines.append(f"{len(code):6x}: {entry.hex()} ; {_describe(entry)}")
-            code += entry
-    out = Assembled(bytes(code), "\n".join(lines) + "\n")
+        code += b"".join(sel.pool)
+    if listing:
+        text = _listing(name, insts, [*offsets, pos], code, pool_start, sel.pool)
+    else:
+        text = _compact(name, len(insts), code)
+    out = Assembled(bytes(code), text)
     if len(_RECENT) >= _RECENT_MAX:
         del _RECENT[next(iter(_RECENT))]
     _RECENT[out.listing] = (name, out.code)
     return out
+
+
+def _compact(name: str, count: int, code: bytearray) -> str:
+    """The listing without assembly: the header, then all the bytes in one line."""
+    return (
+        f"; fusegrad x86-64 kernel {name}\n"
+        f"; {count} instructions, {len(code)} bytes with the constant pool "
+        "(DEBUG=4 or X86Renderer(listing=True) lists them)\n"
+        f"{name}:\n{0:6x}: {code.hex()}\n"
+    )
+
+
+def _listing(
+    name: str,
+    insts: list[Inst],
+    offsets: list[int],
+    code: bytearray,
+    pool_start: int,
+    pool: dict[bytes, str],
+) -> str:
+    """One line per instruction (offset, bytes in hex, assembly), then the pool;
+    ``offsets``: of each instruction, then of the end of the code."""
+    lines = [f"; fusegrad x86-64 kernel {name}", f"{name}:"]
+    for inst, at, end in zip(insts, offsets, offsets[1:], strict=False):
+        text = format_inst(inst)
+        if at == end:  # a label
+            lines.append(text)
+            continue
+        lines.append(f"{at:6x}: {code[at:end].hex():<30} {text}")
+    if pool:
+        end = offsets[-1]
+        lines.append(f"{end:6x}: {'cc' * (pool_start - end):<30} ; padding")
+        at = pool_start
+        for entry, label in pool.items():
+            lines.append(f"{label}:")
+            lines.append(f"{at:6x}: {entry.hex()} ; {_describe(entry)}")
+            at += len(entry)
+    return "\n".join(lines) + "\n"
 
 
 def _describe(entry: bytes) -> str:

@@ -2,7 +2,8 @@
 
 ``X86Renderer().render(uops)`` selects instructions (``select``), allocates registers
 (``regalloc``), encodes (``encode``) and returns the listing — offsets, machine code in hex,
-assembly — which is the kernel's "source" (golden files are listings). ``X86Compiler``
+assembly (``listing=True`` or ``DEBUG>=4``; else only the code in hex) — which is the
+kernel's "source" (golden files are listings). ``X86Compiler``
 reads the bytes back and wraps them in an ELF relocatable object, so the kernel loads
 through ``load_elf`` like the LLVM and C paths (read-write, copied, then read-execute) and
 runs with their calling convention (``signature``).
@@ -33,7 +34,7 @@ from fusegrad.renderer.x86.context import FLOATS, INTS
 from fusegrad.renderer.x86.cpuid import FEATURE_BITS, cpu_features
 from fusegrad.renderer.x86.objfile import elf_object
 from fusegrad.renderer.x86.select import SELECTED_OPS, select
-from fusegrad.uop import DType, Ops, UOp, dtypes
+from fusegrad.uop import DEBUG, DType, Ops, UOp, dtypes
 
 #: the CPU features the emitted code uses
 REQUIRED_FEATURES = ("avx", "avx2", "fma")
@@ -79,10 +80,14 @@ class X86Renderer(Renderer):
     index_dtype_32 = False
     code_for_op: ClassVar[dict[Ops, Callable[..., str]]] = dict.fromkeys(SELECTED_OPS, _not_printed)
 
-    def __init__(self, features: Iterable[str] | None = None) -> None:
+    def __init__(self, features: Iterable[str] | None = None, listing: bool = False) -> None:
         """``features``: the CPU features to render for (CPUID names as in
         ``cpuid.FEATURE_BITS``); None: this CPU's. Code for features the CPU lacks can be
-        rendered and listed, not run."""
+        rendered and listed, not run. ``listing``: ``render`` lists every instruction's
+        assembly (always with ``DEBUG>=4``); else it gives the machine code as one line of
+        hex, which is all the compiler reads (formatting the assembly would take a third
+        of the compile time)."""
+        self.listing = listing
         if features is None:
             features = (name for name, present in cpu_features().items() if present)
         self.features = frozenset(features)
@@ -109,11 +114,12 @@ class X86Renderer(Renderer):
         return f"{super().target_key}:{'+'.join(used)}"
 
     def render(self, uops: list[UOp], name: str | None = None) -> str:
-        """The listing of the machine code of a linear program."""
+        """The listing of the machine code of a linear program (see ``listing``)."""
         sig = kernel_signature(uops, name)
         sel = select(uops, sig, wide="avx512f" in self.features)
         nargs = len(sig.buffers) + len(sig.variables) + (sig.core is not None)
-        return assemble(sig.name, sel, nargs).listing
+        listing = self.listing or DEBUG.value >= 4
+        return assemble(sig.name, sel, nargs, listing).listing
 
 
 class X86Compiler(Compiler):
