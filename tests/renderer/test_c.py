@@ -96,3 +96,20 @@ def test_only_used_helpers_are_emitted() -> None:
     src = CRenderer().render(_scale(dtypes.int32))
     assert "fg_" not in src
     assert src.startswith("#include <stdint.h>")
+
+
+@needs_cc
+def test_vector_const_is_every_lane_the_literal() -> None:
+    # symbolic folds a compare of a vector with itself to one CONST of vector dtype
+    p = Builder()
+    out, x = p.buffer(dtypes.float32, [0] * 4), p.buffer(dtypes.float32, range(4))
+    i = p.add(rng(4))
+    pair = UOp(Ops.CONST, dtypes.float32.vec(2), (), 2.5)
+    value = alu(Ops.ADD, load(index(x, i)), UOp(Ops.GEP, dtypes.float32, (pair,), (1,)))
+    p.add(store(index(out, i), value), end(i))
+    src = CRenderer().render(p.uops)
+    assert "(fg_f32x2){0x1.4000000000000p+1f, 0x1.4000000000000p+1f}[1]" in src
+    lib = CCompiler().compile(src)
+    res, xs = np.zeros(4, np.float32), np.arange(4, dtype=np.float32)
+    CPUProgram(lib, kernel_signature(p.uops))([res, xs])
+    np.testing.assert_array_equal(res, xs + 2.5)

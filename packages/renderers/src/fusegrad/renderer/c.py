@@ -124,7 +124,11 @@ def _lane(name: str, k: int, count: int) -> str:
 
 
 def _const(f: _Function, u: UOp) -> None:
-    f.names[u] = literal(u.dtype, u.arg)
+    if u.dtype.count == 1:
+        f.names[u] = literal(u.dtype, u.arg)
+        return
+    # a vector CONST (symbolic folds a vector compare to one): every lane the same literal
+    f.names[u] = _lanes(f, u.dtype, lambda k: literal(u.dtype.scalar(), u.arg))
 
 
 def _vconst(f: _Function, u: UOp) -> None:
