@@ -15,7 +15,18 @@ import numpy as np
 import pytest
 from fusegrad.codegen import CompileError
 from fusegrad.renderer.conformance import check_case
-from fusegrad.renderer.corpus import Builder, Case, alu, end, index, load, reduce_case, rng, store
+from fusegrad.renderer.corpus import (
+    Builder,
+    Case,
+    alu,
+    c32,
+    end,
+    index,
+    load,
+    reduce_case,
+    rng,
+    store,
+)
 from fusegrad.renderer.launch import CPUProgram
 from fusegrad.renderer.signature import kernel_signature
 from fusegrad.renderer.x86 import X86Compiler, X86Renderer, clear_caches, x86_unavailable
@@ -83,6 +94,52 @@ def bitwise_then_compare_case(dt: DType) -> Case:
     p.add(store(index(outs[2], i), alu(Ops.MAX, alu(Ops.OR, x, y), alu(Ops.XOR, x, y))))
     p.add(end(i))
     return p.case(f"bitwise-compare-{dt.name}")
+
+
+def mask_vector_case(dt: DType, width: int) -> Case:
+    """where(mask, a, b) over ``width`` lanes with masks put together from bool lanes: all
+    constants (a pool constant), one scalar compare repeated (a broadcast), and mixed
+    lanes (each distinct lane negated once), and an int32 lane repeated."""
+    p = Builder()
+    n = 2 * width
+    a = p.buffer(dt, [k + 1 for k in range(n)])
+    b = p.buffer(dt, [-k - 1 for k in range(n)])
+    outs = [p.output(dt, n, name) for name in ("constant", "uniform", "mixed")]
+    ints = p.output(dtypes.int32, 16, "int32 broadcast")
+    i = p.add(rng(2))
+    at = alu(Ops.MUL, i, c32(width))
+    vdt = dt.vec(width)
+    x, y = load(index(a, at), vdt), load(index(b, at), vdt)
+    first = alu(Ops.CMPLT, i, c32(1))
+    pattern = [UOp.const(k % 3 == 0, dtypes.bool) for k in range(width)]
+    masks = [
+        UOp(Ops.VECTORIZE, dtypes.bool.vec(width), tuple(pattern)),
+        UOp(Ops.VECTORIZE, dtypes.bool.vec(width), (first,) * width),
+        UOp(
+            Ops.VECTORIZE,
+            dtypes.bool.vec(width),
+            tuple(first if k % 2 else p_ for k, p_ in enumerate(pattern)),
+        ),
+    ]
+    for out, mask in zip(outs, masks, strict=True):
+        p.add(store(index(out, at), alu(Ops.WHERE, mask, x, y)))
+    lane = alu(Ops.ADD, i, c32(7))
+    p.add(
+        store(
+            index(ints, alu(Ops.MUL, i, c32(8))),
+            UOp(Ops.VECTORIZE, dtypes.int32.vec(8), (lane,) * 8),
+        )
+    )
+    p.add(end(i))
+    return p.case(f"mask-vector-{dt.name}x{width}")
+
+
+@pytest.mark.parametrize(("dt", "width"), [(dtypes.float32, 8), (dtypes.float64, 4)])
+def test_mask_vectors_from_bool_lanes(dt: DType, width: int) -> None:
+    case = mask_vector_case(dt, width)
+    listing = X86Renderer(listing=True).render(list(case.uops))
+    assert "vbroadcastss" in listing and "vbroadcast" + ("ss" if width == 8 else "sd") in listing
+    assert check_case(case, _run, run_linear) == []
 
 
 @pytest.mark.parametrize("dt", [dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64])

@@ -66,22 +66,44 @@ def mask_logic(ctx: Selection, x: UOp) -> UOp:
     return SELECTED
 
 
+def _mask_lanes(ctx: Selection, x: UOp, d: VReg) -> None:
+    """Bool lanes (0/1) -> a mask (all-zero/all-one lanes): constant lanes from the pool, one
+    repeated lane negated once and broadcast, else each distinct lane negated once and
+    stored to its slots."""
+    dt = x.dtype
+    size = mask_lane(dt)
+    if all(s.op is Ops.CONST for s in x.src):
+        raw = b"".join((-1 if s.arg else 0).to_bytes(size, "little", signed=True) for s in x.src)
+        ctx.emit("vmovups", d, ctx.constant(raw), vlen=vlen(dt))
+        return
+    negated: dict[UOp, VReg] = {}
+    uniform = len(set(x.src)) == 1 and vlen(dt) == 32
+    for i, s in enumerate(x.src[:1] if uniform else x.src):
+        if s not in negated:
+            negated[s] = ctx.copy(s)
+            ctx.emit("neg", negated[s])
+        ctx.emit("store", _temp(i * size), negated[s], width=size)
+    if uniform:
+        ctx.emit("vbroadcastss" if size == 4 else "vbroadcastsd", d, _temp(), vlen=32)
+        return
+    ctx.emit("vmovups", d, _temp(), vlen=vlen(dt))
+
+
 def vectorize(ctx: Selection, x: UOp) -> UOp:
-    """Lanes -> a vector register, through the stack slot."""
+    """Lanes -> a vector register, through the stack slot (one repeated lane: a broadcast)."""
     dt = x.dtype
     d = ctx.new(VEC)
+    uniform = len(set(x.src)) == 1 and vlen(dt) >= 32
     if dt.scalar() is dtypes.bool:  # 0/1 -> all-zero/all-one lanes of a mask
-        size = mask_lane(dt)
-        for i, s in enumerate(x.src):
-            lane = ctx.copy(s)
-            ctx.emit("neg", lane)
-            ctx.emit("store", _temp(i * size), lane, width=size)
-        ctx.emit("vmovups", d, _temp(), vlen=vlen(dt))
+        _mask_lanes(ctx, x, d)
+    elif dtypes.is_int(dt) and uniform:  # (a dword broadcast moves the bits as they are)
+        ctx.emit("store", _temp(), ctx.gpr(x.src[0]), width=4)
+        ctx.emit("vbroadcastss", d, _temp(), vlen=32)
     elif dtypes.is_int(dt):
         for i, s in enumerate(x.src):
             ctx.emit("store", _temp(4 * i), ctx.gpr(s), width=4)
         ctx.emit("vmovups", d, _temp(), vlen=32)
-    elif len(set(x.src)) == 1 and vlen(dt) >= 32:  # one value in every lane
+    elif uniform:  # one value in every lane
         op = "vbroadcastss" if dt.scalar() is dtypes.float32 else "vbroadcastsd"
         ctx.emit(op, d, ctx.vec(x.src[0]), vlen=32)
     else:
