@@ -29,6 +29,8 @@ F16, F32, F64 = dtypes.float16, dtypes.float32, dtypes.float64
 FLOATS = (F32, F64, F16)
 INTS = tuple(d for d in dtypes.ints if d is not dtypes.weakint)
 SELECTED = UOp(Ops.NOOP, dtypes.void, (), "x86-selected")
+_new_tuple = tuple.__new__
+_new_int = int.__new__
 
 
 class Selection:
@@ -65,14 +67,16 @@ class Selection:
     # -- building blocks ------------------------------------------------------------------
     def new(self, cls: RegClass) -> VReg:
         self.vregs += 1
-        return VReg(self.vregs, cls)
+        v = _new_int(VReg, self.vregs)  # VReg(id, cls) without its __new__'s frame (hot)
+        v.cls = cls
+        return v
 
     def label(self, hint: str) -> str:
         self.labels += 1
         return f".L{hint}{self.labels}"
 
     def emit(self, op: str, *args: Operand, width: int = 8, vlen: int = 16) -> None:
-        self.code.append(Inst(op, args, width, vlen))
+        self.code.append(_new_tuple(Inst, (op, args, width, vlen)))  # Inst(...), minus a frame
 
     def place(self, name: str) -> None:
         self.emit("label", Label(name))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from fusegrad.renderer.x86.isa import (
     ALLOCATABLE,
+    CONDITIONS,
     SCRATCH,
     Inst,
     Label,
@@ -62,51 +63,63 @@ def live_intervals(code: list[Inst]) -> dict[VReg, tuple[int, int]]:
     return _walk(code)[0]
 
 
+#: jump mnemonics (a backward one closes a loop)
+_JUMPS = frozenset({"jmp", *(f"j{c}" for c in CONDITIONS)})
+
+
+def _loops(code: list[Inst]) -> list[tuple[int, int]]:
+    """(target, jump) of every backward jump: the loops."""
+    labels: dict[str, int] = {}
+    loops: list[tuple[int, int]] = []
+    for i, inst in enumerate(code):
+        if inst.op == "label":
+            labels[inst.args[0].name] = i  # type: ignore[union-attr,index]
+        elif inst.op in _JUMPS and type(inst.args[0]) is Label:
+            target = labels.get(inst.args[0].name)
+            if target is not None:
+                loops.append((target, i))
+    return loops
+
+
 def _walk(code: list[Inst]) -> tuple[dict[VReg, tuple[int, int]], dict[VReg, int]]:
     """(live intervals, how many instructions mention each virtual register)."""
     first: dict[VReg, int] = {}
     last: dict[VReg, int] = {}
     uses: dict[VReg, int] = {}
-    labels: dict[str, int] = {}
-    loops: list[tuple[int, int]] = []
     for i, inst in enumerate(code):
-        if inst.op == "label":
-            assert isinstance(inst.args[0], Label)
-            labels[inst.args[0].name] = i
-        elif inst.op.startswith("j") and isinstance(inst.args[0], Label):
-            target = labels.get(inst.args[0].name)
-            if target is not None:  # a backward jump closes a loop
-                loops.append((target, i))
         for op in inst.args:
-            kind = type(op)
-            if kind is Mem:
-                mentioned = [r for r in (op.base, op.idx) if type(r) is VReg]  # type: ignore[union-attr]
-            elif kind is VReg:
-                mentioned = [op]  # type: ignore[list-item]
+            if type(op) is VReg:
+                mentioned: tuple[object, ...] = (op,)
+            elif type(op) is Mem:
+                mentioned = (op.base, op.idx)
             else:
                 continue
             for v in mentioned:
+                if type(v) is not VReg:
+                    continue
                 if v not in first:
                     first[v] = i
                 last[v] = i
                 uses[v] = uses.get(v, 0) + 1
-    _extend_into_loops(first, last, loops)
-    return {v: (first[v], last[v]) for v in first}, uses
+    return _extend_into_loops(first, last, _loops(code)), uses
 
 
 def _extend_into_loops(
     first: dict[VReg, int], last: dict[VReg, int], loops: list[tuple[int, int]]
-) -> None:
-    """A value mentioned before a loop and inside it lives until the loop's back edge (until
-    nothing changes: extending into an inner loop's end may reach into an outer loop)."""
-    changed = True
-    while changed:
-        changed = False
-        for start, end in loops:
-            for v, lo in first.items():
-                if lo < start <= last[v] < end:
-                    last[v] = end
-                    changed = True
+) -> dict[VReg, tuple[int, int]]:
+    """The intervals: a value mentioned before a loop and inside it lives until the loop's
+    back edge. Loops by end, innermost first: extending into an inner loop's end may
+    reach into an outer loop, which comes later (no loop before it can apply again: its end
+    is not past the new one)."""
+    by_end = sorted(loops, key=lambda loop: loop[1])
+    out: dict[VReg, tuple[int, int]] = {}
+    for v, lo in first.items():
+        hi = last[v]
+        for start, end in by_end:
+            if lo < start <= hi < end:
+                hi = end
+        out[v] = (lo, hi)
+    return out
 
 
 def linear_scan(code: list[Inst], vector_bytes: int = 32) -> Allocation:
@@ -115,10 +128,7 @@ def linear_scan(code: list[Inst], vector_bytes: int = 32) -> Allocation:
     out = Allocation(vector_bytes=vector_bytes)
     intervals, uses = _walk(code)
     for cls in ALLOCATABLE:
-        mine = sorted(
-            ((lo, hi, v) for v, (lo, hi) in intervals.items() if v.cls is cls),
-            key=lambda t: (t[0], t[2]),
-        )
+        mine = sorted([(lo, v, hi) for v, (lo, hi) in intervals.items() if v.cls is cls])
         _scan(mine, list(ALLOCATABLE[cls]), out, uses)
     return out
 
@@ -134,12 +144,13 @@ def _victim(active: list[tuple[int, VReg]], lo: int, uses: dict[VReg, int]) -> i
 
 
 def _scan(
-    intervals: list[tuple[int, int, VReg]], free: list[Reg], out: Allocation, uses: dict[VReg, int]
+    intervals: list[tuple[int, VReg, int]], free: list[Reg], out: Allocation, uses: dict[VReg, int]
 ) -> None:
+    """Linear scan over ``intervals`` (start, register, end), by start."""
     active: list[tuple[int, VReg]] = []  # (end, vreg), sorted by end
     order = {r: i for i, r in enumerate(free)}
     available = list(range(len(free)))  # a heap of free registers' positions in ``free``
-    for lo, hi, v in intervals:
+    for lo, v, hi in intervals:
         while active and active[0][0] <= lo:
             heapq.heappush(available, order[out.registers[active.pop(0)[1]]])
         if available:
@@ -205,10 +216,6 @@ def _move(reg: Reg, slot: Mem, load: bool, size: int) -> Inst:
     return _reload(reg, slot, size) if load else _spill(reg, slot, size)
 
 
-def _spilled_memory(m: Mem, spills: dict[VReg, int]) -> bool:
-    return m.base in spills or m.idx in spills
-
-
 def _spilled_operands(
     inst: Inst, alloc: Allocation
 ) -> tuple[dict[VReg, Reg], list[Reg], list[VReg], list[VReg]]:
@@ -236,44 +243,62 @@ def _spilled_operands(
     return spilled, borrowed, list(dict.fromkeys(reads)), list(dict.fromkeys(writes))
 
 
-def _self_move(i: Inst) -> bool:
-    """A copy the allocator made pointless (both sides got one register; a 32-bit ``mov``
-    still zero-extends, so it stays)."""
-    return i.op in ("mov", "vmovaps") and i.width == 8 and i.args[0] == i.args[1]
-
-
 def rewrite(
     code: list[Inst], alloc: Allocation, place: Callable[[Mem], Mem] = _unplaced
 ) -> list[Inst]:
     """``code`` with physical registers and frame slots placed by ``place``; spilled values
     go through scratch registers (and, when an instruction has more spilled operands than
     there are scratch registers, through registers it doesn't use, saved and restored
-    around it). Copies that became self-moves are dropped."""
+    around it). Copies that became self-moves are dropped. One pass: an instruction is
+    rewritten until an operand turns out to be spilled, then goes the spilled way."""
     out: list[Inst] = []
-    spills = alloc.spills
     regs = alloc.registers
-    touched = _spilled_positions(code, spills) if spills else set()
-    for at, inst in enumerate(code):
-        if at in touched:
+    for inst in code:
+        args = _allocated(inst.args, regs, place)
+        if args is None:
             out += _rewrite_spilled(inst, alloc, place)
-            continue
-        args = tuple([regs[op] if type(op) is VReg else _substitute(op, regs, place) for op in inst.args])  # fmt: skip
-        new = Inst(inst.op, args, inst.width, inst.vlen)
-        if not _self_move(new):
-            out.append(new)
+        elif inst.op not in _COPIES or inst.width != 8 or args[0] != args[1]:
+            out.append(_new(Inst, (inst.op, args, inst.width, inst.vlen)))
+        # else a copy the allocator made pointless (a 32-bit mov still zero-extends: kept)
     return out
 
 
-def _spilled_positions(code: list[Inst], spills: dict[VReg, int]) -> set[int]:
-    """Indices of the instructions that mention a spilled virtual register."""
-    out = set()
-    for at, inst in enumerate(code):
-        for op in inst.args:
-            kind = type(op)
-            if (kind is VReg and op in spills) or (kind is Mem and _spilled_memory(op, spills)):  # type: ignore[arg-type]
-                out.add(at)
-                break
-    return out
+_COPIES = frozenset({"mov", "vmovaps"})
+_new = tuple.__new__
+
+
+def _allocated(
+    args: tuple[Operand, ...], regs: dict[VReg, Reg], place: Callable[[Mem], Mem]
+) -> tuple[Operand, ...] | None:
+    """``args`` with registers and frame slots placed; None where one is spilled."""
+    out: list[Operand] = []
+    for op in args:
+        if type(op) is VReg:
+            reg = regs.get(op)
+            if reg is None:
+                return None
+            out.append(reg)
+        elif type(op) is Mem:
+            m = _allocated_memory(op, regs, place)
+            if m is None:
+                return None
+            out.append(m)
+        else:
+            out.append(op)
+    return tuple(out)
+
+
+def _allocated_memory(m: Mem, regs: dict[VReg, Reg], place: Callable[[Mem], Mem]) -> Mem | None:
+    if m.frame is not None:
+        return place(m)
+    base, index = m.base, m.idx
+    if type(base) is VReg and (base := regs.get(base)) is None:
+        return None
+    if type(index) is VReg and (index := regs.get(index)) is None:
+        return None
+    if base is m.base and index is m.idx:
+        return m
+    return _new(Mem, (base, index, m.scale, m.disp, m.label, None, m.broadcast))
 
 
 def _rewrite_spilled(inst: Inst, alloc: Allocation, place: Callable[[Mem], Mem]) -> list[Inst]:
