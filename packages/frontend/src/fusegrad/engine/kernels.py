@@ -34,7 +34,10 @@ from fusegrad.engine.plan import (
     whole_buffer,
 )
 from fusegrad.runtime import host_span
-from fusegrad.uop import DEBUG, Ops, UOp, dtypes
+from fusegrad.uop import DEBUG, ContextVar, Ops, UOp, dtypes
+
+#: the runtime's PROFILE setting (the same object by name): host spans only when it is on
+HOST_SPANS = ContextVar("PROFILE", 0)
 
 
 def schedule(targets: Sequence[UOp]) -> tuple[list[UOp], bool]:
@@ -77,7 +80,8 @@ def _run_template(
 
 def _hit(target: UOp) -> tuple[list[UOp], bool] | None:
     """``schedule`` of one target whose template (and its plan and result views) is cached:
-    run without making the SINK and the lookup (None: take the general path)."""
+    run without making the SINK and the lookup (None: take the general path). The dispatch
+    hot path of a plain realize: ``_run_template`` and ``result_views`` written out."""
     found = target_key(target)
     if found is None:
         return None
@@ -86,12 +90,23 @@ def _hit(target: UOp) -> tuple[list[UOp], bool] | None:
     if tpl is None:
         return None
     plan = template_plan(tpl, (target,))
-    if plan is None or view_recipe(plan, tpl) is None:
+    if plan is None:
+        return None
+    recipe = view_recipe(plan, tpl)
+    if recipe is None:
         return None
     schedule_cache.get(key)  # counted (and kept recent) as the lookup would
-    new = _run_template(plan, tpl, inputs, var_vals)
-    views = result_views(plan, tpl, new)
-    assert views is not None  # its recipe was checked above
+    new = result_buffers(plan, tpl)
+    if plan.steps:
+        if HOST_SPANS.value:
+            with host_span("launch"):
+                run_plan(plan, [*inputs, *new], named_values(var_vals) if var_vals else {})
+        else:
+            run_plan(plan, [*inputs, *new], named_values(var_vals) if var_vals else {})
+    views = [
+        new[i] if o is None else UOp(Ops.RESHAPE, o.dtype, (new[i],), o.arg, o.tag)
+        for i, o in recipe
+    ]
     return views, plan.whole
 
 
@@ -106,6 +121,21 @@ class KernelExecutor:
         views, whole = schedule(targets)
         if whole:
             return views
+        return self._whole(targets, views)
+
+    def realize_one(self, target: UOp) -> UOp | None:
+        """``realize([target])[0]`` where ``target``'s template, plan and result views are
+        cached (a dispatch-bound loop's step); None, with nothing run, otherwise."""
+        if DEBUG.value >= 1:
+            return None
+        found = _hit(target)
+        if found is None:
+            return None
+        views, whole = found
+        return views[0] if whole else self._whole((target,), views)[0]
+
+    def _whole(self, targets: Sequence[UOp], views: list[UOp]) -> list[UOp]:
+        """``views`` as whole buffers of the targets' shapes (copied where they aren't)."""
         shapes = [tuple(t.shape) for t in targets]
         out: list[UOp | None] = [whole_buffer(v, s) for v, s in zip(views, shapes, strict=True)]
         copy = [i for i, o in enumerate(out) if o is None]

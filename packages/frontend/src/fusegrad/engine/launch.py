@@ -231,6 +231,9 @@ def _count(plan: LaunchPlan, prep: _Prepared, values: dict[str, int]) -> None:
 def launch_plan(plan: LaunchPlan, runtime: list[Any], values: dict[str, int]) -> None:
     """Encode ``plan``'s steps over ``runtime`` (every slot's buffer) into HCQ queues and
     submit them (one queue per run of steps on one device; returns without waiting)."""
+    fast = plan.cache.get("fast")
+    if fast is not None and _launch_fast(fast, runtime):
+        return
     prep = plan.cache.get("prepared")
     if prep is None:
         prep = plan.cache["prepared"] = _prepare(plan)
@@ -241,6 +244,59 @@ def launch_plan(plan: LaunchPlan, runtime: list[Any], values: dict[str, int]) ->
         else:
             _launch_general(plan, prep, runtime, values)
     _count(plan, prep, values)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fast:
+    """A plan whose launches are a filled device graph over new buffers only (one device, no
+    copies, no Variables): per launch, the buffers of the steps in ``dynamic`` (index, slots)
+    go into the graph and it is submitted between two timestamps — the schedule-cache hit's
+    and TinyJit replay's path, set up by ``_launch_single`` once the graph took a launch."""
+
+    graph: HCQGraph
+    name: str
+    timeline: _Timeline
+    dynamic: tuple[tuple[int, tuple[int, ...]], ...]
+    kernels: int
+    work: tuple[int, int]
+
+
+def _fast_launch(plan: LaunchPlan, prep: _Prepared, graph: HCQGraph, name: str) -> _Fast | None:
+    if any(not sized for _, _, sized in prep.dynamic):
+        return None  # Variables: each launch re-encodes its commands
+    dynamic = tuple((i, step.slots) for i, step, _ in prep.dynamic)
+    return _Fast(graph, name, _timeline(name), dynamic, prep.kernels, prep.work)
+
+
+def _launch_fast(fast: _Fast, runtime: list[Any]) -> bool:
+    """``launch_plan`` of a ``_Fast`` plan (False: it needs the general path now: another
+    device's work to wait for, DEBUG>=2, or the graph refused the buffers)."""
+    state = _STATE
+    if DEBUG.value >= 2:
+        return False
+    with state.lock:
+        flights = state.flights
+        if flights and flights[0].signal.value >= flights[0].value:
+            _settle()
+        last = state.last
+        name = fast.name
+        if last is not None and last[2] != name and last[0].value < last[1]:
+            return False  # another device's work comes first: a queue with a wait
+        updates = [(i, tuple([runtime[j].opaque for j in slots])) for i, slots in fast.dynamic]
+        start, end = timestamp_pair()
+        tl = fast.timeline
+        value = tl.value + 1
+        try:
+            fast.graph.submit_timed(start, end, tl.signal, value, updates)
+        except ValueError:
+            return False  # a buffer the graph can't take: ``_update_graph`` drops the graph
+        tl.value = value
+        flights.append(_Flight(tl.signal, value, [runtime], [(start, end)]))
+        state.last = (tl.signal, value, name)
+    GlobalCounters.kernel_count += fast.kernels
+    GlobalCounters.global_ops += fast.work[0]
+    GlobalCounters.global_mem += fast.work[1]
+    return True
 
 
 def _launch_single(
@@ -257,6 +313,8 @@ def _launch_single(
     graph = _graph(plan, batch.device) if plan.reused else None
     if graph is not None and _update_graph(graph, plan, prep, runtime, values):
         _submit_graph(batch, graph, start, end)
+        if "fast" not in plan.cache:
+            plan.cache["fast"] = _fast_launch(plan, prep, graph, batch.name)
         return
     commands: list[Any] = [TimestampCmd(start)]
     commands += _commands(plan, prep, runtime, values)
@@ -302,6 +360,7 @@ def _update_graph(
                 graph.update(i, _exec(step, None, runtime, values))
     except ValueError:
         plan.cache["graph"] = False
+        plan.cache["fast"] = None
         return False
     return True
 

@@ -34,7 +34,14 @@ from fusegrad.engine.buffers import (
     share,
 )
 from fusegrad.engine.host import HOST
-from fusegrad.engine.programs import RECIPES, Kernel, compiling, get_kernel, program_knobs
+from fusegrad.engine.programs import (
+    RECIPES,
+    Kernel,
+    compiling,
+    get_kernel,
+    program_knobs,
+    raw_knobs,
+)
 from fusegrad.engine.realize import symbolic_prefix
 from fusegrad.runtime import Buffer, Compiled, Device
 from fusegrad.uop import DType, Ops, UOp, prod
@@ -94,6 +101,8 @@ class LaunchPlan:
     loaded: dict[str, tuple[Compiled, Any]] = field(default_factory=dict)
     #: ``program_knobs()`` when the kernels were loaded (BEAM, NOOPT, EMULATED_DTYPES)
     knobs: tuple[object, ...] = field(default_factory=program_knobs)
+    #: ``raw_knobs()`` last seen with ``knobs`` (``current`` compares these first)
+    raw: tuple[object, ...] = field(default_factory=raw_knobs)
 
     #: the given slots are all the slots, in order (``bind`` returns the given list)
     direct: bool = field(init=False, default=False)
@@ -119,10 +128,15 @@ class LaunchPlan:
         """Whether the kernels are still those the devices would run (no device closed and
         reopened, no other compiler selected, no BEAM/NOOPT/EMULATED_DTYPES change since the
         plan was built)."""
-        if self.knobs != program_knobs():
-            return False
+        raw = raw_knobs()
+        if raw != self.raw:
+            if self.knobs != program_knobs():
+                return False
+            self.raw = raw  # set differently, meaning the same (BEAM="0" and BEAM=0)
         for name, (dev, renderer) in self.loaded.items():
-            now = device(name)
+            now = _DEVICES.get(name)  # ``device(name)`` written out (a check per launch)
+            if now is None or now.closed:
+                now = device(name)
             if now is not dev or now.renderer is not renderer:
                 return False
         return True

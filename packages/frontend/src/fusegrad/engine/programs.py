@@ -61,7 +61,13 @@ _KERNELS: dict[tuple[UOp, Renderer, tuple[object, ...]], Kernel] = {}
 def program_knobs() -> tuple[object, ...]:
     """The settings besides the AST and the renderer that change a kernel's program:
     ``BEAM``, ``NOOPT`` (the opts) and ``EMULATED_DTYPES`` (the lowering)."""
-    return (int(BEAM.value), bool(NOOPT), str(EMULATED_DTYPES.value or ""))
+    return (int(BEAM.value), bool(NOOPT.value), str(EMULATED_DTYPES.value or ""))
+
+
+def raw_knobs() -> tuple[object, ...]:
+    """The values behind ``program_knobs`` as set (not normalized): equal raw values mean
+    equal knobs, so a check per launch compares these first."""
+    return (BEAM.value, NOOPT.value, EMULATED_DTYPES.value)
 
 
 RECIPES: dict[int, tuple[Any, Any]] = {}

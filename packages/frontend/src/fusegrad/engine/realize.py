@@ -19,6 +19,9 @@ from fusegrad.engine.host import HOST, decode_floats, has_numpy_type, storage_dt
 from fusegrad.uop import GroupOp, Ops, UOp, prod, sym_infer
 
 REALIZED: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+# its entries (weak reference -> view): empty exactly when nothing is remembered, checked per
+# realize without the mapping's __len__ (a Python method)
+_REALIZED_ENTRIES: dict[Any, UOp] = REALIZED.data  # type: ignore[attr-defined]
 
 
 def symbolic_prefix(u: UOp) -> UOp | None:
@@ -140,6 +143,19 @@ def realize_uops(uops: Sequence[UOp]) -> tuple[list[UOp], dict[UOp, UOp]]:
         becomes.update(zip(pending, views, strict=True))
     out = [u if buffer_of(u) is not None else _lookup(u, becomes, known) for u in uops]
     return [o for o in out if o is not None], becomes
+
+
+def realize_one(u: UOp) -> UOp | None:
+    """The buffer view of lazy ``u`` computed on the dispatch fast path (a schedule-cache
+    hit of one target: see ``KernelExecutor.realize_one``), or None with nothing run where
+    ``realize_uops`` is needed: nothing is remembered as realized, ``u`` is no buffer view
+    and performs no assign."""
+    if _REALIZED_ENTRIES or u.op is Ops.BUFFER or has_assign(u):
+        return None
+    if u.op is Ops.RESHAPE and buffer_of(u) is not None:
+        return None
+    fast = getattr(get_executor(), "realize_one", None)
+    return None if fast is None else fast(u)
 
 
 def _lookup(u: UOp, becomes: dict[UOp, UOp], known: dict[UOp, UOp]) -> UOp | None:

@@ -16,6 +16,7 @@ from fusegrad.engine import (
     GlobalCounters,
     buffer_of,
     has_assign,
+    realize_one,
     realize_uops,
     strip_assigns,
     to_numpy,
@@ -54,6 +55,8 @@ LAZY_TENSORS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionar
 """The live tensors whose graph may still hold computed nodes (set when a tensor gets a
 ``uop`` that isn't a plain buffer): what a realize rewrites, instead of every live tensor."""
 """Every live Tensor by id (autograd finds the tensors a graph reaches through it)."""
+# its entries: empty when no lazy tensor lives (checked per realize without a Python __len__)
+_LAZY_ENTRIES: dict[int, Any] = LAZY_TENSORS.data  # type: ignore[attr-defined]
 
 
 _PY_SCALARS = (bool, int, float)  # exactly these types (a subclass takes the general path)
@@ -350,6 +353,8 @@ class TensorCore(OpMixinBase):
                 return self.realize(*lst)
             finally:
                 _restore_counters(saved)
+        if not lst and not self._checks and not self._requires_grad and self._realize_one():
+            return self  # type: ignore[return-value]
         if lst or hasattr(self, "shards"):
             tensors = [s for t in (self, *lst) for s in getattr(t, "shards", None) or (t,)]
         else:
@@ -372,6 +377,21 @@ class TensorCore(OpMixinBase):
         if becomes:
             _apply_becomes(becomes, tensors)
         return self  # type: ignore[return-value]
+
+    def _realize_one(self) -> builtins.bool:
+        """``realize`` of a plain tensor (no grad, no index checks) on the dispatch fast path
+        (its schedule a cached template: ``engine.realize_one``); False, with nothing run,
+        where the general path is needed."""
+        u = self._uop
+        view = realize_one(u) if not hasattr(self, "shards") else None
+        if view is None:
+            return False
+        self.uop = view
+        if _holds_buffer(view):
+            LAZY_TENSORS.pop(id(self), None)
+        if _LAZY_ENTRIES:  # other live tensors may read u: they read the buffer from now
+            _apply_becomes({u: view})
+        return True
 
     @property
     def is_realized(self) -> builtins.bool:

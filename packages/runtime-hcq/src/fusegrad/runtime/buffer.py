@@ -136,7 +136,8 @@ class Buffer:
     @property
     def opaque(self) -> Any:
         """The device's handle of the memory (allocating on first use)."""
-        return self.ensure_allocated()._buf
+        buf = self._buf
+        return buf if buf is not None else self.allocate()._buf
 
     def view(self, size: int, dtype: DType, offset: int = 0) -> Buffer:
         """``size`` elements of ``dtype`` starting ``offset`` bytes into this buffer."""

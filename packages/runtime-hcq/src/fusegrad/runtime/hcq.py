@@ -332,10 +332,21 @@ class HCQGraph:
         """Hand ``head``, every launch, then ``tail`` to the compute ring as one queue."""
         self.device.ring("compute").submit([*head, *self.commands, *tail])
 
-    def submit_timed(self, start: Signal, end: Signal, signal: Signal, value: int) -> None:
+    def submit_timed(
+        self,
+        start: Signal,
+        end: Signal,
+        signal: Signal,
+        value: int,
+        updates: Sequence[tuple[int, tuple[Any, ...]]] = (),
+    ) -> None:
         """``submit`` between a timestamp into ``start`` and one into ``end``, then ``signal``
         set to ``value`` (what an engine's launch of a plan adds around it; a device's graph
-        may encode these without building the commands)."""
+        may encode these without building the commands). ``updates``: ``set_buffers`` of
+        these (index, buffer handles) first, in the same call (an engine's launch over new
+        buffers)."""
+        for index, bufs in updates:
+            self.set_buffers(index, bufs)
         self.submit([TimestampCmd(start)], [TimestampCmd(end), SignalCmd(signal, value)])
 
 

@@ -78,7 +78,9 @@ _WAITING = [0]  # queues with WAIT commands not known to be done, over every com
 _VOID_P = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _PUBLISH = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int32)
 _WAKE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32)
-_SUBMIT = ctypes.CFUNCTYPE(
+# fg_submit copies slots and at most wakes a futex, never blocks: called holding the GIL
+# (a ctypes call that releases and takes it back costs more than the call itself)
+_SUBMIT = ctypes.PYFUNCTYPE(
     ctypes.c_int32, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_int32
 )
 CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_uint64)
@@ -222,7 +224,7 @@ class _Flight:
 
     __slots__ = ("end", "keep", "report", "waits")
 
-    def __init__(self, end: int, keep: list[Command], report: list[_Report], waits: bool) -> None:
+    def __init__(self, end: int, keep: list[Any], report: list[_Report], waits: bool) -> None:
         self.end = end
         self.keep = keep
         self.report = report
@@ -243,6 +245,7 @@ class NativeRing:
     ) -> None:
         self.name = name
         self.lib = lib
+        self._submit = lib.submit
         self.execute = execute
         self.observe = observe
         self.errors: list[BaseException] = []
@@ -312,7 +315,9 @@ class NativeRing:
         value: int,
     ) -> None:
         """``submit_encoded`` of a timestamp into ``start``, the slots ``body``, a timestamp
-        into ``end`` and ``signal`` set to ``value``: the slots packed directly."""
+        into ``end`` and ``signal`` set to ``value``: the slots packed directly (a graph
+        launch on a schedule-cache hit or a TinyJit replay: the dispatch hot path, so the
+        common case — no WAIT, no split kernel, no DEBUG/PROFILE — skips ``_publish``)."""
         with self._lock:
             if self.closing:
                 raise RingClosed(f"{self.name}: the device was closed")
@@ -320,12 +325,22 @@ class NativeRing:
             stamps = _TIMESTAMP_RECORDS
             first = stamps.get(start.address) or _timestamp_record(start.address)
             last = stamps.get(end.address) or _timestamp_record(end.address)
-            records = [_BEGIN, first, *body, last]
-            records.append(_HEADER.pack(KIND_SIGNAL, signal.address, value & _U64, 0))
-            records.append(_HEADER.pack(KIND_SIGNAL, self.timeline.address, step, 0))
             flags = body_flags | (_WAKE_FLAG if _WAITING[0] else 0)
+            records = [
+                _BEGIN,
+                first,
+                *body,
+                last,
+                _HEADER.pack(KIND_SIGNAL, signal.address, value & _U64, 0),
+                _HEADER.pack(KIND_SIGNAL, self.timeline.address, step, 0),
+            ]
             # the flight keeps the signals the worker writes alive
-            self._publish(records, flags, [start, end, signal], step, False)
+            if flags & (_WAIT_FLAG | _SPLIT_FLAG) or DEBUG.value >= 2 or PROFILE.value:
+                self._publish(records, flags, [start, end, signal], step, False)
+                return
+            self._write(records, bool(flags & _WAKE_FLAG))
+            self.submitted = step
+            self._flights.append(_Flight(self.head, [start, end, signal], [], False))
 
     def _publish(
         self, records: list[Any], flags: int, cmds: list[Any], step: int, report: bool = True
@@ -397,7 +412,7 @@ class NativeRing:
             return
         # cheap work waits for a wait, but not long: held-up slots hold memory (and fill the ring)
         wake = wake or self.head + n - tail > BATCH_SLOTS
-        if self.lib.submit(self._control, b"".join(records), n, wake):
+        if self._submit(self._control, b"".join(records), n, wake):
             UNRUNG.add(self)  # the worker sleeps: woken by the next wait for a signal
         self.head += n
 
@@ -634,14 +649,34 @@ class NativeGraph(HCQGraph):
             return
         ring.submit_encoded(head, self.records, self.flags, tail)
 
-    def submit_timed(self, start: Signal, end: Signal, signal: Signal, value: int) -> None:
+    def submit_timed(
+        self,
+        start: Signal,
+        end: Signal,
+        signal: Signal,
+        value: int,
+        updates: Sequence[tuple[int, tuple[Any, ...]]] = (),
+    ) -> None:
         """``submit`` between two timestamps, then ``signal`` set to ``value``: the ring's
-        slots packed without building commands (see ``HCQGraph.submit_timed``)."""
+        slots packed without building commands (see ``HCQGraph.submit_timed``); the buffer
+        words of ``updates`` are packed into their slots first."""
         ring = self.device.ring("compute")
         if type(ring) is not NativeRing or DEBUG.value >= 2 or PROFILE.value:
-            super().submit_timed(start, end, signal, value)
+            super().submit_timed(start, end, signal, value, updates)
             return
-        ring.submit_slots(start, self.records, self.flags, end, signal, value)
+        records, stale, held = self.records, self.stale, self._bufs
+        for index, bufs in updates:
+            try:
+                words = [b.address for b in bufs]
+            except AttributeError:
+                words = [None]
+            if None in words:
+                self.set_buffers(index, bufs)  # re-encoded from the command
+                continue
+            _words(len(words)).pack_into(records[index], ARG_WORD * 8, *words)
+            held[index] = bufs
+            stale.add(index)
+        ring.submit_slots(start, records, self.flags, end, signal, value)
 
 
 @functools.cache
