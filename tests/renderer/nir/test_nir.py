@@ -50,7 +50,7 @@ def test_render_is_the_printed_shader_then_its_serialized_form(renderer: NIRRend
     uops, _ = _double_plus_one()
     text = renderer.render(uops, "double_plus_one")
     assert text.startswith(
-        "; fusegrad NIR kernel double_plus_one buffers=2 variables=0 core=0 local=1,1,1 shared=0\n"
+        "; fusegrad NIR kernel double_plus_one buffers=2 variables=0 core=0 local=1,1,1 shared=0 uniform=1\n"
     )
     assert "shader: MESA_SHADER_COMPUTE" in text
     for instr in (

@@ -63,6 +63,7 @@ _API = {  # LLVM 20 C API: name -> (restype, argtypes)
     "LLVMPointerTypeInContext": (P, [P, c_uint32]),
     "LLVMInt32TypeInContext": (P, [P]),
     "LLVMConstInt": (P, [P, ctypes.c_ulonglong, c_int]),
+    "LLVMConstNull": (P, [P]),
 }
 # LLVMOpcode values (llvm-c/Core.h)
 _ADD, _SUB, _MUL, _SHL, _GEP = 8, 10, 12, 20, 29

@@ -11,8 +11,11 @@ shader), gives the shader a stack block as its shared memory, and runs it once o
 vector of ``lanes(local)`` invocations — the workgroup, lane j its invocation j (lanes past
 the workgroup repeat its first invocations); the shader loops over the grid itself. A
 ``core_id`` (programs split over cores) is the workgroup id: the shader's first workgroup.
-The IR is printed and compiled by llvmlite like the LLVM renderer's (``LLVMCompiler``), so
-the runtime loads the same ELF objects.
+Before that the IR is rewritten: a program with uniform control flow (the header's
+``uniform=1``) reads values all invocations agree on from lane 0 (``lanes.py``); gathers and
+scatters of consecutive lanes become vector loads and stores (``contiguous.py``); NIR's
+``ffma`` is ``llvm.fma``. The IR is printed and compiled by llvmlite like the LLVM
+renderer's (``LLVMCompiler``), so the runtime loads the same ELF objects.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from fusegrad.renderer.nir import bindings as nb
 from fusegrad.renderer.nir import contiguous
 from fusegrad.renderer.nir.builder import deserialize
 from fusegrad.renderer.nir.contiguous import vectorize_contiguous
+from fusegrad.renderer.nir.lanes import uniform_lanes
 from fusegrad.renderer.nir.mesa import Mesa, load_mesa
 from fusegrad.renderer.nir.renderer import BLOB_PREFIX, HEADER, MAX_LANES
 
@@ -62,12 +66,12 @@ _LLVM_C = {  # LLVM 20 C API functions the wrapper uses: name -> (restype, argty
     "LLVMPrintModuleToString": (POINTER(ctypes.c_char), [P]),
     "LLVMDisposeMessage": (None, [POINTER(ctypes.c_char)]),
 }
-_VERSION = 5  # of the wrapper: part of the cache key
+_VERSION = 6  # of the wrapper: part of the cache key
 CONTIGUOUS = True  # gathers/scatters of consecutive lanes as vector loads/stores
 MIN_LANES = 8  # llvmpipe's SIMD width at least (AVX2's 8 float32 lanes; gallivm needs 2)
 _HEADER_RE = re.compile(
     rf"^{re.escape(HEADER)} (\w+) buffers=(\d+) variables=(\d+) core=([01])"
-    r" local=(\d+),(\d+),(\d+) shared=(\d+)$",
+    r" local=(\d+),(\d+),(\d+) shared=(\d+) uniform=([01])$",
     re.MULTILINE,
 )
 _lock = threading.Lock()  # gallivm and llvmlite state are not thread-safe
@@ -205,6 +209,7 @@ class Rendered(NamedTuple):
     core: bool
     local: tuple[int, int, int]
     shared: int
+    uniform: bool
     blob: bytes
 
 
@@ -222,7 +227,7 @@ def parse_rendered(src: str) -> Rendered:
         raise ValueError(f"LVP compiler: a workgroup of {local} (1 to {MAX_LANES} invocations)")
     return Rendered(
         m.group(1), int(m.group(2)), int(m.group(3)), m.group(4) == "1", local,
-        int(m.group(8)), base64.b64decode(blob),
+        int(m.group(8)), m.group(9) == "1", base64.b64decode(blob),
     )  # fmt: skip
 
 
@@ -236,8 +241,11 @@ def llvmpipe_ir(mesa: Mesa, src: str) -> str:
         fn = wrapper.function(k.name, k.buffers, k.variables, k.core)
         consts = wrapper.argument_block(fn, k.buffers, k.variables)
         wrapper.body(shader, fn, consts, k.core, k.local, k.shared)
+        llvm = contiguous.bind(mesa.llvm)
+        if k.uniform:
+            uniform_lanes(llvm, wrapper.module)
         if CONTIGUOUS:
-            vectorize_contiguous(contiguous.bind(mesa.llvm), wrapper.module, wrapper.builder)
+            vectorize_contiguous(llvm, wrapper.module, wrapper.builder)
         return _portable(wrapper.ir())
     finally:
         wrapper.close()
@@ -245,8 +253,11 @@ def llvmpipe_ir(mesa: Mesa, src: str) -> str:
 
 
 def _portable(ir: str) -> str:
-    """The module without gallivm's placeholder data layout (llvmlite sets the host's)."""
-    return re.sub(r'^target datalayout = ".*"$', "", ir, flags=re.MULTILINE)
+    """The module without gallivm's placeholder data layout (llvmlite sets the host's), and
+    with NIR's ``ffma`` as ``llvm.fma``: gallivm emits ``llvm.fmuladd`` (fused or not, as the
+    target likes), exec_alu's MULACC rounds once on every host (the same operand types)."""
+    ir = re.sub(r'^target datalayout = ".*"$', "", ir, flags=re.MULTILINE)
+    return ir.replace("@llvm.fmuladd.", "@llvm.fma.")
 
 
 class LVPCompiler(Compiler):

@@ -185,6 +185,17 @@ def _reciprocal(nir: NIRBuilder, dt: DType, a: Def) -> Def:
     return nir.alu(Op.nir_op_fdiv, nir.fimm(bits(dt), 1.0), a)
 
 
+def _mulacc(nir: NIRBuilder, dt: DType, a: Def, b: Def, c: Def) -> Def:
+    """``a * b + c``: floats with one rounding (``ffma``; the LVP compiler makes gallivm's
+    ``llvm.fmuladd`` an ``llvm.fma``, fused on every host), integers wrapping."""
+    k = kind(dt)
+    if k == "f":
+        return nir.alu(Op.nir_op_ffma, a, b, c)
+    if k == "b":
+        return nir.alu(Op.nir_op_ior, nir.alu(Op.nir_op_iand, a, b), c)
+    return nir.alu(Op.nir_op_iadd, nir.alu(Op.nir_op_imul, a, b), c)
+
+
 def _trunc(nir: NIRBuilder, dt: DType, a: Def) -> Def:
     return nir.alu(Op.nir_op_ftrunc, a) if kind(dt) == "f" else a
 
@@ -217,6 +228,7 @@ CODE_FOR_OP: dict[Ops, Emit] = {
     Ops.SQRT: lambda nir, dt, a: nir.alu(Op.nir_op_fsqrt, a),
     Ops.TRUNC: _trunc,
     Ops.WHERE: lambda nir, dt, c, a, b: nir.alu(Op.nir_op_bcsel, c, a, b),
+    Ops.MULACC: _mulacc,
 }
 
 # -- conversions ---------------------------------------------------------------------------------
@@ -773,6 +785,34 @@ def _parts(uops: list[UOp]) -> list[list[UOp] | str]:
     return [top, sizes, "begin", specials, rest, "end"]
 
 
+def uniform_control(uops: list[UOp]) -> bool:
+    """Whether every invocation of a workgroup takes the same branches: no ``IF``, gated
+    store or loop bound depends on a value that may differ between invocations (a ``lidx``
+    id, what shared memory or a register holds, a load from an address that differs, and
+    whatever is computed from those). Then llvmpipe's execution mask is all or nothing
+    wherever code runs, which the LVP compiler uses (``lanes.uniform_lanes``)."""
+    varying: set[UOp] = set()
+    for u in uops:  # sources come first in a linear program
+        lane_id = u.op is Ops.SPECIAL and str(u.arg).startswith("lidx")
+        held = u.op is Ops.LOAD and _root(u.src[0].src[0]).op in _LANE_MEMORY
+        if lane_id or held or any(s in varying for s in u.src):
+            varying.add(u)
+    for u in uops:
+        gated_store = u.op is Ops.STORE and len(u.src[0].src) == 3
+        if (u.op in (Ops.IF, Ops.RANGE) or gated_store) and _condition(u) in varying:
+            return False
+    return True
+
+
+#: memory whose values may differ between the invocations reading it at one address
+_LANE_MEMORY = frozenset({Ops.DEFINE_LOCAL, Ops.DEFINE_REG})
+
+
+def _condition(u: UOp) -> UOp:
+    """What decides a branch: an IF's condition, a loop's end, a gated store's gate."""
+    return u.src[0].src[2] if u.op is Ops.STORE else u.src[0]
+
+
 #: a program of fewer invocations x loop iterations than this (symbolic sizes at their most)
 #: runs on one core: waking the other cores costs more than they save (the CPU optimizer's
 #: ``THREAD_MIN_WORK``)
@@ -826,6 +866,10 @@ class NIRRenderer(Renderer):
     # a workgroup is llvmpipe's SIMD lanes: GROUP keeps a gather's lanes on adjacent floats
     # (sum of 16M float32, [GROUP 8, UPCAST 4] 52 ms vs [GROUPTOP 8, UPCAST 4] 592 ms)
     group_top = False
+    # ... and the heuristics make the lanes the innermost part of an axis (LOCAL before
+    # UPCAST: vector loads where the lanes would be UPCAST elements apart, gathers) with a
+    # matmul block for one core's registers
+    simd_lanes = True
     global_max = (2**31 - 1, 65535, 65535)
     local_max = (MAX_LANES, MAX_LANES, MAX_LANES)
     shared_max = 32768
@@ -886,7 +930,7 @@ class NIRRenderer(Renderer):
         header = (
             f"{HEADER} {sig.name} buffers={len(sig.buffers)} variables={len(sig.variables)}"
             f" core={int(sig.core is not None)} local={','.join(map(str, prog.local_size))}"
-            f" shared={prog.shared_bytes}"
+            f" shared={prog.shared_bytes} uniform={int(uniform_control(uops))}"
         )
         lines = [blob[i : i + 96] for i in range(0, len(blob), 96)]
         return "\n".join([header, text.rstrip(), *(BLOB_PREFIX + x for x in lines)]) + "\n"
