@@ -25,14 +25,17 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import json
 import mmap
 import struct
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from fusegrad.renderer import codepages
+from fusegrad.uop import DType, dtypes
 
 # -- ELF constants ---------------------------------------------------------------------------
 
@@ -101,6 +104,7 @@ class _Symbol:
     bind: int
     shndx: int
     value: int
+    size: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,8 +156,8 @@ def _parse_symbols(obj: bytes, sections: list[_Section]) -> list[_Symbol]:
     names = obj[strtab.offset : strtab.offset + strtab.size]
     out = []
     for i in range(symtab.size // _SYM.size):
-        st_name, info, _, shndx, value, _ = _SYM.unpack_from(obj, symtab.offset + i * _SYM.size)
-        out.append(_Symbol(_cstr(names, st_name), info >> 4, shndx, value))
+        st_name, info, _, shndx, value, size = _SYM.unpack_from(obj, symtab.offset + i * _SYM.size)
+        out.append(_Symbol(_cstr(names, st_name), info >> 4, shndx, value, size))
     return out
 
 
@@ -559,3 +563,168 @@ def _link_and_protect(
     for off, size, prot in layout.regions:
         _protect(code.base + off, size, prot)
     code.symbols = _global_symbols(linker, symbols, layout)
+
+
+# -- TinyELF: a compiled kernel's object, readable and writable -------------------------------
+
+_SHT_PROGBITS = 1
+_SIGNATURE_SECTION = ".fusegrad.tinyelf"
+
+Signature = tuple[tuple[str | None, int, DType, tuple[int, ...]], ...]
+"""A kernel's parameters in call order: (None for a buffer / the Variable's name, the
+buffer's element count / 1, dtype, () / the Variable's (min, max))."""
+
+
+@dataclass(frozen=True, slots=True)
+class ElfSection:
+    """A section of an ELF object: its name, ``sh_type``, ``sh_flags`` and bytes (empty for
+    a section without file data, like ``.bss``; ``size`` is still its size)."""
+
+    name: str
+    type: int
+    flags: int
+    size: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ElfSymbol:
+    """A symbol of an ELF object: the section it is in ("" when undefined: an external
+    function), its offset there and size, and whether other objects can see it."""
+
+    name: str
+    section: str
+    value: int
+    size: int
+    is_global: bool
+
+
+@dataclass(frozen=True)
+class TinyELF:
+    """A compiled CPU kernel: the relocatable ELF object ``lib`` whose function ``name`` is
+    the kernel, the ``target`` it was compiled for (a DEV string such as ``"CPU:LLVM"``, or
+    a ``fusegrad.helpers.Target``), and its parameters (``signature``, see ``Signature``).
+
+    Read it: ``sections``, ``symbols``, ``code()`` (the kernel function's machine code),
+    ``load()`` (into executable memory). Write it: ``pack()`` gives one ELF file that also
+    carries name, target and signature (in a section no loader maps), and
+    ``TinyELF.unpack`` reads such a file back. A malformed object raises ``ElfLoadError``.
+    """
+
+    lib: bytes
+    name: str
+    target: Any
+    signature: Signature
+    profile_key: bytes | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.lib, (bytes, bytearray)):
+            raise TypeError(f"TinyELF: lib must be bytes, got {type(self.lib).__name__}")
+        defined = {s.name for s in self.symbols if s.section}
+        if self.name not in defined:
+            raise ElfLoadError(
+                f"TinyELF: the object defines no function {self.name!r} (has {sorted(defined)})"
+            )
+
+    @property
+    def sections(self) -> list[ElfSection]:
+        """The object's sections, in file order (the null section left out)."""
+        obj = bytes(self.lib)
+        return [
+            ElfSection(s.name, s.type, s.flags, s.size,
+                       b"" if s.type == _SHT_NOBITS else obj[s.offset : s.offset + s.size])
+            for s in _parse_sections(obj)[1:]
+        ]  # fmt: skip
+
+    @property
+    def symbols(self) -> list[ElfSymbol]:
+        """The object's named symbols (its functions, data and the externals it calls)."""
+        obj = bytes(self.lib)
+        sections = _parse_sections(obj)
+
+        def where(shndx: int) -> str:
+            return sections[shndx].name if 0 < shndx < len(sections) else ""
+
+        return [
+            ElfSymbol(s.name, where(s.shndx), s.value, s.size, s.bind != _STB_LOCAL)
+            for s in _parse_symbols(obj, sections)
+            if s.name
+        ]
+
+    def code(self) -> bytes:
+        """The machine code of the kernel function ``name`` (before relocation)."""
+        sym = next(s for s in self.symbols if s.name == self.name and s.section)
+        sec = next(s for s in self.sections if s.name == sym.section)
+        end = sym.value + sym.size if sym.size else len(sec.data)
+        return sec.data[sym.value : end]
+
+    def load(self) -> LoadedCode:
+        """The object loaded into executable memory; ``.address`` is the kernel function."""
+        return load_elf(bytes(self.lib), self.name)
+
+    def pack(self) -> bytes:
+        """One ELF file: ``lib`` plus a non-loaded section holding name, target and signature
+        (``TinyELF.unpack`` reads it back; ``load_elf`` loads it like ``lib``)."""
+        meta = {
+            "name": self.name,
+            "target": _target_text(self.target),
+            "signature": [[n, size, dt.name, list(rng)] for n, size, dt, rng in self.signature],
+            "profile_key": None if self.profile_key is None else self.profile_key.hex(),
+            "header": bytes(self.lib[: _EHDR.size]).hex(),  # the original, to unpack exactly
+            "length": len(self.lib),
+        }
+        return _append_section(bytes(self.lib), _SIGNATURE_SECTION, json.dumps(meta).encode())
+
+    @staticmethod
+    def unpack(data: bytes) -> TinyELF:
+        """The TinyELF ``pack`` wrote into ``data`` (``lib`` exactly as it was)."""
+        found = next((s for s in _parse_sections(data) if s.name == _SIGNATURE_SECTION), None)
+        if found is None:
+            raise ElfLoadError(f"TinyELF.unpack: no {_SIGNATURE_SECTION} section (not packed)")
+        meta = json.loads(data[found.offset : found.offset + found.size])
+        lib = bytes.fromhex(meta["header"]) + data[_EHDR.size : meta["length"]]
+        names = dtypes.fields()
+        signature = tuple(
+            (n, int(size), names[dt], tuple(int(x) for x in rng))
+            for n, size, dt, rng in meta["signature"]
+        )
+        key = meta["profile_key"]
+        return TinyELF(lib, meta["name"], meta["target"], signature,
+                       None if key is None else bytes.fromhex(key))  # fmt: skip
+
+
+def _target_text(target: Any) -> str:
+    """A target as its DEV string (a ``Target``-like object: its non-empty parts)."""
+    if isinstance(target, str):
+        return target
+    parts = [getattr(target, f, "") for f in ("device", "renderer", "arch")]
+    return ":".join(str(p) for p in parts if p)
+
+
+def _append_section(obj: bytes, name: str, payload: bytes) -> bytes:
+    """``obj`` with one more (non-allocated) section: the payload, a new section-name table
+    and a new section-header table are appended and the ELF header points at them, so
+    every byte of ``obj`` after its header stays where it was."""
+    sections = _parse_sections(obj)
+    fields = list(_EHDR.unpack_from(obj, 0))
+    shoff, shnum, shstrndx = fields[6], fields[12], fields[13]
+    headers = [_SHDR.unpack_from(obj, shoff + i * _SHDR.size) for i in range(shnum)]
+    old_names = sections[shstrndx]
+    names = obj[old_names.offset : old_names.offset + old_names.size] + name.encode() + b"\0"
+    out = bytearray(obj)
+    payload_at = len(out)
+    out += payload
+    names_at = len(out)
+    out += names
+    out += bytes(-len(out) % 8)
+    new_shoff = len(out)
+    name_index = old_names.size  # the new name starts where the old table ended
+    strtab = list(headers[shstrndx])
+    strtab[4], strtab[5] = names_at, len(names)
+    headers[shstrndx] = tuple(strtab)
+    headers.append((name_index, _SHT_PROGBITS, 0, 0, payload_at, len(payload), 0, 0, 1, 0))
+    for h in headers:
+        out += _SHDR.pack(*h)
+    fields[6], fields[12] = new_shoff, shnum + 1
+    out[: _EHDR.size] = _EHDR.pack(*fields)
+    return bytes(out)

@@ -16,10 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from fusegrad.codegen import Compiler, ProgramSpec, Renderer, Timer
-from fusegrad.runtime.flags import DEV
+from fusegrad.runtime.flags import DEV, PROFILE
 from fusegrad.runtime.hcq import Command, ExecCmd, HWQueue, Ring, Signal, SignalCmd
 from fusegrad.runtime.memory import Allocator
-from fusegrad.runtime.profiler import record
+from fusegrad.runtime.profiler import (
+    ProfileEvent,
+    device_events,
+    note_device,
+    note_program,
+    record,
+)
 from fusegrad.uop import DEBUG, Context, Ops, UOp, sym_infer
 
 # -- programs -------------------------------------------------------------------------------------
@@ -88,6 +94,27 @@ class CompilerOption:
 
     name: str
     factory: Callable[[], tuple[Renderer, Compiler]]
+
+
+def _as_option(given: CompilerOption | tuple[Any, Any], index: int) -> CompilerOption:
+    """One of ``Compiled``'s ``renderers`` as a ``CompilerOption`` (see ``Compiled``)."""
+    if isinstance(given, CompilerOption):
+        return given
+    if not isinstance(given, tuple) or len(given) != 2:
+        raise TypeError(
+            f"Compiled: renderers[{index}] must be a CompilerOption or a (renderer, compiler) "
+            f"pair, got {given!r} (a fusegrad renderer does not carry its compiler)"
+        )
+    renderer, compiler = given
+    rclass = renderer if isinstance(renderer, type) else type(renderer)
+    name = rclass.__name__.removesuffix("Renderer") or rclass.__name__
+
+    def factory() -> tuple[Renderer, Compiler]:
+        r = renderer() if isinstance(renderer, type) else renderer
+        c = compiler() if isinstance(compiler, type) else compiler
+        return r, c
+
+    return CompilerOption(name, factory)
 
 
 def _status(option: CompilerOption) -> tuple[Renderer, Compiler] | str:
@@ -179,8 +206,15 @@ Runtime = Callable[[str, bytes, ProgramSpec | None], Program]
 
 
 class Compiled:
-    """A device: an allocator, ways to compile (renderer + compiler options, the first that
-    works unless ``DEV`` names one), a program loader (``runtime``), and HCQ rings.
+    """A device: an allocator, ways to compile (``renderers``: renderer + compiler options,
+    the first that works unless ``DEV`` names one), a program loader (``runtime``), and HCQ
+    rings; ``graph`` (a batching class, see the ``graph`` attribute) and ``arch`` optional.
+
+    Each of ``renderers`` is a ``CompilerOption`` (a name and a factory), or a (renderer,
+    compiler) pair: instances, or classes made when the option is first chosen (its name
+    then the renderer class's, less a ``Renderer`` suffix: ``(CRenderer, CCompiler)`` is
+    ``C``). tinygrad passes renderer classes alone (its renderers know their compiler);
+    a fusegrad renderer doesn't, so a bare class is refused with a ``TypeError``.
 
     A third-party backend subclasses this and ``Renderer`` (see docs/backends.md). Every queue
     submitted to a ring is followed by a step of that ring's timeline signal, so
@@ -191,13 +225,19 @@ class Compiled:
         self,
         device: str,
         allocator: Allocator[Any],
-        compilers: Sequence[CompilerOption],
+        renderers: Sequence[CompilerOption | tuple[Any, Any]],
         runtime: Runtime | None,
+        graph: Any = None,
+        arch: str | None = None,
     ) -> None:
         self.device = device
         self.allocator = allocator
-        self.compilers = list(compilers)
+        self.compilers = [_as_option(r, i) for i, r in enumerate(renderers)]
         self.runtime = runtime
+        if graph is not None:
+            self.graph = graph
+        if arch is not None:  # a subclass may have set its own before calling this
+            self.arch = arch
         self.choice: str | None = _dev_choice(device)
         self._rings: dict[str, Any] = {}  # engine -> Ring-like (submit/check/close)
         self._timelines: dict[str, tuple[Signal, list[int]]] = {}
@@ -207,6 +247,19 @@ class Compiled:
         self.timer: Timer = DeviceTimer(self)
         """What BEAM times this device's kernels with (a ``fusegrad.codegen.Timer``: compile,
         load, run on scratch buffers; ``DeviceTimer``). A device may set its own."""
+
+    profile_events: list[ProfileEvent] = device_events
+    """The typed records of ``PROFILE=1`` (tinygrad's ``Compiled.profile_events``): one list
+    for every device (``fusegrad.runtime.profiler.device_events``)."""
+
+    @property
+    def renderers(self) -> list[CompilerOption]:
+        """The ways this device can compile, default first (tinygrad's name; also
+        ``compilers``)."""
+        return self.compilers
+
+    arch: Any = None
+    """The device's architecture (``sm_80``...; None where it has one kind)."""
 
     graph: Any = None
     """The device's batched submission of a launch plan's kernels (an ``HCQGraph`` class,
@@ -255,7 +308,19 @@ class Compiled:
         if self.runtime is None:
             raise Unavailable(f"{self.device}: this device runs no programs")
         binary = lib if lib is not None else self.compile(_as_text(spec.src))
-        return self.runtime(spec.function_name, binary, spec)
+        program = self.runtime(spec.function_name, binary, spec)
+        if PROFILE.value:
+            note_device(self.device, self.profile_props())
+            note_program(self.device, program.name, binary, getattr(program, "address", None))
+        return program
+
+    def profile_props(self) -> dict[str, Any]:
+        """What the ``ProfileDeviceEvent`` of this device says it is."""
+        props: dict[str, Any] = {"device": type(self).__name__, "arch": self.arch}
+        if self._selected is not None:
+            props["renderer"] = type(self._selected[0]).__name__
+            props["compiler"] = type(self._selected[1]).__name__
+        return props
 
     # -- HCQ ----------------------------------------------------------------------------------
     def ring(self, engine: str = "compute") -> Any:
@@ -268,6 +333,8 @@ class Compiled:
                 raise RuntimeError(f"{self.device}: the device was closed")
             if engine not in self._rings:
                 self._rings[engine] = self._new_ring(f"{self.device}:{engine}")
+                if PROFILE.value:
+                    note_device(self.device, self.profile_props())
             return self._rings[engine]
 
     def _new_ring(self, name: str) -> Any:

@@ -14,11 +14,18 @@ A THREAD-split kernel runs as slices on several cores; where the ring reports th
 ``record``), each slice is a span (``cat`` ``slice``) on its core's own track (``tid``
 ``"<engine> core <n>"``) of the device, within the kernel's span; kernel and slices share
 ``args["launch"]``.
+
+Under ``PROFILE=1`` the profiler also keeps tinygrad's typed records in ``device_events``
+(tinygrad's ``Compiled.profile_events``): a ``ProfileDeviceEvent`` the first time a device
+reports, a ``ProfileProgramEvent`` for every program a device loads (its binary and load
+address), and a ``ProfileGraphEvent`` for every batched submission of a device graph
+(``watch_graph``: its launches as ``ProfileGraphEntry`` rows indexing into the timestamps).
 """
 
 from __future__ import annotations
 
 import atexit
+import decimal
 import itertools
 import json
 import os
@@ -26,6 +33,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -42,6 +50,139 @@ Slice = tuple[int, "int | str", int, int]
 """One slice of a split kernel: (slice index, core (a number, or a thread's name), start ns,
 end ns)."""
 _pending: dict[int, tuple[Any, list[Slice]]] = {}  # id(cmd) -> (cmd, slices), from record_slice
+
+
+# -- tinygrad's typed records -------------------------------------------------------------------
+
+
+class ProfileEvent:
+    """Base class of the typed profile records (``device_events``; the frontend's
+    ``fusegrad.helpers.cpu_events`` keeps the host ones)."""
+
+
+@dataclass
+class ProfileDeviceEvent(ProfileEvent):
+    """A device took part in the profile: ``tdiff`` (microseconds) is added to its clock to
+    get host time (0 here: every ring stamps with the host's ``perf_counter``), ``props``
+    what the device is (renderer, compiler, architecture)."""
+
+    device: str
+    tdiff: decimal.Decimal = decimal.Decimal(0)
+    props: dict[str, Any] | None = None
+
+
+@dataclass
+class ProfileProgramEvent(ProfileEvent):
+    """``device`` loaded program ``name``: its binary ``lib``, the address its code was
+    loaded at (``base``, None where the device doesn't say) and ``tag``, a number unique
+    per loaded program."""
+
+    device: str
+    name: str
+    lib: bytes | None
+    base: int | None
+    tag: int | None = None
+    profile_key: bytes | None = None
+
+
+@dataclass(frozen=True)
+class ProfileGraphEntry:
+    """One launch of a graph submission: it ran on ``device`` from timestamp ``sigs[st_id]``
+    to ``sigs[en_id]`` of its ``ProfileGraphEvent``."""
+
+    device: str
+    name: Any  # str, or the frontend's TracingKey
+    st_id: int
+    en_id: int
+    profile_key: bytes | None = None
+
+
+@dataclass
+class ProfileGraphEvent(ProfileEvent):
+    """A batched submission of a device graph: its launches ``ents`` in order, ``deps[i]``
+    the entries launch ``i`` waited for (the one before it: a ring runs in order), and the
+    timestamps ``sigs`` (microseconds of ``perf_counter``) the entries index."""
+
+    ents: list[ProfileGraphEntry]
+    deps: list[list[int]]
+    sigs: list[decimal.Decimal]
+
+
+device_events: list[ProfileEvent] = []
+"""The typed records kept under ``PROFILE=1``, in the order they happened."""
+
+_devices_seen: dict[str, None] = {}
+_program_tags = itertools.count(1)
+
+
+def note_device(device: str, props: dict[str, Any] | None = None) -> None:
+    """Keep a ``ProfileDeviceEvent`` for ``device`` the first time it is noted (profiling
+    only)."""
+    if device in _devices_seen:
+        return
+    with _lock:
+        if device in _devices_seen:
+            return
+        _devices_seen[device] = None
+        device_events.append(ProfileDeviceEvent(device, decimal.Decimal(0), props))
+
+
+def note_program(device: str, name: str, lib: bytes | None, base: int | None) -> None:
+    """Keep a ``ProfileProgramEvent`` for a program ``device`` just loaded (profiling only:
+    the caller checks ``PROFILE``)."""
+    note_device(device)
+    with _lock:
+        device_events.append(ProfileProgramEvent(device, name, lib, base, next(_program_tags)))
+
+
+@dataclass
+class _GraphRun:
+    device: str
+    names: list[str]
+    times: list[tuple[int, int] | None] = field(default_factory=list)
+    left: int = 0
+
+
+_graph_cmds: dict[int, list[tuple[Any, _GraphRun, int]]] = {}  # id(cmd) -> pending runs
+
+
+def watch_graph(device: str, commands: Sequence[ExecCmd]) -> None:
+    """A graph is about to submit ``commands`` (in this order) to ``device``'s ring: once
+    every one of them is recorded, keep their times as one ``ProfileGraphEvent``. Call it
+    for each submission, before the commands can run (profiling only)."""
+    if not commands:
+        return
+    names = [str(getattr(c.program, "name", "exec")) for c in commands]
+    run = _GraphRun(device, names, [None] * len(commands), len(commands))
+    with _lock:
+        for i, cmd in enumerate(commands):
+            _graph_cmds.setdefault(id(cmd), []).append((cmd, run, i))
+
+
+def _graph_recorded(cmd: ExecCmd, start_ns: int, end_ns: int) -> None:
+    """Note a recorded command's times in the oldest pending graph run that holds it."""
+    with _lock:
+        pending = _graph_cmds.get(id(cmd))
+        if not pending or pending[0][0] is not cmd:
+            return
+        _, run, index = pending.pop(0)
+        if not pending:
+            del _graph_cmds[id(cmd)]
+        run.times[index] = (start_ns, end_ns)
+        run.left -= 1
+        if run.left == 0:
+            device_events.append(_graph_event(run))
+
+
+def _graph_event(run: _GraphRun) -> ProfileGraphEvent:
+    sigs: list[decimal.Decimal] = []
+    ents = []
+    for i, (name, times) in enumerate(zip(run.names, run.times, strict=True)):
+        assert times is not None
+        sigs += [decimal.Decimal(times[0]) / 1000, decimal.Decimal(times[1]) / 1000]
+        ents.append(ProfileGraphEntry(run.device, name, 2 * i, 2 * i + 1))
+    deps = [[] if i == 0 else [i - 1] for i in range(len(ents))]
+    return ProfileGraphEvent(ents, deps, sigs)
 
 
 def _rates(cmd: ExecCmd, seconds: float) -> tuple[float, float]:
@@ -89,6 +230,9 @@ def record(
             hook_exit()
         name = getattr(cmd.program, "name", "exec") if isinstance(cmd, ExecCmd) else "copy"
         device, _, engine = ring.rpartition(":")
+        note_device(device)
+        if _graph_cmds and isinstance(cmd, ExecCmd):
+            _graph_recorded(cmd, start_ns, end_ns)
         event: dict[str, Any] = {
             "name": name,
             "cat": "kernel" if isinstance(cmd, ExecCmd) else "copy",
