@@ -13,12 +13,18 @@ Semantics are ``exec_alu``'s, exactly: floats are IEEE (no fast-math flags unles
 multiply then a rounded add on narrower floats), integer division by
 zero gives 0, shifts past the width are defined (see ``llvm_ops``), float16/bfloat16 compute
 in float32 and round to nearest even after every op (``llvm_types``).
+
+Its lowering rule (``LLVM_MATCHER``, the renderer's ``extra_matcher``) puts back together the
+vector loads devectorize splits lane by lane because the lanes' gates differ (the padded taps
+of a convolution): one ``llvm.masked.load``, which reads no masked-off lane, instead of a
+branch per lane.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -43,7 +49,7 @@ from fusegrad.renderer.llvm_types import (
     vec,
 )
 from fusegrad.renderer.signature import KernelSignature, kernel_signature
-from fusegrad.uop import AddrSpace, DType, Ops, PtrDType, UOp, dtypes
+from fusegrad.uop import AddrSpace, DType, Ops, PatternMatcher, PtrDType, UOp, UPat, dtypes
 
 llvm.initialize_native_target()
 llvm.initialize_native_asmprinter()
@@ -150,11 +156,12 @@ def _index(f: _Function, u: UOp) -> None:
     assert isinstance(ptr, PtrDType)
     if ptr.vcount != 1 or u.src[1].dtype.count != 1:
         raise NotImplementedError("LLVM renderer: INDEX with a vector index (gather)")
-    if len(u.src) == 3 and u.src[2].dtype.count != 1:
-        raise NotImplementedError("LLVM renderer: INDEX with a per-lane gate")
+    # a per-lane gate (a masked vector load) may start outside the buffer at a masked-off
+    # lane: no ``inbounds``, whose out-of-bounds result would be poison
+    inbounds = "" if len(u.src) == 3 and u.src[2].dtype.count != 1 else "inbounds "
     elem = vec(element_scalar(ptr), ptr.base.count)
     f.emit(
-        f"{f.out(u)} = getelementptr inbounds {elem}, ptr {f.names[u.src[0]]}, {f.typed(u.src[1])}"
+        f"{f.out(u)} = getelementptr {inbounds}{elem}, ptr {f.names[u.src[0]]}, {f.typed(u.src[1])}"
     )
     f.names[u] = f.out(u)
 
@@ -189,11 +196,28 @@ def _needs_convert(dt: DType) -> bool:
     return dt.scalar() in (dtypes.bool, *NARROW_FLOATS)
 
 
+def _masked_load(f: _Function, u: UOp) -> None:
+    """A vector load with a gate per lane: ``llvm.masked.load`` (masked-off lanes read
+    ``alt`` and touch no memory; AVX2's ``vmaskmovps``)."""
+    idx, o, t = u.src[0], f.out(u), ll_type(u.dtype)
+    ptr = idx.src[0].dtype
+    assert isinstance(ptr, PtrDType)
+    align = _align(element_scalar(ptr))
+    f.emit(
+        f"{o} = call {t.ty} @llvm.masked.load.{t.sfx}.p0(ptr {f.names[idx]}, i32 {align}, "
+        f"{f.typed(idx.src[2])}, {f.typed(u.src[1])})"
+    )
+    f.names[u] = o
+
+
 def _load(f: _Function, u: UOp) -> None:
     o, idx = f.out(u), u.src[0]
     f.names[u] = o
     if len(idx.src) < 3:
         f.emit(*_load_lines(f, u, o))
+        return
+    if idx.src[2].dtype.count != 1:
+        _masked_load(f, u)
         return
     i, pre = f.position[u], f.block
     f.emit(f"br i1 {f.names[idx.src[2]]}, label %load{i}, label %load{i}.join")
@@ -326,6 +350,83 @@ _HANDLERS: dict[Ops, Callable[[_Function, UOp], None]] = {
 }
 
 
+# -- target rules --------------------------------------------------------------------------
+
+
+def _summands(x: UOp) -> list[UOp]:
+    """The terms of an ADD tree (``x`` itself when it is no ADD)."""
+    if x.op is not Ops.ADD:
+        return [x]
+    return [t for s in x.src for t in _summands(s)]
+
+
+def _lane(ld: UOp) -> tuple[UOp, Counter[UOp], int] | None:
+    """(pointer, the index's varying terms, its constant term) of a scalar load, when the
+    element needs no conversion; else None. Terms are compared as a multiset: lanes of one
+    vector may list the same sum in different orders."""
+    if ld.op is not Ops.LOAD or ld.dtype.count != 1 or _needs_convert(ld.dtype):
+        return None
+    idx = ld.src[0]
+    if idx.op is not Ops.INDEX or idx.src[1].dtype.count != 1:
+        return None
+    terms = _summands(idx.src[1])
+    offset = sum(int(t.arg) for t in terms if t.op is Ops.CONST)
+    return idx.src[0], Counter(t for t in terms if t.op is not Ops.CONST), offset
+
+
+def _lanes_of(parts: list[UOp], dtype: DType) -> UOp:
+    """The lanes ``parts`` as one vector: the vector they were taken from when they are its
+    lanes in order, a VCONST when all are constants, else a VECTORIZE."""
+    src = parts[0].src[0] if parts[0].op is Ops.GEP else None
+    if src is not None and src.dtype.count == len(parts):
+        taken = [p.op is Ops.GEP and p.src[0] is src and p.arg == (k,) for k, p in enumerate(parts)]
+        if all(taken):
+            return src
+    if all(p.op is Ops.CONST for p in parts):
+        return UOp(Ops.VCONST, dtype, (), tuple(p.arg for p in parts))
+    return UOp(Ops.VECTORIZE, dtype, tuple(parts))
+
+
+def _gate_and_alt(s: UOp) -> tuple[UOp, UOp]:
+    """One lane's (gate, value where masked off): a constant lane (devectorize's read of a lane
+    masked off for good) is masked off with its value; an ungated load reads always."""
+    if s.op is Ops.CONST:
+        return UOp.const(False, dtypes.bool), s
+    if len(s.src[0].src) == 3:
+        return s.src[0].src[2], s.src[1]
+    return UOp.const(True, dtypes.bool), UOp.const(0, s.dtype)
+
+
+def _merge_gated_lanes(v: UOp) -> UOp | None:
+    """VECTORIZE of scalar loads at consecutive addresses, some gated (lanes with different
+    masks: the edge taps of a padded convolution) or constant (masked off for good) -> one
+    masked vector load. Devectorize splits such a vector into one branch per lane; a masked
+    load reads the lanes at once."""
+    loads = [(k, s) for k, s in enumerate(v.src) if s.op is not Ops.CONST]
+    found = [x for x in (_lane(s) for _, s in loads) if x is not None]
+    if not found or len(found) != len(loads):
+        return None
+    gated = any(len(s.src[0].src) == 3 for _, s in loads)
+    if not gated and len(loads) == len(v.src):
+        return None  # plain consecutive loads: LLVM's SLP vectorizer joins them
+    (k0, head), (ptr, base, first) = loads[0], found[0]
+    at = zip((k for k, _ in loads), found, strict=True)
+    if any(p is not ptr or b != base or o - first != k - k0 for k, (p, b, o) in at):
+        return None
+    gates, alts = zip(*(_gate_and_alt(s) for s in v.src), strict=True)
+    start = head.src[0].src[1]
+    if k0:
+        start = start + UOp.const(-k0, start.dtype)
+    n = v.dtype.count
+    mask = _lanes_of(list(gates), dtypes.bool.vec(n))
+    idx = UOp(Ops.INDEX, head.src[0].dtype, (ptr, start, mask))
+    return UOp(Ops.LOAD, v.dtype, (idx, _lanes_of(list(alts), v.dtype)))
+
+
+#: lowering rules of this target (run after devectorize, before linearizing)
+LLVM_MATCHER = PatternMatcher([(UPat(Ops.VECTORIZE, name="v"), _merge_gated_lanes)])
+
+
 def _parameters(f: _Function, sig: KernelSignature) -> list[str]:
     """The parameter list; binds the PARAM/SPECIAL nodes' names (int32 arguments widened or
     narrowed to the node's dtype in the entry block)."""
@@ -363,6 +464,9 @@ class LLVMRenderer(Renderer):
         op: fn for op, fn in CODE_FOR_OP.items() if op not in APPROXIMATED_OPS
     }
     vector_approximated: ClassVar[frozenset[Ops]] = VECTOR_APPROXIMATED_OPS
+    extra_matcher = LLVM_MATCHER
+    #: renders a vector LOAD whose INDEX has a gate per lane (``llvm.masked.load``)
+    lane_gated_loads = True
 
     def __init__(self, fast_math: bool | None = None) -> None:
         self.fast_math = bool(LLVM_FASTMATH.value) if fast_math is None else fast_math
