@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 import pytest
 from fusegrad.renderer.conformance import check_case
-from fusegrad.renderer.corpus import Builder, Case, alu, end, index, load, rng, store
+from fusegrad.renderer.corpus import Builder, Case, alu, c32, end, index, load, rng, store
 from fusegrad.renderer.launch import CPUProgram
 from fusegrad.renderer.signature import kernel_signature
 from fusegrad.renderer.x86 import X86Compiler, X86Renderer, x86_unavailable
@@ -42,13 +42,18 @@ def _same_bits(want: np.ndarray, got: np.ndarray) -> None:
     assert bad.size == 0, [(want[k], got[k], hex(want.view(np.uint16)[k])) for k in bad[:8]]
 
 
-def _half_kernel(n: int, b: float) -> Case:
-    """out_op[i] = a[i] op b for + - * / MULACC (a*b+a), and sqrt(a[i]), all float16."""
+def _half_kernel(n: int, b: float, width: int = 1) -> Case:
+    """out_op[i] = a[i] op b for + - * / MULACC (a*b+a), and sqrt(a[i]), all float16;
+    ``width`` lanes at a time (float16 vectors)."""
     p = Builder()
     a = p.buffer(F16, [0.0] * n)
     outs = {name: p.output(F16, n, name) for name in ("add", "sub", "mul", "div", "fma", "sqrt")}
-    i = p.add(rng(n))
-    x, y = p.add(load(index(a, i))), UOp.const(b, F16)
+    i = p.add(rng(n // width))
+    vdt = F16.vec(width) if width > 1 else F16
+    y = UOp.const((b,) * width if width > 1 else b, vdt)
+    if width > 1:
+        i = alu(Ops.MUL, i, c32(width))
+    x = p.add(load(index(a, i), vdt))
     values = {
         "add": alu(Ops.ADD, x, y),
         "sub": alu(Ops.SUB, x, y),
@@ -59,17 +64,18 @@ def _half_kernel(n: int, b: float) -> Case:
     }
     for name, value in values.items():
         p.add(store(index(outs[name], i), value))
-    p.add(end(i))
-    return p.case(f"half-ops-{b}")
+    p.add(end(i.src[0] if width > 1 else i))
+    return p.case(f"half-ops-{b}-x{width}")
 
 
 def _buffers(case: Case, first: bytes) -> list[bytearray]:
     return [bytearray(first)] + [bytearray(2 * len(v)) for _, v in case.buffers[1:]]
 
 
+@pytest.mark.parametrize("width", [1, 8, 4])
 @pytest.mark.parametrize("b", [3.0, -0.0999755859375, 1.0009765625, 6.103515625e-05, 65504.0])
-def test_every_half_through_the_rounding_ops_matches_numpy(b: float) -> None:
-    case = _half_kernel(len(ALL_HALVES), b)
+def test_every_half_through_the_rounding_ops_matches_numpy(b: float, width: int) -> None:
+    case = _half_kernel(len(ALL_HALVES), b, width)
     bufs = _buffers(case, ALL_HALVES.tobytes())
     _run(list(case.uops), bufs, {})
     got = [np.frombuffer(bytes(buf), np.float16) for buf in bufs[1:]]
@@ -138,6 +144,51 @@ def test_half_conversions_and_bitcasts_match_the_emulator() -> None:
         p.add(store(index(p.output(dtypes.int16, 8, f"{name} -> half bits"), i), back))
     p.add(end(i))
     assert check_case(p.case("half-conversions"), _run, run_linear) == []
+
+
+def _half_vector_case(width: int) -> Case:
+    """float16 vectors: max, where(a < b), neg, trunc, casts to and from float32, and a
+    MULACC accumulated in a register across a loop."""
+    vals = [0.0, -0.0, 1.5, -2.75, 65504.0, 6e-8, 1e-5, 0.1, -7.5, 2049.0, float("inf"), 3.25]
+    vals += [float("nan"), -65504.0, 0.333, 1.0 / 3]
+    p = Builder()
+    n = 2 * width
+    a = p.buffer(F16, (vals * 2)[:n])
+    b = p.buffer(F16, (vals[::-1] * 2)[:n])
+    wide = p.buffer(F32, [v * 1.0001 for v in (vals * 2)[:n]])
+    outs = [p.output(F16, n, name) for name in ("max", "where a < b", "neg", "trunc", "f32 -> f16")]
+    to_f32 = p.output(F32, n, "f16 -> f32")
+    i = p.add(rng(2))
+    at = alu(Ops.MUL, i, c32(width))
+    hdt, fdt = F16.vec(width), F32.vec(width)
+    x, y = load(index(a, at), hdt), load(index(b, at), hdt)
+    values = [
+        alu(Ops.MAX, x, y),
+        alu(Ops.WHERE, alu(Ops.CMPLT, x, y), x, y),
+        alu(Ops.NEG, x),
+        alu(Ops.TRUNC, y),
+        UOp(Ops.CAST, hdt, (load(index(wide, at), fdt),)),
+    ]
+    for out, value in zip(outs, values, strict=True):
+        p.add(store(index(out, at), value))
+    p.add(store(index(to_f32, at), UOp(Ops.CAST, fdt, (x,))))
+    p.add(end(i))
+    return p.case(f"half-vectors-x{width}")
+
+
+@pytest.mark.parametrize("width", [8, 4])
+def test_half_vectors_are_converted_whole(width: int) -> None:
+    case = _half_vector_case(width)
+    listing = X86Renderer(listing=True).render(list(case.uops))
+    register = "ymm" if width == 8 else "xmm"
+    memory = "xmmword" if width == 8 else "qword"
+    assert f"vcvtph2ps {register}" in listing and f"{memory} ptr" in listing
+    assert f"vcvtps2ph {memory} ptr" in listing
+    if width == 8:  # no lane by lane (a 4-lane where is: its mask has 8-byte lanes)
+        assert "vpextrw" not in listing and "vpbroadcastw" not in listing
+    assert check_case(case, _run, run_linear) == []
+    vec = _half_kernel(64, 3.0, width)
+    assert "vpextrw" not in X86Renderer(listing=True).render(list(vec.uops))
 
 
 def test_listing_converts_with_f16c_not_integer_emulation() -> None:

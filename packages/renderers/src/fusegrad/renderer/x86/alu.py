@@ -270,9 +270,10 @@ def half_alu(ctx: Selection, x: UOp) -> UOp:
     if x.op is Ops.MULACC:
         a, b, c = x.src
         d = ctx.new(VEC)
-        ctx.emit("vmulss", d, ctx.vec(a), ctx.fsource(b))
-        round_half(ctx, d)
-        ctx.emit("vaddss", d, d, ctx.fsource(c))
+        s, n = suffix(x.dtype), vlen(x.dtype)
+        ctx.emit("vmul" + s, d, ctx.vec(a), ctx.fsource(b), vlen=n)
+        round_half(ctx, d, n)
+        ctx.emit("vadd" + s, d, d, ctx.fsource(c), vlen=n)
         ctx.values[x] = d
     elif x.op is Ops.SQRT:
         float_unary(ctx, x)

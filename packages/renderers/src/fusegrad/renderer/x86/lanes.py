@@ -23,6 +23,7 @@ from fusegrad.renderer.x86.context import (
     Selection,
     mask_lane,
     mov_for,
+    register_lane,
 )
 from fusegrad.renderer.x86.isa import Mem, VReg
 from fusegrad.renderer.x86.memory import (
@@ -37,7 +38,8 @@ from fusegrad.renderer.x86.memory import (
 from fusegrad.uop import DType, GroupOp, Ops, PtrDType, UOp, dtypes
 
 F32, F64 = dtypes.float32, dtypes.float64
-_FLOAT_VECTORS = {(F32, 8), (F32, 4), (F64, 4), (F64, 2)}
+#: float16 vectors are held as float32 lanes (F16C converts at loads, stores and roundings)
+_FLOAT_VECTORS = {(F32, 8), (F32, 4), (F64, 4), (F64, 2), (F16, 8), (F16, 4)}
 #: zmm vectors (AVX-512): arithmetic, FMA, max, sqrt, neg, trunc, loads and (masked) stores
 _WIDE_VECTORS = {(F32, 16), (F64, 8)}
 _FLOAT_NATIVE = frozenset(
@@ -69,14 +71,20 @@ def reg_vector(dt: DType, wide: bool = False) -> bool:
 
 
 def _conversion(x: UOp) -> bool:
-    """float32x8 <-> int32x8 CAST (vcvtdq2ps / vcvttps2dq) or BITCAST (the same register)."""
+    """float32x8 <-> int32x8 CAST (vcvtdq2ps / vcvttps2dq) or BITCAST (the same register);
+    float16 <-> float32 CAST of 8 or 4 lanes (the same register, or rounded by F16C)."""
     pair = {x.dtype, x.src[0].dtype}
+    if x.op is Ops.CAST and pair in _HALF_CASTS:
+        return True
     return pair == {I32X8, dtypes.float32.vec(8)}
+
+
+_HALF_CASTS = [{F16.vec(n), F32.vec(n)} for n in (8, 4)]
 
 
 def mask_for(mask: DType, floats: DType) -> bool:
     """Whether a bool vector's mask lanes match float vector ``floats``'s lanes."""
-    return mask.count == floats.count and mask_lane(mask) == floats.scalar().itemsize
+    return mask.count == floats.count and mask_lane(mask) == register_lane(floats)
 
 
 def native(x: UOp, wide: bool = False) -> bool:

@@ -176,6 +176,9 @@ def load_into(ctx: Selection, v: VReg, dt: DType, mem: Mem) -> None:
         ctx.emit("vpbroadcastw", v, mem)
         ctx.emit("vcvtph2ps", v, v)
         return
+    if dt.scalar() is F16:  # 8 or 4 halves, converted to float32 lanes
+        ctx.emit("vcvtph2ps", v, mem, vlen=vlen(dt))
+        return
     if dt.scalar() in FLOATS or dt.count > 1:
         ctx.emit(mov_for(dt), v, mem, vlen=vlen(dt))
         return
@@ -277,6 +280,9 @@ def _store_value(ctx: Selection, mem: Mem, val: UOp) -> None:
     dt = val.dtype
     if dt is F16:
         store_half(ctx, mem, ctx.vec(val))
+        return
+    if dt.scalar() is F16:  # float32 lanes (float16 values: exact) -> 8 or 4 halves
+        ctx.emit("vcvtps2ph", mem, ctx.vec(val), Imm(0), vlen=vlen(dt))
         return
     if dt.scalar() in FLOATS or dt.count > 1:
         ctx.emit(mov_for(dt) + "_st", mem, ctx.vec(val), vlen=vlen(dt))

@@ -11,9 +11,10 @@ runs with their calling convention (``signature``).
 Capabilities: float32 x8/x4, float64 x4/x2, int32x8 and bool masks in xmm/ymm registers
 (``vector_widths``; other vectors are selected lane by lane), every integer dtype, bool,
 float32 and float64 native; float16 native where the CPU has F16C (held as float32 in
-registers, converted at loads and stores, each arithmetic result rounded to float16 by
-``vcvtps2ph``/``vcvtph2ps``), else emulated by the lowering like bfloat16/fp8 over integer
-storage; EXP2/LOG2/SIN/RECIPROCAL and floor division are decomposed by the lowering.
+registers, float16x8/x4 as float32 lanes of a ymm/xmm register, converted at loads and stores,
+each arithmetic result rounded to float16 by ``vcvtps2ph``/``vcvtph2ps``), else emulated by
+the lowering like bfloat16/fp8 over integer storage; EXP2/LOG2/SIN/RECIPROCAL and floor
+division are decomposed by the lowering.
 Where the CPU has AVX-512F (and the OS saves zmm state), float32x16 and float64x8 are held
 in zmm registers too (EVEX; gated accesses become opmask-masked loads and stores); the
 compares, wheres and casts of 16 lanes are selected lane by lane. Gated loads and stores of
@@ -97,15 +98,14 @@ class X86Renderer(Renderer):
                 f"X86Renderer: unknown CPU features {sorted(unknown)}; "
                 f"expected some of {sorted(FEATURE_BITS)}"
             )
-        if "f16c" not in self.features:  # no F16C: the lowering emulates float16
+        widths = dict(self.vector_widths)
+        if "f16c" in self.features:  # float16x8 as float32 lanes of a ymm register
+            widths[dtypes.float16] = (8,)
+        else:  # no F16C: the lowering emulates float16
             self.supported_dtypes = self.supported_dtypes - {dtypes.float16}
-        if "avx512f" in self.features:  # zmm: 16 float32 / 8 float64 lanes (per instance:
-            # the class attribute is the AVX2 widths)
-            vars(self)["vector_widths"] = {
-                **self.vector_widths,
-                dtypes.float32: (16, 8),
-                dtypes.float64: (8, 4),
-            }
+        if "avx512f" in self.features:  # zmm: 16 float32 / 8 float64 lanes
+            widths |= {dtypes.float32: (16, 8), dtypes.float64: (8, 4)}
+        vars(self)["vector_widths"] = widths  # (per instance: the class attribute is AVX2's)
 
     @property
     def target_key(self) -> str:

@@ -5,12 +5,15 @@ are native)."""
 from __future__ import annotations
 
 from fusegrad.renderer.x86.context import (
+    F16,
     GPR,
     SELECTED,
     VEC,
     Selection,
     mask_lane,
     mov_for,
+    register_lane,
+    round_half,
     suffix,
     vlen,
 )
@@ -104,10 +107,10 @@ def vectorize(ctx: Selection, x: UOp) -> UOp:
             ctx.emit("store", _temp(4 * i), ctx.gpr(s), width=4)
         ctx.emit("vmovups", d, _temp(), vlen=32)
     elif uniform:  # one value in every lane
-        op = "vbroadcastss" if dt.scalar() is dtypes.float32 else "vbroadcastsd"
+        op = "vbroadcastss" if register_lane(dt) == 4 else "vbroadcastsd"
         ctx.emit(op, d, ctx.vec(x.src[0]), vlen=32)
     else:
-        size = dt.scalar().itemsize
+        size = register_lane(dt)
         for i, s in enumerate(x.src):
             ctx.emit(mov_for(s.dtype) + "_st", _temp(i * size), ctx.vec(s))
         ctx.emit("vmovups", d, _temp(), vlen=vlen(dt))
@@ -152,8 +155,7 @@ def gep(ctx: Selection, x: UOp) -> UOp:
     else:
         d = ctx.new(VEC)
         ctx.emit("vmovups_st", _temp(), v, vlen=vlen(src.dtype))
-        size = x.dtype.itemsize
-        ctx.emit(mov_for(x.dtype), d, _temp(lane * size))
+        ctx.emit(mov_for(x.dtype), d, _temp(lane * register_lane(x.dtype)))
     ctx.values[x] = d
     return SELECTED
 
@@ -207,12 +209,16 @@ def int_op(ctx: Selection, x: UOp) -> UOp:
 
 def conversion(ctx: Selection, x: UOp) -> UOp:
     """float32x8 <-> int32x8: CAST converts (truncating, x86's indefinite for NaN and
-    overflow, as the scalar path), BITCAST is the same register."""
+    overflow, as the scalar path), BITCAST is the same register; float16 <-> float32."""
     src = ctx.vec(x.src[0])
-    if x.op is Ops.BITCAST:
+    if x.op is Ops.BITCAST or x.src[0].dtype.scalar() is F16:  # (a float16 is a float32)
         ctx.values[x] = src
         return SELECTED
     d = ctx.new(VEC)
+    if x.dtype.scalar() is F16:  # float32 -> float16: rounded by F16C
+        ctx.values[x] = ctx.copy_reg(src, vlen(x.dtype))
+        round_half(ctx, ctx.values[x], vlen(x.dtype))
+        return SELECTED
     ctx.emit("vcvtdq2ps" if x.dtype.scalar() is dtypes.float32 else "vcvttps2dq", d, src, vlen=32)
     ctx.values[x] = d
     return SELECTED
