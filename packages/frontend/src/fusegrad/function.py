@@ -104,6 +104,32 @@ def param_slot(u: UOp) -> int | None:
     return _SLOTS.get(u) if u.op is Ops.CONTIGUOUS else None
 
 
+def add_to_ctx(ctx: list[UOp], x: UOp) -> UOp:
+    """Make ``x`` (a tensor-level UOp: a buffer or a graph the body reads) an input of the
+    function body being built: appended to ``ctx`` (the call's arguments in parameter order)
+    unless it is there already, and the placeholder standing for it in the body returned
+    (parameter slot = its index in ``ctx``). A body built with it is applied back by
+    ``Tensor.call`` with ``ctx`` as arguments, as ``callify`` does for the buffers it reads.
+
+    >>> from fusegrad import Tensor
+    >>> a, b = Tensor([1.0, 2.0]), Tensor([3.0, 4.0])
+    >>> ctx: list = []
+    >>> pa, pb = Tensor(add_to_ctx(ctx, a.uop)), Tensor(add_to_ctx(ctx, b.uop))
+    >>> body = pa * pb + Tensor(add_to_ctx(ctx, a.uop))  # a again: the same parameter
+    >>> len(ctx), Tensor(ctx[0]).call(Tensor(ctx[1]), fxn=body).tolist()
+    (2, [4.0, 10.0])
+    """
+    if not isinstance(x, UOp):
+        raise TypeError(f"add_to_ctx: x must be a UOp, got {type(x).__name__}")
+    if x.device is None:
+        raise ValueError(f"add_to_ctx: {x.op!r} is not a tensor-level node (it has no device)")
+    slot = next((i for i, u in enumerate(ctx) if u is x), None)
+    if slot is None:
+        slot = len(ctx)
+        ctx.append(x)
+    return param(slot, x.dtype, tuple(x.shape), str(x.device))
+
+
 def params_of(body: UOp) -> dict[int, UOp]:
     """The parameters a body reads, by slot."""
     found: dict[int, UOp] = {}
@@ -455,6 +481,7 @@ def _hashable(v: Any) -> Any:
 
 
 __all__ = [
+    "add_to_ctx",
     "apply_body",
     "call_gradient",
     "flatten_tensors",
