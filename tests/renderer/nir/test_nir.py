@@ -133,8 +133,11 @@ def test_consecutive_lanes_load_and_store_whole_vectors(
 ) -> None:
     """In the reverse kernel, invocation i reads src[8g + i] and writes tmp[i] and
     out[8g + i]: consecutive lanes, so vector loads/stores; its read of tmp[7 - i] runs
-    backwards and stays a gather. Without the rewrite every access is a gather/scatter."""
+    backwards and stays a gather. Its control flow is uniform, so they are plain vector
+    accesses (at a stack slot where lane 0 is masked off); masked ones where it is not.
+    Without the rewrite every access is a gather/scatter."""
     from fusegrad.renderer.nir import lvp
+    from fusegrad.renderer.nir import renderer as nir_renderer
 
     uops, _, _ = _reverse_in_workgroups()
     text = renderer.render(uops, "reverse")
@@ -143,7 +146,12 @@ def test_consecutive_lanes_load_and_store_whole_vectors(
         found = re.findall(r"call [^@]*@llvm\.masked\.(\w+)\.", ir)
         return {name: found.count(name) for name in sorted(set(found))}
 
-    assert calls(compiler.ir(text)) == {"gather": 1, "load": 1, "store": 2}
+    ir = compiler.ir(text)
+    assert calls(ir) == {"gather": 1}
+    assert len(re.findall(r"= select i1 %\w+, ptr %\w+, ptr %masked_off", ir)) == 3
+    monkeypatch.setattr(nir_renderer, "uniform_control", lambda uops: False)
+    divergent = renderer.render(uops, "reverse")
+    assert calls(compiler.ir(divergent)) == {"gather": 1, "load": 1, "store": 2}
     monkeypatch.setattr(lvp, "CONTIGUOUS", False)
     assert calls(compiler.ir(text)) == {"gather": 2, "scatter": 2}
 

@@ -66,7 +66,7 @@ _LLVM_C = {  # LLVM 20 C API functions the wrapper uses: name -> (restype, argty
     "LLVMPrintModuleToString": (POINTER(ctypes.c_char), [P]),
     "LLVMDisposeMessage": (None, [POINTER(ctypes.c_char)]),
 }
-_VERSION = 6  # of the wrapper: part of the cache key
+_VERSION = 7  # of the wrapper: part of the cache key
 CONTIGUOUS = True  # gathers/scatters of consecutive lanes as vector loads/stores
 MIN_LANES = 8  # llvmpipe's SIMD width at least (AVX2's 8 float32 lanes; gallivm needs 2)
 _HEADER_RE = re.compile(
@@ -245,7 +245,7 @@ def llvmpipe_ir(mesa: Mesa, src: str) -> str:
         if k.uniform:
             uniform_lanes(llvm, wrapper.module)
         if CONTIGUOUS:
-            vectorize_contiguous(llvm, wrapper.module, wrapper.builder)
+            vectorize_contiguous(llvm, wrapper.module, wrapper.builder, k.uniform)
         return _portable(wrapper.ir())
     finally:
         wrapper.close()
