@@ -1,8 +1,9 @@
 """``fusegrad.device``: tinygrad's ``tinygrad.device`` module path.
 
-The device registry, buffers, allocators, compilers and programs are the runtime's
-(``fusegrad.runtime``) and codegen's (``Compiler``, ``CompileError``), re-exported; the two
-device-name helpers tinygrad code calls are defined here.
+The device registry, buffers, allocators and compilers are the runtime's
+(``fusegrad.runtime``) and codegen's (``Compiler``, ``CompileError``), re-exported. Defined
+here: tinygrad's ``Program(dev, obj)`` (a compiled kernel's ``TinyELF`` loaded on a device,
+called with Buffers), ``MultiBuffer`` and the two device-name helpers tinygrad code calls.
 
 >>> from fusegrad.device import Device, canonicalize_device
 >>> canonicalize_device("cpu"), canonicalize_device(("cpu:0", "CPU:1"))
@@ -11,7 +12,8 @@ device-name helpers tinygrad code calls are defined here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from fusegrad.codegen import CompileError, Compiler
 from fusegrad.runtime import (
@@ -21,11 +23,76 @@ from fusegrad.runtime import (
     Compiled,
     Device,
     LRUAllocator,
-    Program,
+    Signal,
     Unavailable,
     canonicalize,
 )
+from fusegrad.runtime import Program as LoadedProgram
 from fusegrad.uop import DType
+
+
+class Program:
+    """tinygrad's ``Program(dev, obj)``: the compiled kernel ``obj`` (a ``TinyELF``) loaded
+    on device ``dev``. Calling it launches the kernel over Buffers (one per buffer entry of
+    the signature, checked for device, dtype and size) and Variable values ``vals``; with
+    ``wait=True`` it returns the seconds the device took.
+
+    (Backends implement ``fusegrad.runtime.Program``, the device-side loaded kernel this
+    wraps: ``self.program``.)
+    """
+
+    def __init__(self, dev: str, obj: Any) -> None:
+        if not all(hasattr(obj, f) for f in ("lib", "name", "signature")):
+            raise TypeError(f"Program: obj must be a TinyELF, got {type(obj).__name__}")
+        self.device = Device[dev]
+        if self.device.runtime is None:
+            raise ValueError(f"Program: device {self.device.device} runs no programs")
+        self.obj = obj
+        self.program: LoadedProgram = self.device.runtime(obj.name, bytes(obj.lib), None)
+
+    @property
+    def name(self) -> str:
+        """The kernel function's name."""
+        return str(self.obj.name)
+
+    def __call__(
+        self,
+        *bufs: Buffer,
+        global_size: Sequence[int] = (1, 1, 1),
+        local_size: Sequence[int] | None = None,
+        vals: Sequence[int] = (),
+        wait: bool = False,
+    ) -> float | None:
+        """Launch over ``bufs`` and ``vals`` (asynchronous unless ``wait``)."""
+        self._check(bufs, vals)
+        handles = [b.ensure_allocated().opaque for b in bufs]
+        if not wait:
+            self.device.exec(self.program, handles, vals, global_size, local_size)
+            return None
+        start, end = Signal(name="program start"), Signal(name="program end")
+        queue = self.device.queue().timestamp(start)
+        queue.exec(self.program, handles, vals, global_size, local_size)
+        queue.timestamp(end).submit(self.device)
+        self.device.synchronize()
+        return (end.timestamp - start.timestamp) / 1e9
+
+    def _check(self, bufs: Sequence[Buffer], vals: Sequence[int]) -> None:
+        params = [p for p in self.obj.signature if p[0] is None]
+        variables = [p for p in self.obj.signature if p[0] is not None]
+        if len(bufs) != len(params) or len(vals) != len(variables):
+            raise ValueError(
+                f"Program {self.name}: takes {len(params)} buffers and {len(variables)} values, "
+                f"got {len(bufs)} and {len(vals)}"
+            )
+        for i, (b, (_, size, dtype, _)) in enumerate(zip(bufs, params, strict=True)):
+            if canonicalize(b.device) != self.device.device or b.dtype != dtype or b.size < size:
+                raise ValueError(
+                    f"Program {self.name}: buffer {i} must be {size} x {dtype.name} on "
+                    f"{self.device.device}, got {b.size} x {b.dtype.name} on {b.device}"
+                )
+        for value, (var, _, _, bounds) in zip(vals, variables, strict=True):
+            if bounds and not bounds[0] <= value <= bounds[1]:
+                raise ValueError(f"Program {self.name}: {var}={value} is outside {bounds}")
 
 
 class MultiBuffer:
