@@ -508,6 +508,28 @@ def vector_gated_case(width: int) -> Case:
     return p.case(f"vector-gated-float{width}")
 
 
+def lane_gated_case(width: int) -> Case:
+    """A float32 vector load with a gate per lane: each step starts one element before its
+    slice, so lane 0 of the first step lies before the buffer, and the gate also masks off the
+    last lane of the last step (inside the buffer); masked lanes read ``alt``, a different
+    value per lane."""
+    p = Builder()
+    a = p.buffer(dtypes.float32, [x * 0.25 - 1 for x in range(width * 2)])
+    out = p.output(dtypes.float32, width * 2, "lane-gated vector LOAD")
+    i = p.add(rng(2))
+    start = alu(Ops.ADD, alu(Ops.MUL, i, c32(width)), c32(-1))
+    ivec = dtypes.int32.vec(width)
+    lanes = UOp(Ops.VCONST, ivec, (), tuple(range(width)))
+    at = alu(Ops.ADD, UOp(Ops.VECTORIZE, ivec, (start,) * width), lanes)
+    low = UOp(Ops.VCONST, ivec, (), (-1,) * width)
+    high = UOp(Ops.VCONST, ivec, (), (width * 2 - 2,) * width)
+    ok = alu(Ops.AND, alu(Ops.CMPLT, low, at), alu(Ops.CMPLT, at, high))
+    alt = UOp(Ops.VCONST, dtypes.float32.vec(width), (), tuple(-float(k) for k in range(width)))
+    x = load(index(a, start, ok), dtypes.float32.vec(width), alt)
+    p.add(store(index(out, alu(Ops.MUL, i, c32(width))), x), end(i))
+    return p.case(f"lane-gated-float{width}")
+
+
 # -- the corpus ------------------------------------------------------------------------------
 
 
@@ -529,5 +551,7 @@ def corpus(renderer: Renderer) -> list[Case]:
             cases.append(vector_case(renderer, dt, width))
     if vector_width(renderer, dtypes.float32) is not None:
         cases += [vector_gated_case(4), vector_reduce_case(4)]
+    if getattr(renderer, "lane_gated_loads", False):  # only renderers that take this form
+        cases.append(lane_gated_case(8))
     cases += [mulacc_case(renderer, dt) for dt in (dtypes.float32, dtypes.float64)]
     return [c for c in cases if c is not None]
