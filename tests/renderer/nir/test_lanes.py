@@ -9,6 +9,7 @@ import re
 import struct
 
 import pytest
+from fusegrad.codegen import Renderer
 from fusegrad.renderer.corpus import Builder, alu, c32, end, index, load, mulacc_case, rng, store
 from fusegrad.renderer.launch import CPUProgram
 from fusegrad.renderer.nir import LVPCompiler, NIRRenderer, mesa_unavailable
@@ -151,3 +152,35 @@ def test_mulacc_is_one_rounding(renderer: NIRRenderer, compiler: LVPCompiler) ->
     run_linear(case.uops, want, {})
     CPUProgram(compiler.compile(text), cpu_signature(list(case.uops), "mulacc"))(got, {})
     assert compare(case, want, got) == []
+
+
+def _matmul_kernel(n: int) -> UOp:
+    """The AST of an n x n float32 matmul's kernel."""
+    from fusegrad.codegen.schedule import get_kernel_graph
+    from fusegrad.tensor import Tensor
+
+    a, b = Tensor.empty(n, n, device="CPU"), Tensor.empty(n, n, device="CPU")
+    kernels = get_kernel_graph(UOp.sink((a @ b).uop), cache=None).kernels  # type: ignore[attr-defined]
+    return kernels[-1].src[0]  # type: ignore[no-any-return]
+
+
+@pytest.mark.skipif(
+    not hasattr(Renderer, "simd_lanes"),
+    reason="the heuristics do not read Renderer.simd_lanes yet (requested)",
+)
+def test_heuristics_give_the_lanes_the_innermost_elements(
+    renderer: NIRRenderer, compiler: LVPCompiler
+) -> None:
+    """A matmul for a SIMD-lane renderer: LOCAL first (neighbouring lanes on neighbouring
+    columns), then the register block: every load and store of a lane-varying address is a
+    whole vector, no gather or scatter left."""
+    from fusegrad.codegen import hand_coded_optimizations, to_program
+    from fusegrad.codegen.opt.kernel import OptOps
+
+    ast = _matmul_kernel(256)
+    opts = hand_coded_optimizations(ast, renderer)
+    assert opts[0].op is OptOps.LOCAL and opts[0].amount == LANES
+    assert {o.op for o in opts[1:]} >= {OptOps.UPCAST, OptOps.UNROLL}
+    spec = to_program(ast, renderer, opts)
+    ir = compiler.ir(str(spec.src))
+    assert not re.search(r"call [^@]*@llvm\.masked\.(gather|scatter)", ir)
