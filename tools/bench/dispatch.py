@@ -11,7 +11,10 @@ CPU device's cores.
    ``run_plan`` alone (encoding and submitting the kernel graph's launch plan), and what
    ``realize`` does on a cache hit: the key (for one target, ``target_key``: no SINK and
    no ``lookup_schedule``, see ``engine.kernels._hit``) + the template's launch plan run
-   over result buffers (recycled: see ``engine.plan.result_buffers``). PyTorch eager's
+   over result buffers (recycled: see ``engine.plan.result_buffers``); the same for a
+   schedule of 16 dependent kernels, and the cost per kernel of a hit (the slope between the
+   1- and 16-kernel schedules: what a template hit adds per kernel, as the TinyJit line's
+   slope is for a replay). PyTorch eager's
    ``x = x + 1`` on a 1-element tensor is timed in the same run for scale. Target (issue 20): <= 50 us per
    dependent step, <= 5 us per kernel for cache hits and JIT replay. Run in child processes
    once per ring kind: the compiled ring (``HCQ_COMPILED=1``, the default) and the Python
@@ -121,6 +124,12 @@ def dispatch_overhead(repeats: int) -> dict[str, Timing]:
     lookup = _repeat(lambda: lookup_schedule(sink))
     fresh_lookup = _repeat(lambda: lookup_schedule(UOp.sink((x + 1).uop)))
 
+    hits = {k: _timed(_wide_hit(x, k), repeats, STEPS) for k in HIT_KERNELS}
+    lo, hi = HIT_KERNELS
+    slope = {
+        c: (hits[hi][c] - hits[lo][c]) / (hi - lo)
+        for c in ("wall", "wall_best", "thread", "thread_best", "process", "process_best")
+    }
     return {
         "chain (realize, one wait at the end)": _timed(chain, repeats, STEPS),
         "chain (wait after every step)": _timed(chain_waiting, repeats, STEPS),
@@ -130,7 +139,32 @@ def dispatch_overhead(repeats: int) -> dict[str, Timing]:
         "x + 1 and its lookup (new nodes)": _timed(fresh_lookup, repeats, STEPS),
         "run_plan only (encode + submit)": _timed(launch, repeats, STEPS),
         "cache hit: lookup + template plan launch": _timed(hit, repeats, STEPS),
+        f"cache hit of {hi} kernels (per call)": hits[hi],
+        f"cache hit, per kernel ({lo}->{hi} slope)": slope,
     }
+
+
+HIT_KERNELS = (1, 16)
+
+
+def _wide_hit(x: object, kernels: int) -> Callable[[], None]:
+    """STEPS cache hits of one schedule of ``kernels`` dependent 1-element kernels over ``x``
+    (the same graph each time, as the one-kernel hit line: key remembered, template plan run
+    over recycled result buffers)."""
+    from fusegrad import Tensor
+    from fusegrad.engine.kernels import schedule as realize_schedule
+    from fusegrad.engine.launch import synchronize
+    from fusegrad.uop import UOp
+
+    assert isinstance(x, Tensor)
+    y = x
+    for _ in range(kernels):
+        y = (y + 1).contiguous()
+    sink = UOp.sink(y.uop)
+    for _ in range(2):  # the miss (compiles), then the template's plan is built
+        realize_schedule(list(sink.src))
+    synchronize()
+    return _repeat(lambda: realize_schedule(list(sink.src)), synchronize)
 
 
 def torch_eager(repeats: int) -> dict[str, Timing]:

@@ -71,25 +71,33 @@ def share(memory: Any) -> None:
         base.shared = True
 
 
-def _most_refs(items: tuple[Any, ...]) -> int:
-    """The highest reference count among ``items``, as seen from inside this loop."""
-    most = 0
-    for item in items:
-        refs = sys.getrefcount(item)
-        most = max(most, refs)
-    return most
+def _free_refs(items: tuple[Any, ...], limit: int) -> bool:
+    """Whether no member of ``items`` shows more than ``limit`` references from inside this
+    loop (the one loop both the calibration below and ``recyclable`` run)."""
+    for item in items:  # noqa: SIM110 (a generator: another frame per call, other counts)
+        if sys.getrefcount(item) > limit:
+            return False
+    return True
 
 
-# what a member of a tuple that nothing else holds shows in ``_most_refs`` (measured, not
-# assumed: interpreters differ in the references their frames take)
-_FREE_REFS = _most_refs((object(),))
+def _calibrate() -> int:
+    """What a member of a tuple that nothing else holds shows in ``_free_refs`` (measured,
+    not assumed: interpreters differ in the references their frames take)."""
+    lone = (object(),)
+    limit = 0
+    while not _free_refs(lone, limit):
+        limit += 1
+    return limit
+
+
+_FREE_REFS = _calibrate()
 
 
 def recyclable(bufs: tuple[UOp, ...]) -> bool:
     """Whether BUFFERs ``bufs`` (held in the tuple only) may take a new value: nothing else
     holds any of them, and their memory is reached only through them. Their last kernels may
     still be queued: a later launch on the same device runs after them."""
-    if _most_refs(bufs) > _FREE_REFS:
+    if not _free_refs(bufs, _FREE_REFS):
         return False
     for b in bufs:
         rb = b.__dict__.get(_RUNTIME)

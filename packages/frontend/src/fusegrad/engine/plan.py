@@ -145,7 +145,7 @@ class LaunchPlan:
         """Every slot's runtime buffer: ``given`` (runtime Buffers, or host arrays for
         copy-only sources), the fixed ones, the views over them."""
         if self.direct:
-            return list(given)
+            return given if isinstance(given, list) else list(given)
         runtime: list[Any] = [None] * self.slots
         for i, b in zip(self.given, given, strict=True):
             runtime[i] = b
@@ -324,8 +324,11 @@ def result_buffers(plan: LaunchPlan, tpl: ScheduleTemplate) -> list[UOp]:
     spare: deque[tuple[UOp, ...]] = found
     for i, bufs in enumerate(spare):  # oldest first
         if recyclable(bufs):
-            del spare[i]
-            spare.append(bufs)
+            if i:
+                del spare[i]
+                spare.append(bufs)
+            else:
+                spare.rotate(-1)
             return list(bufs)
     bufs = tuple(UOp.new_buffer(p.src[1].arg, p.arg, p.dtype) for p in tpl.allocate)
     spare.append(bufs)

@@ -386,9 +386,11 @@ class TensorCore(OpMixinBase):
         view = realize_one(u) if not hasattr(self, "shards") else None
         if view is None:
             return False
-        self.uop = view
         if _holds_buffer(view):
-            LAZY_TENSORS.pop(id(self), None)
+            self._uop = view  # not lazy any more: out of the registry (its callback copes)
+            _LAZY_ENTRIES.pop(id(self), None)
+        else:
+            self.uop = view
         if _LAZY_ENTRIES:  # other live tensors may read u: they read the buffer from now
             _apply_becomes({u: view})
         return True
