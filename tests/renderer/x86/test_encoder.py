@@ -191,6 +191,10 @@ def _packed_forms() -> Iterator[Inst]:
     for op in ("vbroadcastss", "vbroadcastsd"):
         yield from (Inst(op, (a, b), vlen=32) for a, b in zip(XMM, XMM[::-1], strict=True))
         yield from (Inst(op, (XMM[i % 16], m), vlen=32) for i, m in enumerate(MEMS))
+    for op, vlen in itertools.product(("vmaskmovps", "vmaskmovpd"), (16, 32)):
+        yield from (
+            Inst(op, (XMM[i % 16], XMM[(i + 5) % 16], m), vlen=vlen) for i, m in enumerate(MEMS)
+        )
     for op, vlen in itertools.product(("vcmpps", "vcmppd"), (16, 32)):
         yield from (
             Inst(op, (a, b, c, Imm(k)), vlen=vlen)

@@ -11,15 +11,39 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
-from fusegrad.renderer.corpus import gated_case, vector_gated_case
-from fusegrad.renderer.x86 import X86Renderer, x86_unavailable
-from fusegrad.uop import dtypes
+from fusegrad.renderer.conformance import check_case
+from fusegrad.renderer.corpus import (
+    Builder,
+    Case,
+    alu,
+    c32,
+    end,
+    gated_case,
+    index,
+    load,
+    rng,
+    store,
+    vector_gated_case,
+)
+from fusegrad.renderer.launch import CPUProgram
+from fusegrad.renderer.signature import kernel_signature
+from fusegrad.renderer.x86 import X86Compiler, X86Renderer, x86_unavailable
+from fusegrad.runtime import run_linear
+from fusegrad.uop import DType, Ops, UOp, dtypes
 
 pytestmark = pytest.mark.skipif(x86_unavailable() is not None, reason=str(x86_unavailable()))
+
+
+def _run(uops: Sequence[UOp], bufs: list[bytearray], var_vals: Mapping[str, int]) -> None:
+    linear = list(uops)
+    src = X86Renderer().render(linear)
+    CPUProgram(X86Compiler().compile(src), kernel_signature(linear))(bufs, var_vals)
+
 
 _JUMP = re.compile(r"\s(j[a-z]+) (\.L[a-z]+)\d+$")
 
@@ -111,6 +135,84 @@ def test_masked_off_accesses_never_touch_the_page_after_the_buffer(
         inside = g * width + width - 1 < n
         want += [float(g * width + k + 1) if inside else -2.0 for k in range(width)]
     assert got == want
+
+
+def lane_gated_case(dt: DType, width: int, n: int, alt: float) -> Case:
+    """out[i*w + k] = a[i*w + k] where i*w + k < n else ``alt``: ``width`` scalar loads, each
+    gated by its own lane of one mask, put together as a vector (the lowering's form of a
+    padded window's loads): selected as one masked vector load."""
+    p = Builder()
+    a = p.buffer(dt, [k + 1 for k in range(n)])
+    groups = -(-n // width) + 1
+    out = p.output(dt, groups * width, f"lane-gated {dt.name}x{width}")
+    i = p.add(rng(groups))
+    at = alu(Ops.MUL, i, c32(width))
+    ats = [alu(Ops.ADD, at, c32(k)) for k in range(width)]
+    mask = UOp(
+        Ops.VECTORIZE,
+        dtypes.bool.vec(width),
+        tuple(alu(Ops.CMPLT, x, c32(n)) for x in ats),
+    )
+    gates = [UOp(Ops.GEP, dtypes.bool, (mask,), (k,)) for k in range(width)]
+    lanes = [
+        load(index(a, x, g), dt, alt=UOp.const(alt, dt)) for x, g in zip(ats, gates, strict=True)
+    ]
+    p.add(store(index(out, at), UOp(Ops.VECTORIZE, dt.vec(width), tuple(lanes))), end(i))
+    return p.case(f"lane-gated-{dt.name}x{width}-{alt}")
+
+
+@pytest.mark.parametrize(("dt", "width"), [(dtypes.float32, 8), (dtypes.float64, 4)])
+@pytest.mark.parametrize("alt", [0.0, -2.5])
+def test_lane_gated_loads_become_one_masked_load(dt: DType, width: int, alt: float) -> None:
+    case = lane_gated_case(dt, width, 13, alt)
+    listing = X86Renderer(listing=True).render(list(case.uops))
+    assert "vmaskmovp" in listing and "cmove" not in listing
+    assert ("vblendvp" in listing) == (alt != 0.0)
+    assert check_case(case, _run, run_linear) == []
+
+
+_LANE_GUARD_SCRIPT = """
+import ctypes, mmap, struct, sys
+sys.path.insert(0, sys.argv[3])
+from test_gated import lane_gated_case
+from fusegrad.renderer.launch import CPUProgram
+from fusegrad.renderer.signature import kernel_signature
+from fusegrad.renderer.x86 import X86Compiler, X86Renderer
+from fusegrad.uop import dtypes
+
+dt, width, n = getattr(dtypes, sys.argv[1]), int(sys.argv[2]), 13
+page = mmap.PAGESIZE
+area = mmap.mmap(-1, 2 * page)
+base = ctypes.addressof(ctypes.c_char.from_buffer(area))
+assert ctypes.CDLL(None).mprotect(ctypes.c_void_p(base + page), page, 0) == 0
+buf = memoryview(area)[page - n * dt.itemsize : page]
+buf[:] = struct.pack("<%d%s" % (n, dt.fmt), *[k + 1 for k in range(n)])
+case = lane_gated_case(dt, width, n, -2.0)
+uops = list(case.uops)
+size = len(case.buffers[1][1])
+res = bytearray(size * dt.itemsize)
+CPUProgram(X86Compiler().compile(X86Renderer().render(uops)), kernel_signature(uops))([buf, res], {})
+print(struct.unpack("<%d%s" % (size, dt.fmt), bytes(res)))
+"""
+
+
+@pytest.mark.parametrize(("dt", "width"), [("float32", 8), ("float64", 4)])
+def test_masked_load_lanes_never_touch_the_page_after_the_buffer(
+    dt: str, width: int, tmp_path: Path
+) -> None:
+    script = tmp_path / "lane_guard.py"
+    script.write_text(textwrap.dedent(_LANE_GUARD_SCRIPT))
+    run = subprocess.run(
+        [sys.executable, str(script), dt, str(width), str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = [float(v) for v in run.stdout.strip().strip("()").split(",") if v.strip()]
+    assert got == [float(k + 1) if k < 13 else -2.0 for k in range(len(got))]
+    assert len(got) > 13 + width  # a whole group past the end, and one straddling it
 
 
 # -- Tensor edge shapes ------------------------------------------------------------------------

@@ -443,6 +443,16 @@ def _blendv(i: Inst) -> Encoded:
     return _vex((1, 3, 0, opcode), i.vlen, _regnum(dst), _regnum(a), _reg_or_mem(b), imm)
 
 
+def _maskmov(i: Inst) -> Encoded:
+    """vmaskmovps/pd x|ymm, x|ymm (mask, in vvvv), m128|m256 (VEX.66.0F38 2C/2D): lanes
+    whose mask sign bit is clear read nothing (no fault) and are zero."""
+    dst, mask, src = i.args
+    if not isinstance(src, Mem):
+        raise EncodeError(f"{i.op} loads from memory, got {src!r}")
+    opcode = 0x2C if i.op == "vmaskmovps" else 0x2D
+    return _vex((1, 2, 0, opcode), i.vlen, _regnum(dst), _regnum(mask), src)
+
+
 def _half(i: Inst) -> Encoded:
     """F16C and the word moves around it: vcvtph2ps x|ymm, xmm|m64|m128 (VEX.66.0F38 13),
     vpbroadcastw x|ymm, xmm|m16 (VEX.66.0F38 79), vcvtps2ph xmm|m, x|ymm, imm8 (VEX.66.0F3A 1D)
@@ -492,6 +502,7 @@ ENCODERS: dict[str, Callable[[Inst], Encoded]] = {
     **dict.fromkeys(("vcvttss2si", "vcvttsd2si"), _cvtf2si),
     **dict.fromkeys(("vmovd", "vmovq"), _movdq),
     **dict.fromkeys(("vblendvps", "vblendvpd"), _blendv),
+    **dict.fromkeys(("vmaskmovps", "vmaskmovpd"), _maskmov),
     **dict.fromkeys(("vcvtph2ps", "vpbroadcastw", "vcvtps2ph", "vpextrw_st"), _half),
     "kmovw": kmov,
 }

@@ -225,6 +225,7 @@ FORMS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("vrndscaleps", "vrndscalepd"), (_W, _R, _R)),
     "kmovw": (_W, _R),
     "vblendvps": (_W, _R, _R, _R),
+    **dict.fromkeys(("vmaskmovps", "vmaskmovpd"), (_W, _R, _R)),  # dst, mask, memory
     "vblendvpd": (_W, _R, _R, _R),
 }
 

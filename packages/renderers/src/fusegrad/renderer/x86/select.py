@@ -10,7 +10,7 @@ conversions in ``alu.py``.
 from __future__ import annotations
 
 from fusegrad.renderer.signature import KernelSignature
-from fusegrad.renderer.x86 import alu, lanes, memory, vector
+from fusegrad.renderer.x86 import alu, lanes, masked, memory, vector
 from fusegrad.renderer.x86.context import FLOATS, INTS, SELECTED, Selection
 from fusegrad.uop import GroupOp, Ops, PatternMatcher, UOp, UPat, dtypes
 
@@ -123,8 +123,13 @@ def select(uops: list[UOp], sig: KernelSignature, wide: bool = False) -> Selecti
     ``wide``: float32x16/float64x8 in zmm registers (AVX-512)."""
     ctx = Selection(sig, uops, wide)
     memory.index_slots(ctx, uops)
+    fused, taken = masked.fused_loads(uops, ctx.users)
     for u in uops:
-        if _in_lanes(u, ctx.wide):
+        if u in taken:
+            continue
+        if u in fused:
+            masked.masked_load(ctx, u)
+        elif _in_lanes(u, ctx.wide):
             lanes.split(ctx, u, lambda node: _select_one(ctx, node))
         elif _stored_in_lanes(ctx, u):
             lanes.store_lanes(ctx, u)
