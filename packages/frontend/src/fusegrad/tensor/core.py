@@ -353,7 +353,13 @@ class TensorCore(OpMixinBase):
                 return self.realize(*lst)
             finally:
                 _restore_counters(saved)
-        if not lst and not self._checks and not self._requires_grad and self._realize_one():
+        if (
+            not lst
+            and isinstance(self, TensorCore)  # Tensor.realize(a_multi_tensor) as well
+            and not self._checks
+            and not self._requires_grad
+            and self._realize_one()
+        ):
             return self  # type: ignore[return-value]
         if lst or hasattr(self, "shards"):
             tensors = [s for t in (self, *lst) for s in getattr(t, "shards", None) or (t,)]
@@ -383,7 +389,7 @@ class TensorCore(OpMixinBase):
         (its schedule a cached template: ``engine.realize_one``); False, with nothing run,
         where the general path is needed."""
         u = self._uop
-        view = realize_one(u) if not hasattr(self, "shards") else None
+        view = realize_one(u)
         if view is None:
             return False
         if _holds_buffer(view):

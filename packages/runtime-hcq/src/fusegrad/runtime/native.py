@@ -598,8 +598,8 @@ class NativeGraph(HCQGraph):
         # ring copies the slots when a submission is published)
         self.records: list[bytearray] = []
         self.flags = 0
-        self.stale: set[int] = set()  # launches whose command lags behind its slot
-        self._bufs: dict[int, tuple[Any, ...]] = {}  # their buffers
+        # launches whose command lags behind its slot -> the buffers packed into the slot
+        self.stale: dict[int, tuple[Any, ...]] = {}
         for cmd in commands:
             self.append(cmd)
 
@@ -622,7 +622,7 @@ class NativeGraph(HCQGraph):
         record, flags = self._encoded(cmd)
         self.commands[index], self.records[index] = cmd, record
         self.flags |= flags
-        self.stale.discard(index)
+        self.stale.pop(index, None)
 
     def set_buffers(self, index: int, bufs: tuple[Any, ...]) -> None:
         """Launch ``index`` over other buffers: their addresses written into its slot."""
@@ -635,15 +635,14 @@ class NativeGraph(HCQGraph):
             self.update(index, self.commands[index])
             return
         _words(len(words)).pack_into(self.records[index], ARG_WORD * 8, *words)
-        self._bufs[index] = bufs
-        self.stale.add(index)
+        self.stale[index] = bufs
 
     def submit(self, head: Sequence[Command], tail: Sequence[Command]) -> None:
         """One ring write: ``head``, the encoded launches, ``tail``."""
         ring = self.device.ring("compute")
         if type(ring) is not NativeRing or DEBUG.value >= 2 or PROFILE.value:
-            for i in self.stale:
-                super().set_buffers(i, self._bufs[i])
+            for i, bufs in self.stale.items():
+                super().set_buffers(i, bufs)
             self.stale.clear()
             super().submit(head, tail)
             return
@@ -664,7 +663,7 @@ class NativeGraph(HCQGraph):
         if type(ring) is not NativeRing or DEBUG.value >= 2 or PROFILE.value:
             super().submit_timed(start, end, signal, value, updates)
             return
-        records, stale, held = self.records, self.stale, self._bufs
+        records, stale = self.records, self.stale
         for index, bufs in updates:
             try:
                 words = [b.address for b in bufs]
@@ -674,8 +673,7 @@ class NativeGraph(HCQGraph):
                 self.set_buffers(index, bufs)  # re-encoded from the command
                 continue
             _words(len(words)).pack_into(records[index], ARG_WORD * 8, *words)
-            held[index] = bufs
-            stale.add(index)
+            stale[index] = bufs
         ring.submit_slots(start, records, self.flags, end, signal, value)
 
 
