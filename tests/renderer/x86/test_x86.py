@@ -178,6 +178,36 @@ def test_compact_and_full_listings_hold_the_same_code(live: int) -> None:
         assert X86Renderer().render(uops, "k") == full
 
 
+def lane_sum_case() -> Case:
+    """out[i] = the sum of the 8 lanes of a[i] (a float32x8), then of b[i] * 2's: the lanes
+    of each vector go through the stack slot once."""
+    p = Builder()
+    a = p.buffer(dtypes.float32, [k * 0.5 - 7 for k in range(32)])
+    b = p.buffer(dtypes.float32, [k * 0.25 + 1 for k in range(32)])
+    out = p.output(dtypes.float32, 4, "lane sums")
+    i = p.add(rng(4))
+    at = alu(Ops.MUL, i, c32(8))
+    va = load(index(a, at), dtypes.float32.vec(8))
+    vb = alu(
+        Ops.MUL,
+        load(index(b, at), dtypes.float32.vec(8)),
+        UOp.const((2.0,) * 8, dtypes.float32.vec(8)),
+    )
+    total = UOp(Ops.GEP, dtypes.float32, (va,), (0,))
+    for v, k in [*((va, k) for k in range(1, 8)), *((vb, k) for k in range(8))]:
+        total = alu(Ops.ADD, total, UOp(Ops.GEP, dtypes.float32, (v,), (k,)))
+    p.add(store(index(out, i), total), end(i))
+    return p.case("lane-sums")
+
+
+def test_lanes_of_a_vector_are_stored_once() -> None:
+    case = lane_sum_case()
+    listing = X86Renderer(listing=True).render(list(case.uops))
+    stores = [x for x in listing.splitlines() if "vmovups ymmword ptr [rsp" in x]
+    assert len(stores) == 2, "\n".join(stores)  # one per vector (lane 0 is a register copy)
+    assert check_case(case, _run, run_linear) == []
+
+
 def test_code_is_mapped_read_execute_never_writable() -> None:
     case = reduce_case(dtypes.float32, Ops.ADD)
     uops = list(case.uops)

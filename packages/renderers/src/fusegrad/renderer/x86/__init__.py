@@ -1,7 +1,8 @@
 """fusegrad.renderer.x86: the x86-64 machine-code renderer (``DEV=CPU:X86``).
 
 Pipeline, one module each: ``select`` (instruction selection, a rule table over the linear
-UOps: ``context``, ``memory``, ``alu``) -> ``regalloc`` (linear scan with spilling) ->
+UOps: ``context``, ``memory``, ``alu``, ``vector``, ``lanes``; ``masked`` takes lane-gated
+loads as one masked vector load) -> ``regalloc`` (linear scan with spilling) ->
 ``assemble`` (frame, labels, constant pool, listing) with ``encode`` (REX/VEX, ModRM/SIB)
 and ``evex`` (AVX-512); ``objfile`` wraps the code as an ELF object for ``load_elf``.
 ``isa`` is the machine IR; ``cpuid`` reads the CPU's features, which pick the code paths

@@ -61,6 +61,9 @@ class Selection:
         self.pool: dict[bytes, str] = {}
         self.vregs = 0
         self.labels = 0
+        #: the vector register whose lanes the vtemp slot holds (``gep`` stored it there and
+        #: nothing since wrote the slot or the register, or is a jump target)
+        self.in_vtemp: VReg | None = None
         params = [*sig.buffers, *sig.variables] + ([sig.core] if sig.core is not None else [])
         self.arg_index = {p: i for i, p in enumerate(params)}
 
@@ -77,6 +80,8 @@ class Selection:
 
     def emit(self, op: str, *args: Operand, width: int = 8, vlen: int = 16) -> None:
         self.code.append(_new_tuple(Inst, (op, args, width, vlen)))  # Inst(...), minus a frame
+        if self.in_vtemp is not None and _may_change_vtemp(self.in_vtemp, op, args):
+            self.in_vtemp = None
 
     def place(self, name: str) -> None:
         self.emit("label", Label(name))
@@ -181,6 +186,14 @@ class Selection:
         else:
             self.emit("mov", v, value)
         return v
+
+
+def _may_change_vtemp(held: VReg, op: str, args: tuple[Operand, ...]) -> bool:
+    """Whether an instruction may leave the vtemp slot not holding ``held``'s lanes: a jump
+    target, one mentioning ``held`` (it may write it) or a frame slot (it may be vtemp)."""
+    if op == "label" or held in args:
+        return True
+    return any(type(a) is Mem and a.frame is not None for a in args)
 
 
 @functools.cache

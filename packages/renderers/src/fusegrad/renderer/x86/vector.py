@@ -154,8 +154,10 @@ def gep(ctx: Selection, x: UOp) -> UOp:
         d = ctx.copy_reg(v)
     else:
         d = ctx.new(VEC)
-        ctx.emit("vmovups_st", _temp(), v, vlen=vlen(src.dtype))
+        if ctx.in_vtemp is not v:  # (the lanes of the vector a GEP just read stay there)
+            ctx.emit("vmovups_st", _temp(), v, vlen=vlen(src.dtype))
         ctx.emit(mov_for(x.dtype), d, _temp(lane * register_lane(x.dtype)))
+        ctx.in_vtemp = v
     ctx.values[x] = d
     return SELECTED
 
