@@ -19,32 +19,23 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from fusegrad.renderer.nir.contiguous import functions, users
+
 FIRST_ACTIVE = b"first_active_or_0"  # gallivm's name of the index (lp_bld_nir_soa.c)
-
-
-def _named_instructions(llvm: Any, module: Any, prefix: bytes) -> list[Any]:
-    """The instructions of ``module`` whose name starts with ``prefix``."""
-    found = []
-    size = ctypes.c_size_t()
-    fn = llvm.LLVMGetFirstFunction(module)
-    while fn:
-        block = llvm.LLVMGetFirstBasicBlock(fn)
-        while block:
-            instr = llvm.LLVMGetFirstInstruction(block)
-            while instr:
-                name = llvm.LLVMGetValueName2(instr, ctypes.byref(size)) or b""
-                if name.startswith(prefix):
-                    found.append(instr)
-                instr = llvm.LLVMGetNextInstruction(instr)
-            block = llvm.LLVMGetNextBasicBlock(block)
-        fn = llvm.LLVMGetNextFunction(fn)
-    return found
 
 
 def uniform_lanes(llvm: Any, module: Any) -> int:
     """Make every first-active-lane index of ``module`` the constant 0 (only valid for a
-    program with uniform control flow, see the module docstring); the number replaced."""
-    found = _named_instructions(llvm, module, FIRST_ACTIVE)
-    for instr in found:
-        llvm.LLVMReplaceAllUsesWith(instr, llvm.LLVMConstNull(llvm.LLVMTypeOf(instr)))
+    program with uniform control flow, see the module docstring); the number replaced. The
+    indices are found through their ``llvm.cttz`` calls (``contiguous.bind``'s API)."""
+    size = ctypes.c_size_t()
+    found: dict[int, Any] = {}
+    for fn, _ in functions(llvm, module, (b"llvm.cttz.",)):
+        for call in users(llvm, fn):
+            for value in users(llvm, call):
+                name = llvm.LLVMGetValueName2(value, ctypes.byref(size)) or b""
+                if name.startswith(FIRST_ACTIVE):
+                    found[int(value)] = value
+    for value in found.values():
+        llvm.LLVMReplaceAllUsesWith(value, llvm.LLVMConstNull(llvm.LLVMTypeOf(value)))
     return len(found)
