@@ -63,12 +63,24 @@ from fusegrad.codegen.opt.kernel import (
     nodes_of,
 )
 from fusegrad.codegen.renderer import Renderer
-from fusegrad.uop import AxisType, DType, Ops, UOp, dtypes, prod
+from fusegrad.uop import AxisType, DType, GroupOp, Ops, UOp, dtypes, prod
 
 #: reductions with at most this many iterations are unrolled whole on CPUs
 SMALL_REDUCE = 8
 #: kernels with fewer loop iterations than this stay on one core
 THREAD_MIN_WORK = 1 << 15
+#: ...unless their iterations times the float ops of one iteration reach this: an Adam-like
+#: update (a dozen float ops per element, a square root and a division among them) over
+#: 2 x 12345 parameters (300k ops) measured 35 us of one core's CPU time. NOT yet timed split
+#: vs unsplit: on the shared VM (load 8-15 on 2 cores) both gave 62-70 us best of 200, and a
+#: memory-bound 2 x 1234567 update 3.3-4.4 ms either way; re-measure on a quiet machine
+THREAD_MIN_OPS = 1 << 18
+#: an output axis no core count divides is padded to a multiple of the cores (PADTO: its last
+#: block masked, a tail of at most cores - 1 iterations, each gated as a whole vector) when it
+#: has at least this many iterations (the tail then adds at most 1/32 to the work): a flat
+#: buffer of 2 x odd elements (a fused optimizer's parameters) upcast 2-wide would otherwise
+#: stay on one core
+THREAD_PAD_MIN = 32
 #: register blocking of a matmul on CPUs: (UNROLL K, UPCAST of the broadcast axis, UPCAST of
 #: the vector axis in vectors). (1, 6, 2): a 6 x 16 float32 block on AVX2 is 12 accumulators
 #: in ymm registers (+ 2 B vectors + a broadcast: 15 of 16), 8 loads per 12 fused
@@ -198,6 +210,20 @@ def _fitting(size: int | None, candidates: tuple[int, ...]) -> int | None:
 
 def _work(ast: UOp) -> int:
     return int(prod(const_size(r) or 16 for r in kernel_axes(ast)))
+
+
+def _float_ops(ast: UOp) -> int:
+    """Float ALU nodes in the kernel (one iteration's float work, shared values once)."""
+    return sum(
+        1 for u in ast.toposort() if u.op in GroupOp.ALU and dtypes.is_float(u.dtype.scalar())
+    )
+
+
+def _worth_threads(ast: UOp) -> bool:
+    """Enough work to split over cores: ``THREAD_MIN_WORK`` iterations, or fewer iterations
+    of enough float ops (``THREAD_MIN_OPS``)."""
+    work = _work(ast)
+    return work >= THREAD_MIN_WORK or work * _float_ops(ast) >= THREAD_MIN_OPS
 
 
 def _roles(plan: _Plan, shape: MatmulShape) -> tuple[UOp, UOp]:
@@ -382,7 +408,7 @@ def _threads(plan: _Plan, prefer: int | None = None) -> None:
     """THREAD on the ``prefer`` axis (an axis id) if it splits evenly, else on the outermost
     LOOP axis that does."""
     cores = plan.renderer.max_threads
-    if not plan.renderer.has_threads or cores < 2 or _work(plan.ast) < THREAD_MIN_WORK:
+    if not plan.renderer.has_threads or cores < 2 or not _worth_threads(plan.ast):
         return
     loops = axes_of(plan.ast, AxisType.LOOP)
     first = [r for r in loops if r.arg[0] == prefer]
@@ -390,6 +416,22 @@ def _threads(plan: _Plan, prefer: int | None = None) -> None:
         amount = _fitting(const_size(rng), tuple(range(cores, 1, -1)))
         if amount is not None and plan.try_opt(OptOps.THREAD, rng.arg[0], amount):
             return
+    _padded_threads(plan, loops, cores)
+
+
+def _padded_threads(plan: _Plan, loops: list[UOp], cores: int) -> None:
+    """THREAD over the outermost long-enough LOOP axis padded to a multiple of the cores
+    (``THREAD_PAD_MIN``), when no axis splits evenly."""
+    for rng in loops:
+        size = const_size(rng)
+        if size is None or size < THREAD_PAD_MIN:
+            continue
+        before = (plan.ast, len(plan.opts))
+        if not plan.try_opt(OptOps.PADTO, rng.arg[0], cores):
+            continue
+        if plan.try_opt(OptOps.THREAD, rng.arg[0], cores):
+            return
+        plan.ast, plan.opts = before[0], plan.opts[: before[1]]  # no split: no padding
 
 
 def _select_axes(plan: _Plan) -> None:
