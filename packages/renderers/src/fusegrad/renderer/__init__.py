@@ -31,7 +31,7 @@ from fusegrad.renderer.version import __version__ as __version__  # first: misma
 # isort: split
 from fusegrad.codegen import Renderer  # tinygrad's path: ``from tinygrad.renderer import Renderer``
 from fusegrad.renderer.c import CCompiler, CCompilerNotFoundError, CRenderer, find_c_compiler
-from fusegrad.renderer.elf import ElfLoadError, LoadedCode, load_elf
+from fusegrad.renderer.elf import ElfLoadError, ElfSection, ElfSymbol, LoadedCode, TinyELF, load_elf
 from fusegrad.renderer.launch import CPUProgram
 from fusegrad.renderer.llvm import LLVMCompiler, LLVMRenderer
 from fusegrad.renderer.nir import LVPCompiler, NIRRenderer
@@ -45,6 +45,8 @@ __all__ = [
     "CPUProgram",
     "CRenderer",
     "ElfLoadError",
+    "ElfSection",
+    "ElfSymbol",
     "KernelSignature",
     "LLVMCompiler",
     "LLVMRenderer",
@@ -54,6 +56,7 @@ __all__ = [
     "PTXCompiler",
     "PTXRenderer",
     "Renderer",
+    "TinyELF",
     "X86Compiler",
     "X86Renderer",
     "find_c_compiler",

@@ -65,8 +65,19 @@ from fusegrad.runtime.memory import (
     OutOfMemoryError,
 )
 from fusegrad.runtime.native import NativeGraph, NativeRing
+from fusegrad.runtime.profiler import (
+    ProfileDeviceEvent,
+    ProfileEvent,
+    ProfileGraphEntry,
+    ProfileGraphEvent,
+    ProfileProgramEvent,
+    device_events,
+    host_span,
+    launch_line,
+    watch_graph,
+    write_trace,
+)
 from fusegrad.runtime.profiler import events as profile_events
-from fusegrad.runtime.profiler import host_span, launch_line, write_trace
 
 __all__ = [
     "Allocator",
@@ -92,6 +103,11 @@ __all__ = [
     "NativeRing",
     "NullDevice",
     "OutOfMemoryError",
+    "ProfileDeviceEvent",
+    "ProfileEvent",
+    "ProfileGraphEntry",
+    "ProfileGraphEvent",
+    "ProfileProgramEvent",
     "Program",
     "PythonCompiler",
     "PythonDevice",
@@ -107,6 +123,7 @@ __all__ = [
     "WorkerPool",
     "bitcast_value",
     "canonicalize",
+    "device_events",
     "device_report",
     "host_span",
     "launch_line",
@@ -115,5 +132,6 @@ __all__ = [
     "parse_dev",
     "profile_events",
     "run_linear",
+    "watch_graph",
     "write_trace",
 ]
