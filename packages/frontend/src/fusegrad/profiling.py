@@ -22,7 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from fusegrad.runtime import host_span
+from fusegrad.runtime import ProfileEvent, host_span
 from fusegrad.uop import ContextVar
 
 PROFILE = ContextVar("PROFILE", 0)  # the runtime's setting: the same object
@@ -42,10 +42,6 @@ class TracingKey:
     keys: tuple[Any, ...] = ()
     ret: Any = None
     tb: tuple[tuple[Any, ...], ...] | None = field(default_factory=lambda: None)
-
-
-class ProfileEvent:
-    """Base class of the profile events in ``cpu_events``."""
 
 
 @dataclass
