@@ -150,6 +150,10 @@ MODULES = [
     "render",
     "ops",
     "shape",
+    "kernelinfo",
+    "exported_rules",
+    "tracking",
+    "views",
 ]
 
 

@@ -143,3 +143,18 @@ state as ``Tensor.training``."""
 IMAGE = ContextVar("IMAGE", 0)
 """tinygrad's image-dtype switch: accepted for compatibility; fusegrad has no image dtypes, so
 any value computes with ordinary buffers."""
+DISALLOW_BROADCAST = ContextVar("DISALLOW_BROADCAST", 0)
+"""1: elementwise ops on operands of different shapes raise instead of broadcasting (a Python
+scalar or a one-element operand still spreads); for finding unintended broadcasts."""
+TRACEMETA = ContextVar("TRACEMETA", 1)
+"""0: ``UOp(..., metadata=...)`` drops the metadata instead of recording it in
+``all_metadata``."""
+PROFILE = ContextVar("PROFILE", 0)
+"""The runtime's profiling switch (declared by name: the same object as
+``fusegrad.runtime.flags.PROFILE``)."""
+CAPTURE_PROCESS_REPLAY = ContextVar("CAPTURE_PROCESS_REPLAY", 0)
+"""1: a ``rewrite_group(replay=True)`` function records its inputs and output, pickled, in
+``fusegrad.uop.tracking.replay_captures`` (to rerun and compare them after a change)."""
+REWRITE_STACK_LIMIT = ContextVar("REWRITE_STACK_LIMIT", 5_000_000)
+"""The most entries graph_rewrite's explicit work stack may hold when a rule fires; beyond it
+the rules are taken to loop (``RewriteNotConverging``)."""

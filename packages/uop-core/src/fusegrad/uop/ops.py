@@ -14,11 +14,38 @@ from typing import TYPE_CHECKING
 
 from fusegrad.uop.alu import exec_alu, identity_element, python_alu, safe_exp2, safe_pow
 from fusegrad.uop.dtype import ConstType, DType, Invalid, dtypes, least_upper_dtype, truncate
-from fusegrad.uop.flags import SPEC, TRACK_MATCH_STATS, VIZ, getenv
-from fusegrad.uop.kernelinfo import KernelInfo
+from fusegrad.uop.flags import (
+    CAPTURE_PROCESS_REPLAY,
+    DISALLOW_BROADCAST,
+    PROFILE,
+    REWRITE_STACK_LIMIT,
+    SPEC,
+    TRACEMETA,
+    TRACK_MATCH_STATS,
+    VIZ,
+    getenv,
+)
+from fusegrad.uop.kernelinfo import CallInfo, KernelInfo, ParamArg, ProgramInfo, gate_kernel_sink
 from fusegrad.uop.opcodes import AxisType, GroupOp, Ops
-from fusegrad.uop.pattern import PatternMatcher, UPat
+from fusegrad.uop.pattern import (
+    PatternMatcher,
+    UPat,
+    deconstruct_function,
+    upat_deferred_compile,
+    upat_interpret,
+)
+from fusegrad.uop.render import (
+    axis_colors,
+    axis_letters,
+    axis_to_pos,
+    multirange_str,
+    range_start,
+    range_str,
+)
 from fusegrad.uop.rewrite import (
+    SENTINEL,
+    BottomUpGate,
+    RewriteContext,
     consumer_map_from_toposort,
     do_unbind,
     graph_rewrite,
@@ -27,12 +54,30 @@ from fusegrad.uop.rewrite import (
     pm_unbind,
     remove_all_tags,
 )
+from fusegrad.uop.shape import shape_to_shape_arg
+from fusegrad.uop.tracking import (
+    RewriteTrace,
+    TrackedGraphRewrite,
+    TrackedPatternMatcher,
+    active_group,
+    active_rewrites,
+    add_trace_group,
+    rewrite_group,
+    tracked_ctxs,
+    tracked_keys,
+    ucount,
+    uop_fields,
+)
 from fusegrad.uop.uop import (
     UOp,
     UOpMetaClass,
+    all_metadata,
     broadcast_axes,
+    buffers,
+    dtype_from_uop,
     get_location,
     promo_dtype,
+    recursive_property,
     resolve,
     sint,
     sint_to_uop,
@@ -44,6 +89,7 @@ from fusegrad.uop.uop import (
     to_function_name,
     to_max_shape,
 )
+from fusegrad.uop.views import pm_contiguous_view_offset
 
 PyConst = bool | int | float
 """A Python constant a UOp can hold."""
@@ -56,11 +102,19 @@ Variable = UOp
 """A Variable is a UOp (``UOp.variable(...)``); the name is for annotations, as tinygrad's."""
 
 __all__ = [
+    "CAPTURE_PROCESS_REPLAY",
+    "DISALLOW_BROADCAST",
+    "PROFILE",
+    "REWRITE_STACK_LIMIT",
+    "SENTINEL",
     "SPEC",
+    "TRACEMETA",
     "TRACK_MATCH_STATS",
     "TYPE_CHECKING",
     "VIZ",
     "AxisType",
+    "BottomUpGate",
+    "CallInfo",
     "ConstLike",
     "ConstType",
     "DTypeLike",
@@ -68,17 +122,34 @@ __all__ = [
     "Invalid",
     "KernelInfo",
     "Ops",
+    "ParamArg",
     "PatternMatcher",
+    "ProgramInfo",
     "PyConst",
+    "RewriteContext",
+    "RewriteTrace",
+    "TrackedGraphRewrite",
+    "TrackedPatternMatcher",
     "UOp",
     "UOpMetaClass",
     "UPat",
     "Variable",
+    "active_group",
+    "active_rewrites",
+    "add_trace_group",
+    "all_metadata",
+    "axis_colors",
+    "axis_letters",
+    "axis_to_pos",
     "broadcast_axes",
+    "buffers",
     "consumer_map_from_toposort",
+    "deconstruct_function",
     "do_unbind",
+    "dtype_from_uop",
     "dtypes",
     "exec_alu",
+    "gate_kernel_sink",
     "get_location",
     "getenv",
     "graph_rewrite",
@@ -86,13 +157,20 @@ __all__ = [
     "identity_element",
     "least_upper_dtype",
     "match_stats",
+    "multirange_str",
+    "pm_contiguous_view_offset",
     "pm_unbind",
     "promo_dtype",
     "python_alu",
+    "range_start",
+    "range_str",
+    "recursive_property",
     "remove_all_tags",
     "resolve",
+    "rewrite_group",
     "safe_exp2",
     "safe_pow",
+    "shape_to_shape_arg",
     "sint",
     "sint_to_uop",
     "smax",
@@ -102,5 +180,11 @@ __all__ = [
     "sym_infer",
     "to_function_name",
     "to_max_shape",
+    "tracked_ctxs",
+    "tracked_keys",
     "truncate",
+    "ucount",
+    "uop_fields",
+    "upat_deferred_compile",
+    "upat_interpret",
 ]

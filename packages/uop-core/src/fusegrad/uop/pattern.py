@@ -1085,3 +1085,62 @@ def rule_name(fn: Callable[..., Any]) -> str:
     if code is None:
         return repr(fn)
     return f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+
+
+def deconstruct_function(fxn: Callable[..., Any]) -> tuple[Any, ...]:
+    """``fxn`` as the parts ``types.FunctionType`` rebuilds it from: (code, the globals its
+    code and nested code read, name, defaults, closure). ``types.FunctionType(*parts)`` is a
+    function equal in behaviour, independent of the module it came from (tinygrad uses it to
+    ship rewrite functions for process replay).
+
+    >>> import types
+    >>> k = 3
+    >>> parts = deconstruct_function(lambda x: x * k)
+    >>> types.FunctionType(*parts)(2)
+    6
+    """
+    if not isinstance(fxn, types.FunctionType):
+        raise TypeError(
+            f"deconstruct_function: expected a Python function, got {type(fxn).__name__}"
+        )
+    names: set[str] = set()
+    codes = [fxn.__code__]
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    used = {k: v for k, v in fxn.__globals__.items() if k in names}
+    used["__builtins__"] = fxn.__globals__.get("__builtins__", __builtins__)
+    return fxn.__code__, used, fxn.__name__, fxn.__defaults__, fxn.__closure__
+
+
+def upat_interpret(p: UPat, fxn: Callable[..., Any]) -> Callable[..., Any]:
+    """The rule ``(p, fxn)`` as one function ``match(uop, ctx=None)`` that matches by walking
+    the pattern (no generated code): ``fxn``'s result for the first capture it accepts, else
+    None."""
+    match = _interpreted(p, "call_ctx" if _wants_ctx(fxn) else "call")
+
+    def interpret(uop: UOp, ctx: Any = None) -> UOp | None:
+        ret: UOp | None = match(uop, ctx, fxn)
+        return ret
+
+    return interpret
+
+
+def upat_deferred_compile(p: UPat, fxn: Callable[..., Any], entry: list[Any]) -> Callable[..., Any]:
+    """The rule ``(p, fxn)`` as a function ``match(uop, ctx=None)`` compiled on its first
+    call: that call generates ``p``'s matcher, stores the compiled function in ``entry`` in
+    place of this one (its last item), and matches; later calls through ``entry[-1]`` run the
+    compiled code directly."""
+
+    def deferred(uop: UOp, ctx: Any = None) -> UOp | None:
+        compiled = p.compiled("call_ctx" if _wants_ctx(fxn) else "call")
+
+        def run(u: UOp, c: Any = None) -> UOp | None:
+            ret: UOp | None = compiled(u, c, fxn)
+            return ret
+
+        entry[-1] = run
+        return run(uop, ctx)
+
+    return deferred

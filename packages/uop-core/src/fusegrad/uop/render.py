@@ -9,12 +9,12 @@ deterministic: it depends only on the graph, never on hash seeds or object addre
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from fusegrad.uop.alu import exec_alu
 from fusegrad.uop.dtype import Invalid, bitcast, dtypes
-from fusegrad.uop.opcodes import Ops
+from fusegrad.uop.opcodes import AxisType, Ops
 from fusegrad.uop.uop import UOp
 
 # binary operators with their Python precedence (higher binds tighter)
@@ -206,3 +206,88 @@ _EVAL_LEAF: dict[Ops, Callable[[UOp, dict[UOp, Any], Mapping[Any, int]], Any]] =
         v[u.src[0]][u.arg[0]] if len(u.arg) == 1 else tuple(v[u.src[0]][i] for i in u.arg)
     ),
 }
+
+
+# -- ranges, as tinygrad prints them ---------------------------------------------------------------
+axis_letters: dict[AxisType, str] = {
+    AxisType.GLOBAL: "g",
+    AxisType.THREAD: "t",
+    AxisType.LOCAL: "l",
+    AxisType.LOOP: "L",
+    AxisType.UPCAST: "u",
+    AxisType.OUTER: "O",
+    AxisType.GROUP_REDUCE: "G",
+    AxisType.REDUCE: "R",
+    AxisType.UNROLL: "r",
+}
+"""The letter that marks a range's AxisType in printed range names (``3R``: reduce axis 3)."""
+
+axis_colors: dict[AxisType, str] = {
+    AxisType.GLOBAL: "blue",
+    AxisType.THREAD: "BLUE",
+    AxisType.LOCAL: "cyan",
+    AxisType.LOOP: "WHITE",
+    AxisType.UPCAST: "yellow",
+    AxisType.OUTER: "green",
+    AxisType.GROUP_REDUCE: "RED",
+    AxisType.REDUCE: "red",
+    AxisType.UNROLL: "magenta",
+}
+"""The terminal color of each AxisType (lower case: normal, upper case: bright)."""
+
+axis_to_pos: dict[AxisType, int] = {
+    AxisType.OUTER: -2,
+    AxisType.LOOP: -1,
+    AxisType.GLOBAL: 0,
+    AxisType.THREAD: 0,
+    AxisType.LOCAL: 1,
+    AxisType.GROUP_REDUCE: 2,
+    AxisType.UPCAST: 3,
+    AxisType.REDUCE: 4,
+    AxisType.UNROLL: 5,
+}
+"""Where an axis of each type goes when a kernel's axes are sorted (outer loops first,
+unrolled reduce axes last): ``sorted(rngs, key=lambda r: axis_to_pos[r.arg[1]])``."""
+
+range_start: dict[Ops, int] = {Ops.REDUCE: 1, Ops.END: 1, Ops.STORE: 2}
+"""For an op that closes ranges, the index of its first RANGE source (the ones before are
+its value operands): ``u.src[range_start[u.op]:]`` are the ranges it closes."""
+
+_ANSI = {"black": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35, "cyan": 36}
+_ANSI["white"] = 37
+
+
+def _colored(text: str, color: str) -> str:
+    code = _ANSI[color.lower()] + (60 if color.isupper() else 0)
+    return f"\x1b[{code}m{text}\x1b[0m"
+
+
+def range_str(u: UOp, color: bool = False) -> str:
+    """A RANGE's short name: its axis id (and extra arg items, joined by ``_``) and its
+    AxisType letter, e.g. ``2R``; ``color=True`` colors it by ``axis_colors``.
+
+    >>> from fusegrad.uop import UOp
+    >>> range_str(UOp.range(8, 2, AxisType.REDUCE))
+    '2R'
+    """
+    if u.op is not Ops.RANGE:
+        raise ValueError(f"range_str: expected a RANGE, got {u.op!r}")
+    axis_id, axis_type, *extra = u.arg
+    text = "_".join(str(x) for x in (axis_id, *extra)) + axis_letters[axis_type]
+    return _colored(text, axis_colors[axis_type]) if color else text
+
+
+def multirange_str(rngs: Iterable[UOp], color: bool = False, pad: int | None = None) -> str:
+    """Several ranges as ``[0L,2R]``; ``pad`` left-justifies the (uncolored) text to that
+    width.
+
+    >>> from fusegrad.uop import UOp
+    >>> multirange_str([UOp.range(4, 0), UOp.range(8, 2, AxisType.REDUCE)], pad=10)
+    '[0L,2R]   '
+    """
+    items = list(rngs)
+    text = "[" + ",".join(range_str(r, color) for r in items) + "]"
+    if pad is None:
+        return text
+    plain = len("[" + ",".join(range_str(r) for r in items) + "]")
+    return text + " " * max(0, pad - plain)

@@ -24,12 +24,14 @@ loop. ``TRACK_MATCH_STATS``/``VIZ`` install the built-in tracers.
 from __future__ import annotations
 
 import atexit
+import inspect
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec
 
-from fusegrad.uop.flags import TRACK_MATCH_STATS, VIZ
+from fusegrad.uop import tracking
+from fusegrad.uop.flags import REWRITE_STACK_LIMIT, TRACK_MATCH_STATS, VIZ
 from fusegrad.uop.opcodes import GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, RewriteFn, UPat, rule_name
 from fusegrad.uop.uop import UOp
@@ -37,10 +39,17 @@ from fusegrad.uop.viztrace import ACTIVE as _TRACE
 from fusegrad.uop.viztrace import Step, Trace, source_of
 
 MAX_REWRITES = 2_000_000
+P = ParamSpec("P")
 
 
 class RewriteNotConverging(RuntimeError):
     """A rule set kept producing new nodes: it has no fixed point on this graph."""
+
+
+class BottomUpGate(Exception):
+    """Raised by a rule of a bottom-up rewrite to keep the node it was given as it is and not
+    descend into its sources (``graph_rewrite(..., bottom_up=True)``; a rule that already
+    replaced the node keeps the replacement)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,22 +136,51 @@ class _Marker:
 
 _SOURCES_DONE = _Marker("SOURCES_DONE")
 _RESULT_DONE = _Marker("RESULT_DONE")
+SENTINEL = _SOURCES_DONE
+"""The rewrite walks' stack marker (tinygrad's name): below it lies a node whose sources were
+pushed above it, so meeting it again means they are rewritten."""
 
 
-class _Rewriter:
-    """State of one graph_rewrite call: the memo (``done``: original or intermediate node ->
-    its final form) and the rule application, traced or not."""
+class RewriteContext:
+    """State of one graph_rewrite call: the matcher, the ``ctx`` its rules get, the memo
+    (``done``: original or intermediate node -> its final form) and the rule application,
+    traced or not.
 
-    def __init__(self, pm: PatternMatcher, ctx: Any, name: str | None) -> None:
-        self.pm = pm
+    As tinygrad's: ``pm`` rewrites top-down (sources first), ``bpm`` bottom-up (node first);
+    fusegrad's engine walks with one of them. ``enter_calls``: the engine always rewrites a
+    CALL's callee with the rest (False is refused). ``unified_rewrite(root)`` runs it.
+    """
+
+    def __init__(
+        self,
+        pm: PatternMatcher | None,
+        bpm: PatternMatcher | None = None,
+        ctx: Any = None,
+        enter_calls: bool = True,
+        name: str | None = None,
+    ) -> None:
+        if (pm is None) == (bpm is None):
+            raise ValueError(
+                "RewriteContext: give one matcher, pm (top-down) or bpm (bottom-up); "
+                f"got pm={pm is not None}, bpm={bpm is not None}"
+            )
+        if not enter_calls:
+            raise ValueError("RewriteContext: enter_calls=False is not supported by fusegrad")
+        matcher = pm if pm is not None else bpm
+        assert matcher is not None
+        self.pm: PatternMatcher = matcher
+        self.is_bottom_up = bpm is not None
         self.ctx = ctx
         self.name = name
         self.done: dict[UOp, UOp] = {}
         self.count = 0
+        self.stack_limit: int = REWRITE_STACK_LIMIT.value
         # nodes waiting for a rule's result to be rewritten: meeting one again is a cycle
         self.waiting: set[UOp] = set()
         traced = _tracers or _TRACE
-        self.apply: Callable[[UOp, Any], UOp | None] = pm.rewrite if not traced else self._traced
+        self.apply: Callable[[UOp, Any], UOp | None] = (
+            matcher.rewrite if not traced else self._traced
+        )
 
     def _traced(self, u: UOp, ctx: Any) -> UOp | None:
         return self.pm.rewrite_traced(u, ctx, self._report)
@@ -154,11 +192,20 @@ class _Rewriter:
         if _TRACE:
             _TRACE[0].step(Step(event.rule, source_of(fn), before, after, self.name))
 
-    def _count(self) -> None:
+    def unified_rewrite(self, root: UOp) -> UOp:
+        """``root``'s graph rewritten (top-down with ``pm``, bottom-up with ``bpm``)."""
+        return self.bottom_up(root) if self.is_bottom_up else self.top_down(root)
+
+    def _count(self, depth: int = 0) -> None:
         self.count += 1
         if self.count > MAX_REWRITES:
             raise RewriteNotConverging(
                 f"graph_rewrite {self.name or ''}: more than {MAX_REWRITES} rewrites, the rules loop"
+            )
+        if depth > self.stack_limit:
+            raise RewriteNotConverging(
+                f"graph_rewrite {self.name or ''}: {depth} pending stack entries exceed "
+                f"REWRITE_STACK_LIMIT={self.stack_limit}, the rules keep growing the graph"
             )
 
     def _cycle(self, node: UOp) -> RewriteNotConverging:
@@ -209,7 +256,7 @@ class _Rewriter:
                 if ret is None:
                     done[node] = done[rebuilt] = rebuilt
                     continue
-                self._count()
+                self._count(len(stack))
                 waiting.add(node)
                 push((node, ret, _RESULT_DONE, ret))
             elif node is _RESULT_DONE:  # [..., node, result, _RESULT_DONE]
@@ -223,12 +270,16 @@ class _Rewriter:
                 push((node, _SOURCES_DONE, *reversed(node.src)))
         return done[root]
 
-    def _settle(self, node: UOp) -> UOp:
-        """Apply rules to ``node`` until none matches (bottom-up's first step)."""
+    def _settle(self, node: UOp, depth: int) -> UOp:
+        """Apply rules to ``node`` until none matches (bottom-up's first step). A rule raising
+        BottomUpGate settles the node as it is: it is marked done, its sources untouched."""
         cur, done, rules, apply, ctx = node, self.done, self.pm.rules, self.apply, self.ctx
-        while cur not in done and rules[cur.op] and (ret := apply(cur, ctx)) is not None:
-            self._count()
-            cur = ret
+        try:
+            while cur not in done and rules[cur.op] and (ret := apply(cur, ctx)) is not None:
+                self._count(depth)
+                cur = ret
+        except BottomUpGate:
+            done[cur] = cur
         return cur
 
     def bottom_up(self, root: UOp) -> UOp:
@@ -254,7 +305,7 @@ class _Rewriter:
                 result = pop()
                 done[pop()] = done[result]
             elif node not in done:
-                settled = settle(node) if rules[node.op] else node
+                settled = settle(node, len(stack)) if rules[node.op] else node
                 if settled in done:
                     done[node] = done[settled]
                     continue
@@ -271,6 +322,37 @@ class _Rewriter:
         return done[root]
 
 
+def _tracked(fn: Callable[P, UOp]) -> Callable[P, UOp]:
+    """``fn`` (the engine's entry) recorded as a ``TrackedGraphRewrite`` when it runs inside an
+    open ``rewrite_group`` (tinygrad's tracking wrapper: the wrapper takes ``*args, **kwargs``
+    and passes them on)."""
+    signature = inspect.signature(fn)
+
+    def graph_rewrite(*args: P.args, **kwargs: P.kwargs) -> UOp:
+        if not tracking.active_group:
+            return fn(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        tracked = tracking.begin_rewrite(a["sink"], a["name"], a["bottom_up"], a["walk"])
+
+        def on_event(event: RewriteEvent) -> None:
+            if tracking.active_rewrites and tracking.active_rewrites[-1] is tracked:
+                tracking.record_match(tracked, event.rule, event.before, event.after)
+
+        add_tracer(on_event)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            remove_tracer(on_event)
+            tracking.end_rewrite(tracked)
+
+    graph_rewrite.__doc__ = fn.__doc__
+    graph_rewrite.__module__ = fn.__module__
+    return graph_rewrite
+
+
+@_tracked
 def graph_rewrite(
     sink: UOp,
     pm: PatternMatcher,
@@ -279,8 +361,16 @@ def graph_rewrite(
     name: str | None = None,
     walk: bool = False,
 ) -> UOp:
-    """``sink``'s graph rewritten with ``pm`` (see the module docstring for the orders)."""
-    rw = _Rewriter(pm, ctx, name)
+    """``sink``'s graph rewritten with ``pm`` (see the module docstring for the orders).
+
+    Parameters: ``graph_rewrite(sink, pm, ctx=None, bottom_up=False, name=None, walk=False)``
+    (the callable takes ``*args, **kwargs``: a tracking wrapper, as tinygrad's, records the
+    call inside an open ``rewrite_group``)."""
+    rw = (
+        RewriteContext(None, pm, ctx, name=name)
+        if bottom_up
+        else RewriteContext(pm, None, ctx, name=name)
+    )
     if _TRACE:  # VIZ / TRACK_MATCH_STATS: the call is a stage of the trace
         trace, out = _TRACE[0], sink
         stage = trace.begin(name or "graph_rewrite", sink)
@@ -306,7 +396,11 @@ def graph_rewrite_map(
     A bottom-up rule can replace a node without visiting its sources (``x*0 -> 0``); such a
     source is rewritten on its own (sharing the call's memo), so every node has an entry.
     """
-    rw = _Rewriter(pm, ctx, name)
+    rw = (
+        RewriteContext(None, pm, ctx, name=name)
+        if bottom_up
+        else RewriteContext(pm, None, ctx, name=name)
+    )
     run = rw.bottom_up if bottom_up else rw.top_down
     stage = _TRACE[0].begin(name or "graph_rewrite_map", sink) if _TRACE else None
     out = sink

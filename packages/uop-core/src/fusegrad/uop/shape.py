@@ -224,3 +224,29 @@ def shape_to_uops(shape: tuple[sint, ...]) -> tuple[UOp, ...]:
     from fusegrad.uop.uop import sint_to_uop
 
     return tuple(sint_to_uop(s) for s in shape)
+
+
+def shape_to_shape_arg(arg: tuple[sint, ...]) -> UOp:
+    """A shape as one vector UOp of ``weakint`` lanes, one per dim: a vector constant when
+    every size is an int, else a VECTORIZE of the sizes (symbolic ones stay UOps); a 1-d
+    shape is its size as a scalar. ``()`` has no vector form (``ValueError``).
+
+    >>> from fusegrad.uop import UOp
+    >>> shape_to_shape_arg((2, 3)).arg
+    (2, 3)
+    >>> n = UOp.variable("n", 1, 8)
+    >>> shape_to_shape_arg((n, 4)).op
+    Ops.VECTORIZE
+    """
+    from fusegrad.uop.dtype import dtypes
+    from fusegrad.uop.uop import UOp
+
+    if not arg:
+        raise ValueError("shape_to_shape_arg: a 0-d shape () has no vector form")
+    if all(isinstance(s, int) for s in arg):
+        values = tuple(int(s) for s in arg)
+        return UOp.const(values if len(values) > 1 else values[0], dtypes.weakint.vec(len(arg)))
+    dims = shape_to_uops(arg)
+    if len(dims) == 1:
+        return dims[0]
+    return UOp(Ops.VECTORIZE, dtypes.weakint.vec(len(dims)), dims)

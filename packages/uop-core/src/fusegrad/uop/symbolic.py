@@ -50,11 +50,23 @@ from fusegrad.uop.division import (
     nonzero,
 )
 from fusegrad.uop.dtype import ConstType, DType, Invalid, dtypes, truncate
+from fusegrad.uop.exported_rules import (
+    REMOVE_FROM_SINK_LIKE,
+    canonicalize_simplex,
+    fold_add_divmod_recombine,
+    fold_bitcast,
+    fold_const_where,
+    fold_where_closure,
+    mop_cleanup,
+    pm_clean_up_group_sink,
+    reduce_mul_chain,
+)
 from fusegrad.uop.flags import IMAGE
 from fusegrad.uop.opcodes import GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
 from fusegrad.uop.terms import (
     bounds,
+    flatten,
     may_be_invalid,
     normalize_bitwise_chain,
     normalize_product,
@@ -63,7 +75,13 @@ from fusegrad.uop.terms import (
     scale_canonical_sum,
 )
 from fusegrad.uop.uop import UOp
-from fusegrad.uop.validity import _bound_clause, pm_validity, simplify_valid, uop_given_valid
+from fusegrad.uop.validity import (
+    _bound_clause,
+    _simplify_valid,
+    pm_validity,
+    simplify_valid,
+    uop_given_valid,
+)
 
 INTS = dtypes.ints
 BOOL = dtypes.bool
@@ -156,9 +174,13 @@ _XI = UPat.var("x", INTS)
 _ZERO = UPat.const(0, INTS).named("x")
 _CONST = UPat.cvar("c", vec=False)
 
+const_folding_pat = UPat(GroupOp.ALU, name="a")
+"""The pattern of the constant-folding rule (any ALU node ``a``: the rule folds it when every
+source is a scalar constant)."""
+
 symbolic_simple = PatternMatcher(
     [
-        (UPat(GroupOp.ALU, name="a"), _fold_constants),  # op(consts) -> const
+        (const_folding_pat, _fold_constants),  # op(consts) -> const
         (_X.cast(name="a"), _fold_cast),  # cast(c) -> c; cast(x: dt, dt) -> x
         (_X + _CONST, _add_zero),  # x + 0 -> x (floats: only x + -0.0)
         (_X - _CONST, _sub_zero),  # x - 0 -> x (floats: only x - 0.0)
@@ -500,11 +522,56 @@ invalid_pat = UPat(Ops.CONST, arg=Invalid, name="i")
 invalid_gate = UPat.var("cond").where(UPat.var("x"), invalid_pat)
 """``where(cond, x, Invalid)``: ``x`` where ``cond`` holds, no value elsewhere."""
 
+
+def _drop_gate(cond: UOp, x: UOp, i: UOp) -> UOp:
+    """``where(cond, x, Invalid) -> x``: where the value is used, the gate held."""
+    return x
+
+
 pm_remove_invalid = PatternMatcher(
     [
-        (invalid_gate, lambda cond, x, i: x),  # where(cond, x, Invalid) -> x (the gate is gone)
+        (invalid_gate, _drop_gate),  # where(cond, x, Invalid) -> x (the gate is gone)
     ]
 )
+
+_DATA = tuple(dt for dt in (*dtypes.ints, *dtypes.floats, BOOL) if dt is not dtypes.weakint)
+
+pm_data_invalid = PatternMatcher(
+    [
+        (UPat.var("cond").where(UPat.var("x", _DATA), invalid_pat), _drop_gate),
+    ]
+)
+"""``where(cond, x, Invalid) -> x`` for data (a value dtype, not a ``weakint`` index): a
+data value is only read where it is valid, so its gate can go; an index keeps its gate (it
+masks the memory access)."""
+
+
+def drop_and_clauses(cond: UOp, x: UOp, i: UOp) -> UOp | None:
+    """``where(c1 & c2 & ..., x, Invalid)`` without the clauses that depend on no range ``x``
+    depends on (they gate something around ``x``, e.g. a whole load, not ``x``'s own
+    iterations); None when every clause is about ``x``'s ranges. The result is valid wherever
+    the original was, with the same value.
+
+    >>> from fusegrad.uop import UOp, AxisType
+    >>> r, v = UOp.range(8, 0), UOp.variable("v", 0, 9)
+    >>> drop_and_clauses((r < 4) & (v < 5), r * 2, UOp.invalid()).render(simplify=False)
+    '(r0*2 if r0<4 else Invalid)'
+    """
+    clauses = flatten(cond, Ops.AND)
+    ranges = x.ranges
+    kept = [c for c in clauses if any(r in ranges for r in c.ranges)]
+    if len(kept) == len(clauses):
+        return None
+    if not kept:
+        return x
+    out = kept[0]
+    for c in kept[1:]:
+        out = out & c
+    return out.where(x, i)
+
+
+pm_drop_and_clauses = PatternMatcher([(invalid_gate, drop_and_clauses)])
+"""``drop_and_clauses`` as a rule: gates keep only the clauses about their value's ranges."""
 
 
 def _where_on_load(cond: UOp, ld: UOp, zero: UOp) -> UOp | None:
@@ -520,6 +587,26 @@ def _where_on_load(cond: UOp, ld: UOp, zero: UOp) -> UOp | None:
     return ld.replace(src=(index.replace(src=(buf, cond.where(idx, UOp.invalid(idx.dtype)))),))
 
 
+def where_on_load(cond: UOp, buf: UOp, idx: UOp, or_cast: UOp) -> UOp | None:
+    """The rule of ``pm_move_where_on_load`` with tinygrad's captures: ``or_cast`` is the
+    ``load(buf[idx])`` (or a cast of it) selected by ``where(cond, or_cast, 0)``; the result
+    is the load with ``cond`` moved into its index (cast again), None when it can't move.
+
+    >>> from fusegrad.uop import UOp, dtypes
+    >>> buf, i = UOp.param(0, dtypes.float32.ptr(8)), UOp.variable("i", 0, 7)
+    >>> out = where_on_load(i < 4, buf, i, buf.index(i).load())
+    >>> out.src[0].src[1].render(simplify=False)
+    '(i if i<4 else Invalid)'
+    """
+    ld = or_cast.src[0] if or_cast.op is Ops.CAST else or_cast
+    if ld.op is not Ops.LOAD or not ld.src or ld.src[0].src[:2] != (buf, idx):
+        return None
+    moved = _where_on_load(cond, ld, UOp.const(0, ld.dtype))
+    if moved is None or or_cast is ld:
+        return moved
+    return or_cast.replace(src=(moved,))
+
+
 pm_move_where_on_load = PatternMatcher(
     [
         (UPat.var("cond").where(UPat(Ops.LOAD, name="ld"), UPat.cvar("zero", vec=False)),
@@ -529,6 +616,13 @@ pm_move_where_on_load = PatternMatcher(
 
 PyConst = bool | int | float
 """A Python constant a UOp can hold."""
+
+
+def gated_given_valid(cond: UOp, x: UOp, i: UOp) -> UOp | None:
+    """``where(cond, x, Invalid)`` with ``x`` simplified given ``cond`` (the rule of
+    ``pm_simplify_valid``)."""
+    return _simplify_valid(cond, x, i)
+
 
 # -- tinygrad.uop.symbolic's helper functions (used on their own; the rule sets above are
 # unchanged by them) ------------------------------------------------------------------------------
@@ -648,22 +742,36 @@ def parse_valid(v: UOp) -> tuple[UOp, bool, int] | None:
 
 __all__ = [
     "IMAGE",
+    "REMOVE_FROM_SINK_LIKE",
     "ConstType",
     "Invalid",
     "PyConst",
     "can_lossless_cast",
+    "canonicalize_simplex",
     "commutative",
     "const_arg",
+    "const_folding_pat",
     "div_and_mod_symbolic",
+    "drop_and_clauses",
     "dtypes",
+    "fold_add_divmod_recombine",
+    "fold_bitcast",
     "fold_const_alu",
+    "fold_const_where",
+    "fold_where_closure",
+    "gated_given_valid",
     "invalid_gate",
     "invalid_pat",
     "lt_folding",
+    "mop_cleanup",
     "parse_valid",
+    "pm_clean_up_group_sink",
+    "pm_data_invalid",
+    "pm_drop_and_clauses",
     "pm_move_where_on_load",
     "pm_remove_invalid",
     "pm_simplify_valid",
+    "reduce_mul_chain",
     "simplify_pow",
     "simplify_valid",
     "sym",
@@ -671,4 +779,5 @@ __all__ = [
     "symbolic_simple",
     "truncate",
     "uop_given_valid",
+    "where_on_load",
 ]

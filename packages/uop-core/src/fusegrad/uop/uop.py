@@ -35,7 +35,9 @@ from fusegrad.uop.dtype import (
     least_upper_dtype,
     promoted_dtype,
 )
+from fusegrad.uop.flags import TRACEMETA
 from fusegrad.uop.helpers import all_int, argfix, prod
+from fusegrad.uop.kernelinfo import ParamArg
 from fusegrad.uop.mixin import ElementwiseMixin, OpMixin, broadcast_shape
 from fusegrad.uop.opcodes import AxisType, GroupOp, Ops
 
@@ -71,6 +73,7 @@ class _NodeRef(weakref.ref["UOp"]):
 # ``_intern_lock`` so two threads can't both create the same node.
 _interned: dict[tuple[Any, ...], _NodeRef] = {}
 _intern_lock = threading.Lock()
+_lookup = _interned.get  # bound once: the hit path is one call, no attribute lookup
 
 
 def _forget(ref: _NodeRef, remove: Callable[..., None] = _remove_dead_weakref) -> None:
@@ -95,6 +98,8 @@ class UOpMetaClass(type):
         src: tuple[UOp, ...] = (),
         arg: Any = None,
         tag: Any = None,
+        metadata: Any = None,
+        _buffer: Any = None,
     ) -> UOp:
         key = (
             op,
@@ -103,10 +108,32 @@ class UOpMetaClass(type):
             arg if arg is None else _arg_key(arg),
             tag if tag is None else _arg_key(tag),
         )
-        ref = _interned.get(key)
+        ref = _lookup(key)
         if ref is not None and (node := ref()) is not None:
-            return node
-        return _create(cls, key, op, dtype, src, arg, tag)
+            if metadata is None and _buffer is None:
+                return node
+        else:
+            node = _create(cls, key, op, dtype, src, arg, tag)
+        if metadata is not None or _buffer is not None:
+            _record_side_tables(node, metadata, _buffer)
+        return node
+
+
+all_metadata: weakref.WeakKeyDictionary[UOp, Any] = weakref.WeakKeyDictionary()
+"""UOp -> the metadata given as ``UOp(..., metadata=...)`` (tinygrad's record of the Tensor
+function that made a node). A side table, not part of the node's identity: equal nodes are one
+node, and the entry leaves with the node (read it as ``UOp.metadata``)."""
+
+buffers: weakref.WeakKeyDictionary[UOp, Any] = weakref.WeakKeyDictionary()
+"""UOp -> the buffer object given as ``UOp(..., _buffer=...)``. uop-core stores the object
+and never looks into it (it must not import the runtime)."""
+
+
+def _record_side_tables(node: UOp, metadata: Any, buffer: Any) -> None:
+    if metadata is not None and TRACEMETA.value:
+        all_metadata[node] = metadata
+    if buffer is not None:
+        buffers[node] = buffer
 
 
 def _create(
@@ -149,10 +176,10 @@ class graph_property(Generic[T]):
     later reads are plain attribute reads that never reach this descriptor.
     """
 
-    def __init__(self, compute: Callable[[UOp], T]) -> None:
-        self.compute = compute
-        self.name = compute.__name__
-        self.__doc__ = compute.__doc__
+    def __init__(self, fxn: Callable[[UOp], T]) -> None:
+        self.compute = fxn
+        self.name = fxn.__name__
+        self.__doc__ = fxn.__doc__
 
     @overload
     def __get__(self, node: None, owner: type) -> graph_property[T]: ...
@@ -173,6 +200,11 @@ class graph_property(Generic[T]):
         return cast(T, node.__dict__[name])
 
 
+recursive_property = graph_property
+"""tinygrad's name for ``graph_property``: a cached property computed over a graph
+iteratively (sources first), so a deep graph needs no recursion."""
+
+
 class UOp(OpMixin, metaclass=UOpMetaClass):
     """An immutable IR node. Do not assign to its fields; build a new node with ``replace``."""
 
@@ -191,9 +223,18 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         src: tuple[UOp, ...] = (),
         arg: Any = None,
         tag: Any = None,
+        metadata: Any = None,
+        _buffer: Any = None,
     ) -> None:
         """``UOp(op, dtype, src, arg, tag)``: the interned node (``UOpMetaClass.__call__``
-        builds it and fills the fields; this initializer is never run, it documents them)."""
+        builds it and fills the fields; this initializer is never run, it documents them).
+        ``metadata`` and ``_buffer`` are not fields: they go to the side tables
+        ``all_metadata`` and ``buffers`` (a node's identity stays its five fields)."""
+
+    @property
+    def metadata(self) -> Any:
+        """What ``UOp(..., metadata=...)`` recorded for this node (None if nothing)."""
+        return all_metadata.get(self)
 
     def __reduce__(self) -> tuple[Callable[..., UOp], tuple[Any, ...]]:
         # flat, so pickling a 100k-deep graph needs no recursion
@@ -446,10 +487,7 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         if isinstance(b, UOp):
             return b.cast(dtype) if b.dtype is not dtype else b
         if isinstance(b, tuple) and dtype.count > 1:
-            value: Any = tuple(dtypes.as_const(v, dtype.scalar()) for v in b)
-            if len(value) != dtype.count:
-                raise ValueError(f"const: {len(value)} values for {dtype!r}")
-            node = UOp(Ops.VCONST, dtype, (), value)
+            node = UOp.vconst(b, dtype)
         else:
             value = b if b is Invalid else dtypes.as_const(b, dtype.scalar())
             src = () if device is None else (UOp(Ops.DEVICE, arg=device),)
@@ -457,6 +495,19 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         if shape is not None:
             node = node.reshape((1,) * len(shape)).expand(shape)
         return node
+
+    @staticmethod
+    def vconst(values: Sequence[Any], dtype: DType) -> UOp:
+        """The vector constant (VCONST) of ``dtype`` with one value per lane, each converted
+        as the hardware would store it: the form the lowering and the renderers work with.
+
+        >>> UOp.vconst((1, 2.7), dtypes.int32.vec(2)).arg
+        (1, 2)
+        """
+        value = tuple(dtypes.as_const(v, dtype.scalar()) for v in values)
+        if len(value) != dtype.count:
+            raise ValueError(f"vconst: {len(value)} values for {dtype!r}")
+        return UOp(Ops.VCONST, dtype, (), value)
 
     def const_like(self, b: Any, dtype: DType | None = None) -> UOp:
         """A constant with this node's dtype (or ``dtype``), and its shape and device when it
@@ -539,8 +590,8 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
 
     @staticmethod
     def param(  # noqa: PLR0917 (tinygrad's signature)
-        slot: int,
-        dtype: DType,
+        slot: int | ParamArg,
+        dtype: DType | None = None,
         shape: tuple[sint, ...] | None = None,
         device: Any = None,
         vmin_vmax: tuple[ConstType, ConstType] | None = None,
@@ -550,7 +601,7 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         axis: int | None = None,
         volatile: bool = False,
     ) -> UOp:
-        """Kernel parameter number ``slot``.
+        """Kernel parameter number ``slot`` (or the node a ``ParamArg`` record describes).
 
         * a buffer: ``dtype`` a PtrDType, or a value dtype with ``shape`` (a pointer to
           ``prod(shape)`` elements in ``addrspace``: kernel parameters are flat, the shape
@@ -561,6 +612,10 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         ``device``, ``axis`` and ``volatile`` (tinygrad's placement and multi-device hints) have
         no meaning in fusegrad's kernels and must stay at their defaults.
         """
+        if isinstance(slot, ParamArg):  # the whole record (tinygrad's PARAM arg)
+            return slot.to_uop()
+        if dtype is None:
+            raise TypeError("param: dtype is required (unless slot is a ParamArg)")
         if device is not None or axis is not None or volatile:
             raise ValueError("param: device=, axis= and volatile= are not supported by fusegrad")
         if vmin_vmax is not None or name is not None or multiple_of is not None:
@@ -1785,6 +1840,38 @@ def promo_dtype(src: tuple[UOp, ...]) -> DType:
     vector count."""
     scalar = promoted_dtype(*(s.dtype.scalar() for s in src))
     return scalar.vec(max(s.dtype.count for s in src))
+
+
+def dtype_from_uop(op: Ops, src: tuple[UOp, ...], arg: Any) -> DType | None:
+    """The dtype a node of ``op`` over ``src`` (with ``arg``) has when it follows from them:
+    an ALU op computes in its sources' promoted dtype (a comparison gives bool lanes), a
+    CONST of a Python value has its weak dtype, a structural op (SINK, END, STORE, ...) is
+    void, and movement ops keep their source's dtype. None where it has to be given
+    (CAST, BITCAST, LOAD, a buffer, a range: the dtype is the node's choice).
+
+    >>> x = UOp.variable("x", 0, 9, dtypes.int32)
+    >>> dtype_from_uop(Ops.CMPLT, (x, x), None), dtype_from_uop(Ops.ADD, (x, x), None)
+    (dtypes.bool, dtypes.int32)
+    """
+    if op in GroupOp.Comparison:
+        return dtypes.bool.vec(max(s.dtype.count for s in src))
+    if op is Ops.WHERE:
+        return promo_dtype(src[1:])
+    if op in (Ops.SHL, Ops.SHR):
+        return src[0].dtype
+    if op in GroupOp.ALU:
+        return promo_dtype(src)
+    if op is Ops.CONST and not src and isinstance(arg, (bool, int, float)):
+        return dtypes.weak_from_py(arg)
+    if op in _VOID_OPS:
+        return dtypes.void
+    if op in GroupOp.Movement and src:
+        return src[0].dtype
+    return None
+
+
+_VOID_OPS = frozenset((Ops.SINK, Ops.GROUP, Ops.NOOP, Ops.END, Ops.STORE, Ops.BARRIER, Ops.IF))
+_VOID_OPS |= frozenset((Ops.ENDIF, Ops.DEVICE, Ops.UNIQUE))
 
 
 def broadcast_axes(src_shape: tuple[sint, ...], out_shape: tuple[sint, ...]) -> tuple[int, ...]:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from fusegrad.uop.dtype import dtypes
+from fusegrad.uop.flags import DISALLOW_BROADCAST
 from fusegrad.uop.helpers import prod
 
 if TYPE_CHECKING:
@@ -31,8 +32,18 @@ if TYPE_CHECKING:
     from fusegrad.uop.uop import UOp, sint
 
 
+def _many(shape: tuple[sint, ...]) -> bool:
+    """Whether ``shape`` has more than one element (a 0-d or all-ones operand is a scalar)."""
+    return any(not (isinstance(d, int) and d == 1) for d in shape)
+
+
 def broadcast_shape(*shapes: tuple[sint, ...]) -> tuple[sint, ...]:
-    """PyTorch broadcasting; RuntimeError naming the sizes when shapes don't broadcast."""
+    """PyTorch broadcasting; RuntimeError naming the sizes when shapes don't broadcast (and,
+    under ``DISALLOW_BROADCAST``, when shapes of more than one element differ at all)."""
+    if DISALLOW_BROADCAST.value and len({tuple(s) for s in shapes if _many(s)}) > 1:
+        raise RuntimeError(
+            f"broadcasting is disallowed (DISALLOW_BROADCAST=1): shapes {' and '.join(map(str, shapes))}"
+        )
     ndim = max((len(s) for s in shapes), default=0)
     padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
     out: list[sint] = []
