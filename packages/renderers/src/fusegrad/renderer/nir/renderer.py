@@ -32,9 +32,13 @@ programs — the core id is the workgroup id llvmpipe gets:
   so UPCAST puts more work in each invocation.
 
 Integer division/remainder by zero give 0 and shifts past the width are defined, as
-``exec_alu`` says; float ops are exact (``exact`` ALU instructions, IEEE float controls).
-The rendered text is ``nir_print_shader``'s printout (what DEBUG shows and the goldens keep)
-followed by the serialized shader, base64, on lines starting with ``;``.
+``exec_alu`` says; float ops are exact (``exact`` ALU instructions, IEEE float controls);
+``MULACC`` (the lowering's contracted accumulations) is ``ffma``, one rounding.
+The rendered text is a header line (sizes, and ``uniform=1`` where no branch depends on a
+value that may differ between invocations: ``uniform_control``, which lets the LVP compiler
+drop llvmpipe's per-lane masking of shared values and memory accesses), then
+``nir_print_shader``'s printout (what DEBUG shows and the goldens keep), then the serialized
+shader, base64, on lines starting with ``;``.
 """
 
 from __future__ import annotations
