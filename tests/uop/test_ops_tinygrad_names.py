@@ -268,7 +268,7 @@ def test_range_printing() -> None:
 
 
 def test_shape_to_shape_arg() -> None:
-    assert ops.shape_to_shape_arg((2, 3)) is UOp.const((2, 3), dtypes.weakint.vec(2))
+    assert ops.shape_to_shape_arg((2, 3)) is UOp.vconst((2, 3), dtypes.weakint.vec(2))
     n = UOp.variable("n", 1, 8)
     vec = ops.shape_to_shape_arg((n, 4))
     assert vec.op is Ops.VECTORIZE and vec.src == (n, UOp.const(4)) and vec.dtype.count == 2

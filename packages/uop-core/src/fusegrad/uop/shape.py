@@ -244,8 +244,9 @@ def shape_to_shape_arg(arg: tuple[sint, ...]) -> UOp:
     if not arg:
         raise ValueError("shape_to_shape_arg: a 0-d shape () has no vector form")
     if all(isinstance(s, int) for s in arg):
-        values = tuple(int(s) for s in arg)
-        return UOp.const(values if len(values) > 1 else values[0], dtypes.weakint.vec(len(arg)))
+        if len(arg) == 1:
+            return UOp.const(int(arg[0]), dtypes.weakint)
+        return UOp.vconst(arg, dtypes.weakint.vec(len(arg)))
     dims = shape_to_uops(arg)
     if len(dims) == 1:
         return dims[0]
