@@ -147,11 +147,12 @@ def lane_gated_case(dt: DType, width: int, n: int, alt: float) -> Case:
     out = p.output(dt, groups * width, f"lane-gated {dt.name}x{width}")
     i = p.add(rng(groups))
     at = alu(Ops.MUL, i, c32(width))
-    ats = [alu(Ops.ADD, at, c32(k)) for k in range(width)]
-    mask = UOp(
+    start = alu(Ops.ADD, alu(Ops.MUL, c32(width), i), c32(0))  # (= at; only lanes read it)
+    ats = [alu(Ops.ADD, start, c32(k)) for k in range(width)]
+    mask = UOp(  # (from other nodes: only the loads read the lane addresses)
         Ops.VECTORIZE,
         dtypes.bool.vec(width),
-        tuple(alu(Ops.CMPLT, x, c32(n)) for x in ats),
+        tuple(alu(Ops.CMPLT, alu(Ops.ADD, at, c32(k)), c32(n)) for k in range(width)),
     )
     gates = [UOp(Ops.GEP, dtypes.bool, (mask,), (k,)) for k in range(width)]
     lanes = [

@@ -26,6 +26,7 @@ from fusegrad.renderer.x86.memory import register_array
 from fusegrad.uop import Ops, UOp
 
 _MASKED_LOADS = {F32: "vmaskmovps", F64: "vmaskmovpd"}
+_LANE_NODES = frozenset({Ops.GEP, Ops.ADD})
 _WIDTHS = {(F32, 8), (F64, 4), (F64, 2)}  # (float32x4 masks have 8-byte lanes)
 
 
@@ -83,10 +84,13 @@ def _lane_matches(
 
 
 def fused_loads(uops: list[UOp], users: dict[UOp, list[UOp]]) -> tuple[set[UOp], set[UOp]]:
-    """(the VECTORIZEs selected as masked loads, the nodes they take over: their loads,
-    indexes, and the lane gates and addresses nothing else uses)."""
+    """(the VECTORIZEs selected as masked loads, the nodes they take over: their loads and
+    indexes, and the lane gates and lane addresses nothing else uses — not the base address
+    or the mask, which the masked load reads)."""
     vectors: set[UOp] = set()
     taken: set[UOp] = set()
+    lane_nodes: set[UOp] = set()
+    kept: set[UOp] = set()
     for u in uops:
         dt = u.dtype
         if u.op is not Ops.VECTORIZE or (dt.scalar(), dt.count) not in _WIDTHS:
@@ -97,10 +101,13 @@ def fused_loads(uops: list[UOp], users: dict[UOp, list[UOp]]) -> tuple[set[UOp],
         if mask_lane(mask.dtype) != dt.scalar().itemsize:
             continue
         vectors.add(u)
+        first = u.src[0].src[0]
+        kept |= {mask, _lane_offset(first.src[1])[0]}
         for lane in u.src:
             taken |= {lane, lane.src[0]}
-    for u in reversed(uops):  # pure lane nodes only the taken indexes read (users first)
-        if u.op in (Ops.GEP, Ops.ADD) and users.get(u) and all(v in taken for v in users[u]):
+            lane_nodes |= {lane.src[0].src[1], lane.src[0].src[2]}
+    for u in lane_nodes - kept:
+        if u.op in _LANE_NODES and all(v in taken for v in users[u]):
             taken.add(u)
     return vectors, taken
 
