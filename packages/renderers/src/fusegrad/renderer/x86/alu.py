@@ -10,12 +10,14 @@ from fusegrad.renderer.x86.context import (
     F16,
     F32,
     F64,
-    FLOATS,
+    FLOAT_SET,
     GPR,
     SELECTED,
+    UINTS,
     VEC,
     Selection,
     float_bits,
+    is_float,
     load_immediate,
     normalize,
     op_width,
@@ -68,7 +70,7 @@ def int_alu(ctx: Selection, x: UOp) -> UOp:
         d = ctx.copy(a)
         other = ctx.gpr(b)
         ctx.emit("cmp", d, other)
-        ctx.emit("cmovb" if dt in dtypes.uints else "cmovl", d, other)
+        ctx.emit("cmovb" if dt in UINTS else "cmovl", d, other)
         ctx.values[x] = d
         return SELECTED
     if x.op is Ops.ADD and dt.itemsize == 8:  # 64-bit: one lea, no copy first
@@ -123,7 +125,7 @@ def int_shift(ctx: Selection, x: UOp) -> UOp:
     a, b = x.src
     dt = x.dtype
     bits = dt.itemsize * 8
-    signed = dt not in dtypes.uints
+    signed = dt not in UINTS
     op = "shl" if x.op is Ops.SHL else "sar" if signed else "shr"
     d = ctx.copy(a)
     if b.op is Ops.CONST:
@@ -155,7 +157,7 @@ def int_divide(ctx: Selection, x: UOp) -> UOp:
     a, b = x.src
     dt = x.dtype
     width = op_width(dt)
-    signed = dt not in dtypes.uints
+    signed = dt not in UINTS
     d = ctx.new(GPR)
     divisor = ctx.gpr(b)
     zero, done = ctx.label("divzero"), ctx.label("divdone")
@@ -234,7 +236,7 @@ def float_compare(ctx: Selection, x: UOp) -> UOp:
 
 def compare(ctx: Selection, x: UOp) -> UOp:
     """CMPLT/CMPNE/CMPEQ -> a bool (0/1) register."""
-    if dtypes.is_float(x.src[0].dtype):
+    if is_float(x.src[0].dtype):
         return float_compare(ctx, x)
     return int_compare(ctx, x)
 
@@ -243,7 +245,7 @@ def where(ctx: Selection, x: UOp) -> UOp:
     """cond ? a : b without a branch: a cmov on integers; on floats a blend whose mask is
     the bool negated (0 -> 0, 1 -> all ones: the sign bit of the low lane)."""
     cond, a, b = x.src
-    if dtypes.is_float(x.dtype):
+    if is_float(x.dtype):
         mask, m, d = ctx.new(GPR), ctx.new(VEC), ctx.new(VEC)
         ctx.emit("mov", mask, ctx.gpr(cond))
         ctx.emit("neg", mask)
@@ -372,7 +374,7 @@ def float_max(ctx: Selection, x: UOp) -> UOp:
 
 
 def _to_bool(ctx: Selection, src: UOp) -> VReg:
-    if dtypes.is_float(src.dtype):
+    if is_float(src.dtype):
         z = ctx.new(VEC)
         ctx.emit("vxorps", z, z, z)
         ctx.emit("vucomi" + suffix(src.dtype), ctx.vec(src), z)
@@ -491,17 +493,17 @@ def cast(ctx: Selection, x: UOp) -> UOp:
     elif sdt is F16 and dst is F32:
         ctx.values[x] = ctx.vec(src)
     elif sdt is dst:
-        ctx.values[x] = ctx.vec(src) if dst in FLOATS else ctx.gpr(src)
+        ctx.values[x] = ctx.vec(src) if dst in FLOAT_SET else ctx.gpr(src)
     elif dst is dtypes.bool:
         ctx.values[x] = _to_bool(ctx, src)
-    elif sdt in FLOATS and dst in FLOATS:
+    elif sdt in FLOAT_SET and dst in FLOAT_SET:
         d = ctx.new(VEC)
         a = ctx.vec(src)
         ctx.emit("vcvtss2sd" if dst is dtypes.float64 else "vcvtsd2ss", d, a, a)
         ctx.values[x] = d
-    elif dst in FLOATS:
+    elif dst in FLOAT_SET:
         ctx.values[x] = _int_to_float(ctx, src, dst)
-    elif sdt in FLOATS:
+    elif sdt in FLOAT_SET:
         ctx.values[x] = _float_to_int(ctx, src, dst)
     else:  # integer/bool -> integer: wrap and extend
         d = ctx.copy(src)
@@ -523,10 +525,10 @@ def bitcast(ctx: Selection, x: UOp) -> UOp:
         ctx.emit("vcvtps2ph", t, ctx.vec(src), Imm(0))
         ctx.emit("vmovd", d, t, width=4)
         normalize(ctx, d, dst)
-    elif dst in FLOATS:
+    elif dst in FLOAT_SET:
         d = ctx.new(VEC)
         ctx.emit(move, d, ctx.gpr(src))
-    elif sdt in FLOATS:
+    elif sdt in FLOAT_SET:
         d = ctx.new(GPR)
         ctx.emit(move, d, ctx.vec(src))
         normalize(ctx, d, dst)

@@ -28,6 +28,25 @@ F16, F32, F64 = dtypes.float16, dtypes.float32, dtypes.float64
 #: converts at loads and stores, and every rounding op rounds its float32 result to float16)
 FLOATS = (F32, F64, F16)
 INTS = tuple(d for d in dtypes.ints if d is not dtypes.weakint)
+# Sets, not tuples, wherever selection asks "is it one of these": ``x in tuple`` compares
+# DTypes and Ops with ==, several hundred nanoseconds each here, a set hashes once.
+FLOAT_SET = frozenset(FLOATS)
+UINTS = frozenset(dtypes.uints)
+CONSTS = frozenset({Ops.CONST, Ops.VCONST})
+
+
+@functools.cache
+def is_float(dt: DType) -> bool:
+    """``dtypes.is_float``, cached per dtype (selection asks it constantly)."""
+    return dtypes.is_float(dt)
+
+
+@functools.cache
+def is_int(dt: DType) -> bool:
+    """``dtypes.is_int``, cached per dtype."""
+    return dtypes.is_int(dt)
+
+
 SELECTED = UOp(Ops.NOOP, dtypes.void, (), "x86-selected")
 _new_tuple = tuple.__new__
 _new_int = int.__new__
@@ -109,7 +128,7 @@ class Selection:
         (a vector held in lanes is put together through the stack slot)."""
         if u in self.lanes:
             return self.assemble_lanes(u)
-        if u.op in (Ops.CONST, Ops.VCONST):
+        if u.op in CONSTS:
             v = self.new(VEC)
             self.move(v, self.fsource(u), u.dtype)
             return v
@@ -155,7 +174,7 @@ class Selection:
         """A float second source: a pool constant is read from memory directly (one
         element broadcast to every lane for a uniform zmm constant: a 64-byte read of a
         32-byte pool entry would run past it)."""
-        if u.op in (Ops.CONST, Ops.VCONST):
+        if u.op in CONSTS:
             if vlen(u.dtype) == 64 and (u.op is Ops.CONST or len(set(u.arg)) == 1):
                 value = u.arg[0] if isinstance(u.arg, tuple) else u.arg
                 return Mem(label=self.constant(float_bits(u.dtype, value)).label, broadcast=True)
@@ -175,7 +194,7 @@ class Selection:
 
     def copy(self, u: UOp) -> VReg:
         """A fresh register holding a copy of ``u`` (the destination of a two-address op)."""
-        if dtypes.is_float(u.dtype) or u.dtype.count > 1:
+        if is_float(u.dtype) or u.dtype.count > 1:
             v = self.new(VEC)
             self.move(v, self.fsource(u), u.dtype)
             return v
@@ -233,7 +252,7 @@ def const_bytes(u: UOp) -> bytes:
     if dt.scalar() is dtypes.bool:
         size = mask_lane(dt)
         return b"".join((-1 if v else 0).to_bytes(size, "little", signed=True) for v in values)
-    if dtypes.is_int(dt):
+    if is_int(dt):
         size = dt.scalar().itemsize
         return b"".join((int(v) % (1 << 8 * size)).to_bytes(size, "little") for v in values)
     return b"".join(float_bits(dt, v) for v in values)

@@ -15,8 +15,9 @@ lowering altogether, so the split happens here, at selection.
 from __future__ import annotations
 
 from fusegrad.renderer.x86.context import (
+    CONSTS,
     F16,
-    FLOATS,
+    FLOAT_SET,
     GPR,
     SELECTED,
     VEC,
@@ -47,6 +48,8 @@ _FLOAT_NATIVE = frozenset(
 )
 _MASK_NATIVE = frozenset({Ops.AND, Ops.OR, Ops.XOR, Ops.ADD, Ops.MUL, Ops.SUB, Ops.MAX})
 _COMPARES = frozenset({Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ})
+_CONVERSIONS = frozenset({Ops.CAST, Ops.BITCAST})
+_BUILT = frozenset({Ops.VECTORIZE, Ops.CONST, Ops.VCONST})
 I32X8 = dtypes.int32.vec(8)
 _INT_NATIVE = frozenset(
     {Ops.ADD, Ops.SUB, Ops.MUL, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.MAX}
@@ -62,7 +65,7 @@ def float_vector(dt: DType, wide: bool = False) -> bool:
 
 def int_vector(dt: DType) -> bool:
     """An int32x8 vector held whole in one ymm register (AVX2)."""
-    return dt == I32X8
+    return dt is I32X8  # (dtypes are interned)
 
 
 def reg_vector(dt: DType, wide: bool = False) -> bool:
@@ -113,11 +116,11 @@ def native_node(x: UOp, wide: bool = False) -> bool:
     mask = dt.scalar() is dtypes.bool and dt.count in (8, 4)
     if x.op in GroupOp.ALU:
         return native(x, wide)
-    if x.op in (Ops.CAST, Ops.BITCAST):
+    if x.op in _CONVERSIONS:
         return _conversion(x)
     if x.op is Ops.LOAD:
         return reg_vector(dt, wide)
-    if x.op in (Ops.VECTORIZE, Ops.CONST, Ops.VCONST):
+    if x.op in _BUILT:
         return reg_vector(dt, wide) or mask
     return False  # multi-lane GEP
 
@@ -126,7 +129,7 @@ def lane_source(ctx: Selection, s: UOp, i: int) -> UOp:
     """Lane ``i`` of operand ``s`` as a scalar node whose value is ready in ``ctx``."""
     if s.dtype.count == 1:
         return s
-    if s.op in (Ops.CONST, Ops.VCONST):
+    if s.op in CONSTS:
         value = s.arg[i] if isinstance(s.arg, tuple) else s.arg
         return UOp.const(value, s.dtype.scalar())
     node = UOp(Ops.GEP, s.dtype.scalar(), (s,), (i,))
@@ -152,7 +155,7 @@ def split(ctx: Selection, x: UOp, select_one: object) -> UOp:
         ctx.lanes[x] = _load_lanes(ctx, x)
     elif x.op is Ops.VECTORIZE:
         ctx.lanes[x] = [_value(ctx, s) for s in x.src]
-    elif x.op in (Ops.CONST, Ops.VCONST):
+    elif x.op in CONSTS:
         pass  # each lane is an immediate where it is used (``lane_source``)
     elif x.op is Ops.GEP:
         src = x.src[0]
@@ -187,21 +190,21 @@ def _load_lanes(ctx: Selection, x: UOp) -> list[VReg]:
     dt = x.dtype.scalar()
     n = x.dtype.count
     if len(idx.src) < 3:
-        out = [ctx.new(VEC if dt in FLOATS else GPR) for _ in range(n)]
+        out = [ctx.new(VEC if dt in FLOAT_SET else GPR) for _ in range(n)]
         for i, v in enumerate(out):
             load_into(ctx, v, dt, _at(mem, i * size))
         return out
     alt = x.src[1]
     if n * size > SAFE_BYTES:
         raise NotImplementedError(f"x86 renderer: a gated load of {x.dtype!r} (over 32 bytes)")
-    if alt.op in (Ops.CONST, Ops.VCONST):
+    if alt.op in CONSTS:
         safe = ctx.constant(memory_bytes(alt))
     else:  # the alternative's lanes stored where the masked-off loads read them
         safe = Mem(frame=("vtemp", 0))
         for i in range(n):
             _store_lane(ctx, _at(safe, i * size), dt, lane_source(ctx, alt, i))
     base = safe_address(ctx, mem, idx.src[2], safe)
-    out = [ctx.new(VEC if dt in FLOATS else GPR) for _ in range(n)]
+    out = [ctx.new(VEC if dt in FLOAT_SET else GPR) for _ in range(n)]
     for i, v in enumerate(out):
         load_into(ctx, v, dt, _at(base, i * size))
     return out
@@ -210,7 +213,7 @@ def _load_lanes(ctx: Selection, x: UOp) -> list[VReg]:
 def _store_lane(ctx: Selection, mem: Mem, dt: DType, lane: UOp) -> None:
     if dt is F16:
         store_half(ctx, mem, ctx.vec(lane))
-    elif dt in FLOATS:
+    elif dt in FLOAT_SET:
         ctx.emit(mov_for(dt) + "_st", mem, ctx.vec(lane))
     else:
         ctx.emit("store", mem, ctx.gpr(lane), width=dt.itemsize)

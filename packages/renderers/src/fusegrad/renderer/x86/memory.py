@@ -6,12 +6,15 @@ import bisect
 import struct
 
 from fusegrad.renderer.x86.context import (
+    CONSTS,
     F16,
-    FLOATS,
+    FLOAT_SET,
     GPR,
     SELECTED,
+    UINTS,
     VEC,
     Selection,
+    is_float,
     load_immediate,
     mov_for,
     vlen,
@@ -27,7 +30,7 @@ def param(ctx: Selection, x: UOp) -> UOp:
     slot = Mem(frame=("arg", ctx.arg_index[x]))
     if isinstance(x.dtype, PtrDType):
         ctx.emit("mov", v, slot)
-    elif x.dtype.scalar() in dtypes.uints:
+    elif x.dtype.scalar() in UINTS:
         ctx.emit("mov", v, slot, width=4)  # an int32 argument, zero-extended
     else:
         ctx.emit("movsxd", v, slot, width=4)
@@ -97,10 +100,13 @@ def slot_key(idx: UOp) -> tuple[UOp, int] | None:
     return (reg, int(idx.src[1].arg))
 
 
+_MEMORY_OPS = frozenset({Ops.LOAD, Ops.STORE})
+
+
 def index_slots(ctx: Selection, uops: list[UOp]) -> None:
     """Where each accumulator slot is loaded and stored (for in-place accumulation)."""
     for i, u in enumerate(uops):
-        if u.op in (Ops.LOAD, Ops.STORE) and (key := slot_key(u.src[0])) is not None:
+        if u.op in _MEMORY_OPS and (key := slot_key(u.src[0])) is not None:
             table = ctx.slot_loads if u.op is Ops.LOAD else ctx.slot_stores
             table.setdefault(key, []).append(i)
 
@@ -141,7 +147,7 @@ def _element(ctx: Selection, idx: UOp, value: DType) -> VReg:
         raise NotImplementedError("x86 renderer: a register array indexed by a variable")
     key = (reg, int(idx.src[1].arg))
     if key not in ctx.accumulators:
-        cls = VEC if dtypes.is_float(value) or value.count > 1 else GPR
+        cls = VEC if is_float(value) or value.count > 1 else GPR
         ctx.accumulators[key] = ctx.new(cls)
     return ctx.accumulators[key]
 
@@ -179,7 +185,7 @@ def load_into(ctx: Selection, v: VReg, dt: DType, mem: Mem) -> None:
     if dt.scalar() is F16:  # 8 or 4 halves, converted to float32 lanes
         ctx.emit("vcvtph2ps", v, mem, vlen=vlen(dt))
         return
-    if dt.scalar() in FLOATS or dt.count > 1:
+    if dt.scalar() in FLOAT_SET or dt.count > 1:
         ctx.emit(mov_for(dt), v, mem, vlen=vlen(dt))
         return
     how, width = _LOADS[dt]
@@ -218,7 +224,7 @@ def safe_address(ctx: Selection, mem: Mem, gate: UOp, safe: Mem) -> Mem:
 def stash(ctx: Selection, alt: UOp) -> Mem:
     """Memory holding ``alt`` as a load of its dtype reads it: a pool constant, or the
     ``vtemp`` slot it is stored to."""
-    if alt.op in (Ops.CONST, Ops.VCONST):
+    if alt.op in CONSTS:
         return ctx.constant(memory_bytes(alt))
     slot = Mem(frame=("vtemp", 0))
     _store_value(ctx, slot, alt)
@@ -245,17 +251,17 @@ def load(ctx: Selection, x: UOp) -> UOp:
     dt = x.dtype
     mem = address(ctx, idx)
     if len(idx.src) < 3:
-        v = ctx.values[x] = ctx.new(VEC if dt.scalar() in FLOATS or dt.count > 1 else GPR)
+        v = ctx.values[x] = ctx.new(VEC if dt.scalar() in FLOAT_SET or dt.count > 1 else GPR)
         load_into(ctx, v, dt, mem)
         return SELECTED
     if vlen(dt) == 64:  # AVX-512: a masked load (masked-off lanes never fault)
         alt = x.src[1]
-        zero = alt.op in (Ops.CONST, Ops.VCONST) and not any(memory_bytes(alt))
+        zero = alt.op in CONSTS and not any(memory_bytes(alt))
         v = ctx.values[x] = ctx.new(VEC) if zero else ctx.copy(alt)
         k = _opmask(ctx, idx.src[2])
         ctx.emit("vmovups_kz" if zero else "vmovups_k", v, mem, k, vlen=64)
         return SELECTED
-    v = ctx.values[x] = ctx.new(VEC if dt.scalar() in FLOATS or dt.count > 1 else GPR)
+    v = ctx.values[x] = ctx.new(VEC if dt.scalar() in FLOAT_SET or dt.count > 1 else GPR)
     load_into(ctx, v, dt, safe_address(ctx, mem, idx.src[2], stash(ctx, x.src[1])))
     return SELECTED
 
@@ -284,7 +290,7 @@ def _store_value(ctx: Selection, mem: Mem, val: UOp) -> None:
     if dt.scalar() is F16:  # float32 lanes (float16 values: exact) -> 8 or 4 halves
         ctx.emit("vcvtps2ph", mem, ctx.vec(val), Imm(0), vlen=vlen(dt))
         return
-    if dt.scalar() in FLOATS or dt.count > 1:
+    if dt.scalar() in FLOAT_SET or dt.count > 1:
         ctx.emit(mov_for(dt) + "_st", mem, ctx.vec(val), vlen=vlen(dt))
         return
     ctx.emit("store", mem, ctx.gpr(val), width=dt.itemsize)

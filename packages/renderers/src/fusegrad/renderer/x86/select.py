@@ -17,10 +17,11 @@ from fusegrad.uop import GroupOp, Ops, PatternMatcher, UOp, UPat, dtypes
 _INTS_BOOL = (*INTS, dtypes.bool)
 _COMPARE = (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ)
 _MASK_LOGIC = (Ops.AND, Ops.OR, Ops.XOR, Ops.ADD, Ops.MUL, Ops.SUB, Ops.MAX)
+_NOT_INT_VECTOR = frozenset({Ops.WHERE, *_COMPARE})
 
 
 def _int_vector(ctx: Selection, x: UOp) -> UOp | None:
-    if x.dtype.count == 1 or x.op in (Ops.WHERE, *_COMPARE):
+    if x.dtype.count == 1 or x.op in _NOT_INT_VECTOR:
         return None
     return vector.int_op(ctx, x)
 

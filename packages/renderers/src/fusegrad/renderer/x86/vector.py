@@ -5,11 +5,13 @@ are native)."""
 from __future__ import annotations
 
 from fusegrad.renderer.x86.context import (
+    CONSTS,
     F16,
     GPR,
     SELECTED,
     VEC,
     Selection,
+    is_int,
     mask_lane,
     mov_for,
     register_lane,
@@ -23,6 +25,7 @@ from fusegrad.uop import Ops, UOp, dtypes
 #: vcmpps/pd predicates: LT_OS, EQ_OQ, NEQ_UQ (false on NaN but for !=)
 _PREDICATES = {Ops.CMPLT: 1, Ops.CMPEQ: 0, Ops.CMPNE: 4}
 _ONES = b"\xff" * 32
+_SHIFTS = frozenset({Ops.SHL, Ops.SHR})
 _MASK_OPS = {Ops.AND: "vandps", Ops.MUL: "vandps", Ops.OR: "vorps", Ops.ADD: "vorps"}
 _MASK_OPS |= {Ops.MAX: "vorps", Ops.XOR: "vxorps", Ops.SUB: "vxorps"}
 
@@ -35,7 +38,7 @@ def compare(ctx: Selection, x: UOp) -> UOp:
     """Vector compare -> a mask (int32x8: greater-than / equal, then flipped for !=)."""
     a, b = x.src
     d = ctx.new(VEC)
-    if dtypes.is_int(a.dtype):
+    if is_int(a.dtype):
         if x.op is Ops.CMPLT:  # a < b is b > a
             ctx.emit("vpcmpgtd", d, ctx.vec(b), ctx.fsource(a), vlen=32)
         else:
@@ -99,10 +102,10 @@ def vectorize(ctx: Selection, x: UOp) -> UOp:
     uniform = len(set(x.src)) == 1 and vlen(dt) >= 32
     if dt.scalar() is dtypes.bool:  # 0/1 -> all-zero/all-one lanes of a mask
         _mask_lanes(ctx, x, d)
-    elif dtypes.is_int(dt) and uniform:  # (a dword broadcast moves the bits as they are)
+    elif is_int(dt) and uniform:  # (a dword broadcast moves the bits as they are)
         ctx.emit("store", _temp(), ctx.gpr(x.src[0]), width=4)
         ctx.emit("vbroadcastss", d, _temp(), vlen=32)
-    elif dtypes.is_int(dt):
+    elif is_int(dt):
         for i, s in enumerate(x.src):
             ctx.emit("store", _temp(4 * i), ctx.gpr(s), width=4)
         ctx.emit("vmovups", d, _temp(), vlen=32)
@@ -126,12 +129,12 @@ def gep(ctx: Selection, x: UOp) -> UOp:
     if src in ctx.lanes:
         ctx.values[x] = ctx.lanes[src][lane]
         return SELECTED
-    if src.op in (Ops.CONST, Ops.VCONST):
+    if src.op in CONSTS:
         value = src.arg[lane] if isinstance(src.arg, tuple) else src.arg
         ctx.values[x] = ctx.copy(UOp.const(value, x.dtype))
         return SELECTED
     if src.dtype.count == 1:
-        ctx.values[x] = ctx.values[src] if src.op not in (Ops.CONST,) else ctx.copy(src)
+        ctx.values[x] = ctx.values[src] if src.op is not Ops.CONST else ctx.copy(src)
         return SELECTED
     v = ctx.vec(src)
     if src.dtype.scalar() is dtypes.bool:
@@ -143,7 +146,7 @@ def gep(ctx: Selection, x: UOp) -> UOp:
         ctx.emit("and", g, Imm(1), width=4)
         ctx.values[x] = g
         return SELECTED
-    if dtypes.is_int(x.dtype):
+    if is_int(x.dtype):
         g = ctx.new(GPR)
         ctx.emit("vmovups_st", _temp(), v, vlen=32)
         ctx.emit("movsxd", g, _temp(4 * lane), width=4)
@@ -175,10 +178,7 @@ def _shift(ctx: Selection, x: UOp, d: VReg) -> None:
     vpsllvd/vpsravd do); a constant count is an immediate."""
     a, b = x.src
     op = "vpslld" if x.op is Ops.SHL else "vpsrad"
-    if (
-        b.op in (Ops.CONST, Ops.VCONST)
-        and len(set(b.arg if isinstance(b.arg, tuple) else (b.arg,))) == 1
-    ):
+    if b.op in CONSTS and len(set(b.arg if isinstance(b.arg, tuple) else (b.arg,))) == 1:
         count = (b.arg[0] if isinstance(b.arg, tuple) else b.arg) % (1 << 32)
         if count < 32 or x.op is Ops.SHR:
             ctx.emit(op, d, ctx.vec(a), Imm(min(count, 31)), vlen=32)
@@ -194,7 +194,7 @@ def int_op(ctx: Selection, x: UOp) -> UOp:
     if x.op in _INT_BINARY:
         a, b = x.src
         ctx.emit(_INT_BINARY[x.op], d, ctx.vec(a), ctx.fsource(b), vlen=32)
-    elif x.op in (Ops.SHL, Ops.SHR):
+    elif x.op in _SHIFTS:
         _shift(ctx, x, d)
     elif x.op is Ops.NEG:
         ctx.emit("vpxor", d, d, d, vlen=32)
