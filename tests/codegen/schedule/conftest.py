@@ -8,6 +8,8 @@
   on out-of-bounds loads and stores.
 * ``run_graph``: runs a whole KernelGraph (kernels, copies, arena views) over NumPy memory
   and reads each output through its ``becomes`` view.
+* ``reuse_is_exact`` (autouse): every kernel reused from an earlier one of the same
+  structure is checked against rangeifying it afresh.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ import numpy as np
 import pytest
 from fusegrad.codegen import to_program, verify_kernel_ast
 from fusegrad.codegen.schedule import KernelGraph, get_kernel_graph
+from fusegrad.codegen.schedule.kernelize import Kernelizer, output_ranges
+from fusegrad.codegen.schedule.rangeify import KernelContext
+from fusegrad.codegen.schedule.reuse import region_key
 from fusegrad.uop import DType, Invalid, Ops, UOp, dtypes, exec_alu, sym_infer
 from fusegrad.uop import bitcast as bitcast_value
 
@@ -283,11 +288,22 @@ class KernelEvaluator:
     def run(self, ast: UOp) -> None:
         for u in ast.toposort():  # warm the recursive caches sources-first
             _ = u.ranges
+        # stores over the same ranges share one loop, as in the lowered code (a multi-output
+        # kernel): each iteration stores every output in turn, and a value is computed once
+        # per iteration, at its first use, so a load that runs after another output's store
+        # sees the stored value
+        loops: dict[tuple[UOp, ...], list[UOp]] = {}
         for effect in ast.src:
             store, ranges = (
                 (effect.src[0], effect.src[1:]) if effect.op is Ops.END else (effect, ())
             )
-            self.loop(list(ranges), lambda s=store: self.store(s))
+            loops.setdefault(tuple(ranges), []).append(store)
+        for ranges, stores in loops.items():
+            self.loop(list(ranges), lambda stores=stores: self.store_all(stores))
+
+    def store_all(self, stores: list[UOp]) -> None:
+        for st in stores:
+            self.store(st)
 
     def loop(self, ranges: list[UOp], body: Any) -> None:
         ends = [int(sym_infer(r.src[0], self.var_vals)) for r in ranges]
@@ -460,6 +476,36 @@ def check(mem: Memory, *outs: T, execute: Executor = evaluate_kernel, **kwargs: 
         assert got.shape == want.shape, (got.shape, want.shape)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     return kg
+
+
+@pytest.fixture(autouse=True)
+def reuse_is_exact(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every kernel the scheduler reuses (``reuse.py``) is checked against rangeifying it
+    afresh: the same AST and the same context records. The list counts the reuses."""
+    reused: list[int] = []
+    fresh_rangeify = Kernelizer.rangeify
+
+    def checked(
+        kz: Kernelizer, roots: list[UOp], snapshots: dict[UOp, UOp] | None = None
+    ) -> tuple[UOp, KernelContext]:
+        stores = [kz.stored(r) for r in roots]
+        hit = not snapshots and region_key(stores, roots, kz.views).key in kz.rangeified
+        ast, ctx = fresh_rangeify(kz, roots, snapshots)
+        if hit:
+            reused.append(1)
+            idx, ranges = output_ranges(stores[0][0].shape)
+            want_ctx = KernelContext(kz.views, frozenset(roots), len(idx))
+            want, want_ctx = kz._rangeify(stores, idx, ranges, want_ctx)
+            assert ast is want
+            assert list(ctx.params.items()) == list(want_ctx.params.items())
+            assert list(ctx.deps) == list(want_ctx.deps)
+            assert list(ctx.raw_reads) == list(want_ctx.raw_reads)
+            assert ctx.root_reads == want_ctx.root_reads
+            assert ctx.inline_failed == want_ctx.inline_failed
+        return ast, ctx
+
+    monkeypatch.setattr(Kernelizer, "rangeify", checked)
+    return reused
 
 
 @pytest.fixture

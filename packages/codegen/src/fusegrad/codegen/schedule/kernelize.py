@@ -18,7 +18,7 @@ the realizations that depend on lowered indices:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ from fusegrad.codegen.schedule.rangeify import (
     pm_rangeify,
 )
 from fusegrad.codegen.schedule.realize import Kind, contiguous_buffer
+from fusegrad.codegen.schedule.reuse import Rangeified, record, region_key, replay
 from fusegrad.codegen.spec import KernelInfo
 from fusegrad.uop import AxisType, GroupOp, Ops, UOp, dtypes, graph_rewrite, prod, sint_to_uop
 
@@ -122,6 +123,8 @@ class Kernelizer:
         self.calls: dict[int, Call] = {}
         self.new_buffers: list[UOp] = []
         self.ids = 0
+        # kernels rangeified so far, by region (``reuse.py``): repeated blocks rangeify once
+        self.rangeified: dict[Hashable, Rangeified] = {}
 
     # -- buffers --------------------------------------------------------------------------------
     def new_buffer(self, device: Any, size: int, dtype: Any) -> UOp:
@@ -216,6 +219,19 @@ class Kernelizer:
         stores = [self.stored(r) for r in roots]
         idx, ranges = output_ranges(stores[0][0].shape)
         ctx = KernelContext(self.views, frozenset(roots), len(idx), snapshots or {})
+        if snapshots:
+            return self._rangeify(stores, idx, ranges, ctx)
+        region = region_key(stores, roots, self.views)
+        if (done := self.rangeified.get(region.key)) is not None:
+            return replay(done, region, roots, ctx), ctx
+        ast, ctx = self._rangeify(stores, idx, ranges, ctx)
+        if (kept := record(region, roots, ast, ctx)) is not None:
+            self.rangeified[region.key] = kept
+        return ast, ctx
+
+    def _rangeify(
+        self, stores: list[tuple[UOp, UOp]], idx: Index, ranges: list[UOp], ctx: KernelContext
+    ) -> tuple[UOp, KernelContext]:
         effects = []
         for target, value in stores:
             ctx.param(base_buffer(target))

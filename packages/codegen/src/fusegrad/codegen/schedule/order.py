@@ -29,7 +29,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,29 +84,50 @@ def _buffers(call: Call) -> set[UOp]:
 
 @dataclass
 class _Graph:
-    """The call graph (``_edges``) as it is while calls are merged."""
+    """The call graph (``_edges``) as it is while calls are merged, with a topological order
+    kept through the merges: a path only climbs in ``pos``, so the cycle check of a merge
+    walks no further than its members' positions (a chain of n kernels would make merging
+    quadratic otherwise). ``pos`` is empty where the graph has a cycle: no pruning then."""
 
     preds: dict[int, set[int]]
     succs: dict[int, set[int]] = field(default_factory=dict)
+    order: list[int | None] = field(default_factory=list)  # None: a merged call's old slot
+    pos: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.succs = {cid: set() for cid in self.preds}
         for cid, before in self.preds.items():
             for b in before:
                 self.succs[b].add(cid)
+        if not self.order:
+            self._sort()
+
+    def _sort(self) -> None:
+        """A topological order from scratch (none where the graph has a cycle)."""
+        found = _toposort(self.preds, strict=False)
+        if len(found) == len(self.preds):
+            self.order = list(found)
+            self.pos = {cid: i for i, cid in enumerate(found)}
 
     def copy(self) -> _Graph:
         """An independent copy (to plan merges on)."""
-        return _Graph({cid: set(before) for cid, before in self.preds.items()})
+        preds = {cid: set(before) for cid, before in self.preds.items()}
+        return _Graph(preds, order=list(self.order), pos=dict(self.pos))
 
     def acyclic_as_one(self, members: list[int]) -> bool:
         """True when ``members`` as one call leave the graph acyclic: no path leaves them and
         comes back."""
+        if not self.pos:
+            self._sort()  # after a merge whose parts alone closed a cycle (see ``_reorder``)
         inside = set(members)
+        limit = max(self.pos[m] for m in members) if self.pos else len(self.preds)
         todo = [s for m in members for s in self.succs[m] if s not in inside]
         seen = set(todo)
         while todo:
-            for s in self.succs[todo.pop()]:
+            node = todo.pop()
+            if self.pos and self.pos[node] > limit:
+                continue  # after every member: no path from it reaches one
+            for s in self.succs[node]:
                 if s in inside:
                     return False
                 if s not in seen:
@@ -115,7 +136,7 @@ class _Graph:
         return True
 
     def merge(self, keep: int, gone: int) -> None:
-        """``gone`` becomes part of ``keep``."""
+        """``gone`` becomes part of ``keep`` (the two as one call leave the graph acyclic)."""
         for p in self.preds.pop(gone):
             self.succs[p].discard(gone)
             if p != keep:
@@ -128,6 +149,33 @@ class _Graph:
                 self.succs[keep].add(s)
         self.preds[keep].discard(gone)
         self.succs[keep].discard(gone)
+        if self.pos:
+            self._reorder(keep, gone)
+
+    def _reorder(self, keep: int, gone: int) -> None:
+        """A topological order again after merging: only the calls between the two merged
+        ones move (edges to calls outside that window already point the right way). A cluster
+        merges one call at a time, and two of its calls may close a cycle the rest of it
+        opens again: then the order is dropped, and sorted again when next needed."""
+        a, b = sorted((self.pos.pop(gone), self.pos[keep]))
+        window = [c for c in self.order[a : b + 1] if c is not None and c != gone]
+        inside = set(window)
+        waiting = {c: len(self.preds[c] & inside) for c in window}
+        ready = [(self.pos[c], c) for c in window if waiting[c] == 0]
+        heapq.heapify(ready)
+        out: list[int] = []
+        while ready:
+            _, c = heapq.heappop(ready)
+            out.append(c)
+            for s in self.succs[c] & inside:
+                waiting[s] -= 1
+                if waiting[s] == 0:
+                    heapq.heappush(ready, (self.pos[s], s))
+        if len(out) != len(window):
+            self.order, self.pos = [], {}
+            return
+        self.order[a : b + 1] = [*out, *([None] * (b + 1 - a - len(out)))]
+        self.pos.update((c, a + i) for i, c in enumerate(out))
 
 
 def merge_outputs(kz: Kernelizer, outputs: Collection[UOp] = ()) -> None:
@@ -178,44 +226,74 @@ class _Cluster:
     levels: set[int]
 
 
+@dataclass
+class _Plan:
+    """The clusters planned so far, indexed by member, buffer and level, so a call's related
+    clusters are found without a look at every other cluster (a chain of n kernels would
+    make the planning quadratic)."""
+
+    clusters: list[_Cluster] = field(default_factory=list)
+    of_call: dict[int, int] = field(default_factory=dict)
+    of_buffer: dict[UOp, set[int]] = field(default_factory=lambda: defaultdict(set))
+    of_level: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
+
+    def related(self, call: Call, bufs: set[UOp], level: int) -> list[int]:
+        """Indices of the clusters holding a call ``call`` reads from, sharing a buffer with
+        it or at its level: newest first."""
+        found = {self.of_call[d] for d in call.deps if d in self.of_call}
+        found.update(self.of_level.get(level, ()))
+        for b in bufs:
+            found.update(self.of_buffer.get(b, ()))
+        return sorted(found, reverse=True)
+
+    def add(self, i: int, cid: int, bufs: set[UOp], writes: set[UOp], level: int) -> None:
+        """Call ``cid`` joins cluster ``i`` (a new one when ``i`` is the cluster count)."""
+        if i == len(self.clusters):
+            self.clusters.append(_Cluster([], set(), set(), set()))
+        cl = self.clusters[i]
+        cl.members.append(cid)
+        cl.buffers |= bufs
+        cl.writes |= writes
+        cl.levels.add(level)
+        self.of_call[cid] = i
+        self.of_level[level].add(i)
+        for b in bufs:
+            self.of_buffer[b].add(i)
+
+
 def _merge_related(
     kz: Kernelizer, graph: _Graph, members: list[int], level: dict[int, int], outputs: set[UOp]
 ) -> None:
     """Plan clusters with the checks that need no lowering (on a copy of the graph), then
     lower each cluster once; a cluster whose kernel isn't allowed merges one call at a time."""
-    plan = graph.copy()
-    clusters: list[_Cluster] = []
+    graph_plan, plan = graph.copy(), _Plan()
+    readers: dict[UOp, set[int]] = defaultdict(set)
+    for other, c in kz.calls.items():
+        for b, _ in c.reads:
+            readers[b].add(other)
     for cid in members:
         call = kz.calls[cid]
         bufs, writes = _buffers(call), {b for b, _ in call.writes}
-        read = {b for b, _ in call.reads}
-        tries = 0
-        for cl in reversed(clusters):
-            related = (
-                any(m in call.deps for m in cl.members)
-                or bufs & cl.buffers
-                or level[cid] in cl.levels
-            )
-            if not related or writes & cl.writes:
+        related = plan.related(call, bufs, level[cid])
+        chosen = len(plan.clusters)
+        for i in _candidates(plan, related, writes):
+            cl = plan.clusters[i]
+            if not graph_plan.acyclic_as_one([cl.members[0], cid]):
                 continue
-            if tries == MAX_TRIES:
-                break
-            tries += 1
-            if not plan.acyclic_as_one([cl.members[0], cid]):
-                continue
-            if _reads_dead_end(kz, cl.members, cid, read, outputs):
+            if _reads_dead_end(kz, cl.members, cid, outputs, readers):
                 continue  # merged, an intermediate's buffer would be stored and never read
-            plan.merge(cl.members[0], cid)
-            cl.members.append(cid)
-            cl.buffers |= bufs
-            cl.writes |= writes
-            cl.levels.add(level[cid])
+            graph_plan.merge(cl.members[0], cid)
+            chosen = i
             break
-        else:
-            clusters.append(_Cluster([cid], bufs, writes, {level[cid]}))
-    for cl in clusters:
+        plan.add(chosen, cid, bufs, writes, level[cid])
+    for cl in plan.clusters:
         if len(cl.members) > 1:
             _merge_cluster(kz, graph, cl.members)
+
+
+def _candidates(plan: _Plan, related: list[int], writes: set[UOp]) -> list[int]:
+    """The first ``MAX_TRIES`` of the ``related`` clusters that write none of ``writes``."""
+    return [i for i in related if not writes & plan.clusters[i].writes][:MAX_TRIES]
 
 
 def _merge_cluster(kz: Kernelizer, graph: _Graph, members: list[int]) -> None:
@@ -233,20 +311,22 @@ def _merge_cluster(kz: Kernelizer, graph: _Graph, members: list[int]) -> None:
 
 
 def _reads_dead_end(
-    kz: Kernelizer, cluster: list[int], cid: int, read: set[UOp], outputs: set[UOp]
+    kz: Kernelizer,
+    cluster: list[int],
+    cid: int,
+    outputs: set[UOp],
+    readers: Mapping[UOp, set[int]],
 ) -> bool:
     """True when call ``cid`` reads an intermediate root of the ``cluster``'s calls (computed
-    into a buffer of its own, not an output) that no call outside them reads: merged, ``cid``
-    would compute it inline and its buffer would be stored and never read."""
+    into a buffer of its own, not an output) that no call outside them reads (``readers``:
+    buffer -> the calls reading it): merged, ``cid`` would compute it inline and its buffer
+    would be stored and never read."""
     inside = {*cluster, cid}
     for r in (r for m in cluster for r in kz.calls[m].roots):
         if kz.kinds[r] is not Kind.COMPUTE or r in outputs:
             continue
         buf = base_buffer(kz.views[r])
-        if buf in read and not any(
-            other not in inside and any(b is buf for b, _ in c.reads)
-            for other, c in kz.calls.items()
-        ):
+        if cid in readers.get(buf, ()) and readers[buf] <= inside:
             return True
     return False
 
@@ -325,7 +405,9 @@ def execution_order(calls: dict[int, Call]) -> list[Call]:
     return [calls[cid] for cid in _toposort(_edges(calls))]
 
 
-def _toposort(edges: dict[int, set[int]]) -> list[int]:
+def _toposort(edges: dict[int, set[int]], strict: bool = True) -> list[int]:
+    """The ids of ``edges`` (id -> ids before it) in a topological order, the lowest ready id
+    first; ``strict``: a cycle raises (else the ids outside cycles come back)."""
     users: dict[int, list[int]] = defaultdict(list)
     waiting = {cid: len(before) for cid, before in edges.items()}
     for cid, before in edges.items():
@@ -341,7 +423,7 @@ def _toposort(edges: dict[int, set[int]]) -> list[int]:
             waiting[u] -= 1
             if waiting[u] == 0:
                 heapq.heappush(ready, u)
-    if len(out) != len(edges):
+    if strict and len(out) != len(edges):
         raise ScheduleError(
             "order: a call reads both the old and the new value of an assigned buffer"
         )

@@ -9,7 +9,8 @@ Stages (``SCHEDULE_STAGES``, run in order by one loop; ``DEBUG>=3`` times each):
 3. ``realize``  — which nodes get buffers (``realize.py``; the recompute cost model in
    ``recompute.py``: one walk users-first, one sources-first)
 4. ``rangeify`` — a graph_rewrite ``pm_rangeify`` per kernel: realized nodes -> kernel ASTs
-   (``kernelize.py``), adding assign-hazard and buffer-cap realizations on the way
+   (``kernelize.py``), adding assign-hazard and buffer-cap realizations on the way; a kernel
+   of the same structure as an earlier one over other buffers reuses its AST (``reuse.py``)
 5. ``merge``    — kernels sharing their loops become one multi-output kernel (outputs,
    assigns and their readers: an optimizer's update of a parameter and its state; ``order.py``)
 6. ``order``    — a valid execution order (read-after-write, write-after-read)
