@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,60 @@ _UNARY: dict[Ops, Callable[..., Any]] = {
 }  # fmt: skip
 
 
+def _round_exact(value: Fraction, np_dt: Any) -> Any:
+    """``value`` rounded once to ``np_dt`` (nearest, ties to an even last bit): the float64
+    rounding then a float32 one could round twice."""
+    near = np_dt(float(value))
+    if not np.isfinite(near):
+        return near
+    picks = [np.nextafter(near, np_dt(-np.inf)), near, np.nextafter(near, np_dt(np.inf))]
+    picks = [p for p in picks if np.isfinite(p)]
+    dist = [abs(Fraction(float(p)) - value) for p in picks]
+    best = min(dist)
+    ties = [p for p, d in zip(picks, dist, strict=True) if d == best]
+    bits = np.dtype(np_dt).newbyteorder("=").str.replace("f", "u")
+    return next((p for p in ties if int(np.array(p).view(bits)) % 2 == 0), ties[0])
+
+
+def _fma_one(a: Any, b: Any, c: Any, np_dt: Any) -> Any:
+    if not all(np.isfinite(x) for x in (a, b, c)):
+        return np_dt(np.float64(a) * np.float64(b) + np.float64(c))  # inf/NaN as the FPU
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    if exact == 0:
+        return np_dt(np.float64(a) * np.float64(b) + np.float64(c))  # the sign of zero
+    return _round_exact(exact, np_dt)
+
+
+def _mulacc32(a: Any, b: Any, c: Any) -> Any:
+    """float32 a * b + c rounded once, on whole arrays: the product is exact in float64, the
+    float64 sum ``s`` and its error ``e`` (two-sum) are the exact result; rounding ``s`` to
+    float32 is right unless ``s`` sits exactly on a float32 midpoint with ``e`` != 0, where
+    the result is the neighbour on ``e``'s side."""
+    p = a.astype(np.float64) * b.astype(np.float64)
+    c64 = c.astype(np.float64)
+    s = p + c64
+    bb = s - p
+    e = (p - (s - bb)) + (c64 - bb)
+    r = s.astype(np.float32)
+    back = r.astype(np.float64)
+    other = np.nextafter(r, np.where(s > back, np.float32(np.inf), np.float32(-np.inf)))
+    midpoint = (s != back) & (np.abs(s - back) == np.abs(other.astype(np.float64) - s))
+    fix = midpoint & (e != 0) & np.isfinite(s)
+    return np.where(fix, np.where(e > 0, np.maximum(r, other), np.minimum(r, other)), r)
+
+
+def _mulacc(a: Any, b: Any, c: Any) -> Any:
+    """a * b + c rounded once (``exec_alu``'s fma), element by element, exactly."""
+    a, b, c = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c))
+    if a.dtype == np.float32:
+        return _mulacc32(a, b, c)
+    np_dt = a.dtype.type
+    out = [
+        _fma_one(x, y, z, np_dt) for x, y, z in zip(a.ravel(), b.ravel(), c.ravel(), strict=True)
+    ]
+    return np.array(out, dtype=a.dtype).reshape(a.shape)
+
+
 def _one(u: UOp, vals: dict[UOp, Any], leaves: dict[UOp, np.ndarray]) -> Any:
     if u in leaves:
         return leaves[u]
@@ -47,6 +102,8 @@ def _one(u: UOp, vals: dict[UOp, Any], leaves: dict[UOp, np.ndarray]) -> Any:
         out = _UNARY[u.op](srcs[0])
     elif u.op is Ops.WHERE:
         out = np.where(srcs[0], srcs[1], srcs[2])
+    elif u.op is Ops.MULACC:
+        out = _mulacc(*srcs)
     elif u.op is Ops.CAST:
         out = np.asarray(srcs[0]).astype(NP[u.dtype])
     elif u.op is Ops.BITCAST:
