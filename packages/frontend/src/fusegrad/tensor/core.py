@@ -326,8 +326,13 @@ class TensorCore(OpMixinBase):
             # ``x + 1``, ``x * 2.0`` where the scalar keeps x's dtype: the constant made at
             # x's shape directly (the same UOps the general path builds step by step)
             scalar = xs[0]
-            if _scalar_dtype(self.dtype, type(scalar).__name__) is self.dtype:
-                const = self._wrap_const(_const_uop(self.dtype, scalar, self.device, self.shape))
+            dtype = self.dtype
+            if _scalar_dtype(dtype, type(scalar).__name__) is dtype:
+                # an operand only (every caller builds its result from it and drops it): not
+                # registered as a live or lazy tensor, which halves the bookkeeping of ``x + 1``
+                const = TensorCore.__new__(type(self))
+                const._uop = _const_uop(dtype, scalar, self.device, self.shape)
+                const._leaf, const._requires_grad, const.grad = False, None, None
                 return [const, self] if reverse else [self, const]  # type: ignore[list-item]
         ops = [self._operand(x) for x in xs]
         tensors: list[Tensor] = [self, *ops]  # type: ignore[list-item]
