@@ -8,9 +8,8 @@ like PyTorch.
 
 ``fused=True`` (default: the ``FUSE_OPTIM`` setting) puts every parameter into one flat buffer
 (each parameter becomes a view of it) and runs the whole update — parameters and optimizer
-state — as one flat elementwise computation: one kernel, however many parameters (Adam keeps
-its bias-correction powers b1**t and b2**t once per element for that: a scalar updated in
-place can't be read by the other elements of the same kernel).
+state — as one flat elementwise computation: one kernel per flat buffer written (SGD: one,
+Adam: parameters, m, v and the two bias-correction scalars), however many parameters.
 It needs parameters of one dtype on one device and an elementwise update (SGD, Adam, AdamW;
 not LAMB's or LARS's layer-wise trust ratio, nor Muon's per-matrix orthogonalization), and a
 parameter without a gradient is stepped with a zero gradient instead of skipped.
@@ -315,35 +314,16 @@ class LAMB(Optimizer):
             )
         super().__init__(params, lr, device, fused)
         self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
+        self.b1_t = fresh(Tensor.ones(1, dtype=dtypes.float32, device=self.params[0].device))
+        self.b2_t = fresh(Tensor.ones(1, dtype=dtypes.float32, device=self.params[0].device))
         self.m = self._new_state()
         self.v = self._new_state()
-        # b1**t and b2**t: two scalars (tinygrad's b1_t, b2_t), or (fused) once per element, so
-        # the whole update (parameters, m, v and the powers) is elementwise over one length:
-        # one kernel; b1_t/b2_t are then views of element 0 (the same float32 products)
-        self._fused_powers = self._new_powers() if self._flat is not None else []
-        if self._fused_powers:
-            self.b1_t, self.b2_t = (p[0:1] for p in self._fused_powers)
-        else:
-            self.b1_t, self.b2_t = self._new_powers()
-
-    @property
-    def _powers(self) -> list[Tensor]:
-        """The tensors holding b1**t and b2**t (updated in place every step)."""
-        return self._fused_powers or [self.b1_t, self.b2_t]
-
-    def _new_powers(self) -> list[Tensor]:
-        shape = (1,) if self._flat is None else self._flat.shape
-        dev = self.params[0].device
-        powers = [fresh(Tensor.ones(*shape, dtype=dtypes.float32, device=dev)) for _ in range(2)]
-        Tensor.realize(*powers)
-        return powers
 
     def _update(self, i: int, t: Tensor, g: Tensor, lr: Tensor) -> Tensor:
         self.m[i].assign(self.b1 * self.m[i] + (1.0 - self.b1) * g)
         self.v[i].assign(self.b2 * self.v[i] + (1.0 - self.b2) * (g * g))
-        b1_t, b2_t = (p if self._flat is not None else p.reshape(()) for p in self._powers)
-        m_hat = self.m[i] / (1.0 - b1_t)
-        v_hat = self.v[i] / (1.0 - b2_t)
+        m_hat = self.m[i] / (1.0 - self.b1_t.reshape(()))
+        v_hat = self.v[i] / (1.0 - self.b2_t.reshape(()))
         up = m_hat / (v_hat.sqrt() + self.eps) + self.wd * t
         r: Tensor | float = 1.0
         if not self.adam:
@@ -352,13 +332,11 @@ class LAMB(Optimizer):
         return (t - lr * r * up).cast(t.dtype)
 
     def _step(self, live: list[tuple[int, Tensor, Tensor]]) -> tuple[list[Tensor], list[Tensor]]:
-        for power, b in zip(self._powers, (self.b1, self.b2), strict=True):
-            power.assign(power * b)  # fused: each element the same product
-        if self._fused_powers:  # a view read once is a copy from then on: a new view per step
-            self.b1_t, self.b2_t = (p[0:1] for p in self._fused_powers)
+        self.b1_t.assign(self.b1_t * self.b1)
+        self.b2_t.assign(self.b2_t * self.b2)
         lr = self._scalar_lr()
         out = [self._update(i, t, g, lr) for i, t, g in live]
-        return out, [*self._powers, *self.m, *self.v]
+        return out, [self.b1_t, self.b2_t, *self.m, *self.v]
 
 
 def Adam(
