@@ -1,9 +1,10 @@
 """``fusegrad.device``: tinygrad's ``tinygrad.device`` module path.
 
-The device registry, buffers, allocators and compilers are the runtime's
-(``fusegrad.runtime``) and codegen's (``Compiler``, ``CompileError``), re-exported. Defined
-here: tinygrad's ``Program(dev, obj)`` (a compiled kernel's ``TinyELF`` loaded on a device,
-called with Buffers), ``MultiBuffer`` and the two device-name helpers tinygrad code calls.
+The device registry, buffers, allocators, compilers and the PROFILE records are the
+runtime's (``fusegrad.runtime``), codegen's (``Compiler``, ``CompileError``) and the
+renderers' (``TinyELF``: a compiled CPU kernel's object), re-exported. Defined here:
+tinygrad's ``Program(dev, obj)`` (a TinyELF loaded on a device, called with Buffers),
+``MultiBuffer`` and the two device-name helpers tinygrad code calls.
 
 >>> from fusegrad.device import Device, canonicalize_device
 >>> canonicalize_device("cpu"), canonicalize_device(("cpu:0", "CPU:1"))
@@ -13,9 +14,9 @@ called with Buffers), ``MultiBuffer`` and the two device-name helpers tinygrad c
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from fusegrad.codegen import CompileError, Compiler
+from fusegrad.renderer import TinyELF
 from fusegrad.runtime import (
     Allocator,
     Buffer,
@@ -23,6 +24,10 @@ from fusegrad.runtime import (
     Compiled,
     Device,
     LRUAllocator,
+    ProfileDeviceEvent,
+    ProfileGraphEntry,
+    ProfileGraphEvent,
+    ProfileProgramEvent,
     Signal,
     Unavailable,
     canonicalize,
@@ -41,8 +46,8 @@ class Program:
     wraps: ``self.program``.)
     """
 
-    def __init__(self, dev: str, obj: Any) -> None:
-        if not all(hasattr(obj, f) for f in ("lib", "name", "signature")):
+    def __init__(self, dev: str, obj: TinyELF) -> None:
+        if not isinstance(obj, TinyELF):
             raise TypeError(f"Program: obj must be a TinyELF, got {type(obj).__name__}")
         self.device = Device[dev]
         if self.device.runtime is None:
@@ -162,7 +167,12 @@ __all__ = [
     "Device",
     "LRUAllocator",
     "MultiBuffer",
+    "ProfileDeviceEvent",
+    "ProfileGraphEntry",
+    "ProfileGraphEvent",
+    "ProfileProgramEvent",
     "Program",
+    "TinyELF",
     "canonicalize_device",
     "enumerate_devices_str",
 ]

@@ -330,6 +330,10 @@ class HCQGraph:
 
     def submit(self, head: Sequence[Command], tail: Sequence[Command]) -> None:
         """Hand ``head``, every launch, then ``tail`` to the compute ring as one queue."""
+        if PROFILE.value:  # the batch's launches are kept as one ProfileGraphEvent
+            from fusegrad.runtime.profiler import watch_graph  # the profiler imports hcq
+
+            watch_graph(self.device.device, self.commands)
         self.device.ring("compute").submit([*head, *self.commands, *tail])
 
     def submit_timed(
