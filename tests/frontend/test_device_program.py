@@ -65,3 +65,28 @@ def test_profile_records_the_device_and_each_program_a_tensor_compiles() -> None
     if not programs:  # the kernel was loaded earlier in this process (the program cache)
         pytest.skip("no new program was loaded")
     assert all(p.device == device and p.lib for p in programs)
+
+
+@pytest.mark.kernels
+def test_tinyjit_replays_under_profile_leave_one_graph_event_each() -> None:
+    from fusegrad import Context, Device, Tensor, TinyJit
+    from fusegrad.device import Compiled, ProfileGraphEvent
+
+    @TinyJit
+    def step(x: Tensor) -> Tensor:
+        a = (x * 2 + 1).contiguous()
+        return (a.exp().sum() + a.max()).realize()
+
+    def graph_events() -> int:
+        Device["CPU"].synchronize()
+        return sum(isinstance(e, ProfileGraphEvent) for e in Compiled.profile_events)
+
+    with Context(PROFILE=1):
+        for _ in range(3):  # warm-up and capture
+            step(Tensor.ones(16).contiguous().realize())
+        before = graph_events()
+        for _ in range(4):
+            out = step(Tensor.ones(16).contiguous().realize())
+        after = graph_events()
+    assert out.item() == pytest.approx(16 * np.exp(3.0) + 3.0, rel=1e-5)
+    assert after - before == 4
