@@ -84,9 +84,10 @@ def test_tinyjit_replays_under_profile_leave_one_graph_event_each() -> None:
     with Context(PROFILE=1):
         for _ in range(3):  # warm-up and capture
             step(Tensor.ones(16).contiguous().realize())
+        inputs = [Tensor.ones(16).contiguous().realize() for _ in range(4)]
         before = graph_events()
-        for _ in range(4):
-            out = step(Tensor.ones(16).contiguous().realize())
+        for x in inputs:
+            out = step(x)
         after = graph_events()
     assert out.item() == pytest.approx(16 * np.exp(3.0) + 3.0, rel=1e-5)
     assert after - before == 4
