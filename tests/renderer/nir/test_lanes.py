@@ -9,7 +9,6 @@ import re
 import struct
 
 import pytest
-from fusegrad.codegen import Renderer
 from fusegrad.renderer.corpus import Builder, alu, c32, end, index, load, mulacc_case, rng, store
 from fusegrad.renderer.launch import CPUProgram
 from fusegrad.renderer.nir import LVPCompiler, NIRRenderer, mesa_unavailable
@@ -164,10 +163,6 @@ def _matmul_kernel(n: int) -> UOp:
     return kernels[-1].src[0]  # type: ignore[no-any-return]
 
 
-@pytest.mark.skipif(
-    not hasattr(Renderer, "simd_lanes"),
-    reason="the heuristics do not read Renderer.simd_lanes yet (requested)",
-)
 def test_heuristics_give_the_lanes_the_innermost_elements(
     renderer: NIRRenderer, compiler: LVPCompiler
 ) -> None:

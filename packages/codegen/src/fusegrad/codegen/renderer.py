@@ -72,6 +72,10 @@ class Renderer:
       on adjacent elements) rather than GROUP (threads interleaved element by element). False
       where a workgroup's invocations are SIMD lanes of one CPU core (llvmpipe): there GROUP
       keeps a gather's lanes on adjacent elements where GROUPTOP puts them a run apart
+    * ``simd_lanes``: a workgroup's invocations are the SIMD lanes of one CPU core (llvmpipe):
+      the hand-coded heuristics give the lanes the innermost part of an axis (LOCAL before
+      UPCAST: neighbouring lanes on neighbouring elements, one vector load instead of a
+      gather) and block a matmul for one core's registers
     * ``extra_matcher``: target-specific rewrite rules run at the end of lowering
     * ``index_dtype_32``: whether 32-bit index math is preferred where provably in range
     * ``no_int64_alu``: the target has no 64-bit integer ALU (a 32-bit target): the lowering
@@ -96,6 +100,7 @@ class Renderer:
     vector_approximated: ClassVar[frozenset[Ops]] = frozenset()
     tensor_cores: tuple[TensorCore, ...] = ()
     group_top: bool = True
+    simd_lanes: bool = False
     extra_matcher: PatternMatcher | None = None
     index_dtype_32: bool = True
     no_int64_alu: bool = False
