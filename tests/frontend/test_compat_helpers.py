@@ -56,6 +56,15 @@ def test_cpu_objdump_disassembles_a_kernel(capsys: pytest.CaptureFixture[str]) -
         "CCompiler": "void tiny_kernel(float* a) { a[0] = 1.0f; }",
     }
     source = sources.get(type(dev.compiler).__name__)
+    if type(dev.compiler).__name__ == "LVPCompiler":  # NIR: the renderer's text of a tiny kernel
+        from fusegrad.renderer.corpus import Builder, index, store
+        from fusegrad.uop import UOp
+        from fusegrad.uop import dtypes as udtypes
+
+        p = Builder()
+        a = p.buffer(udtypes.float32, [0.0])
+        p.add(store(index(a, UOp.const(0, udtypes.int32)), UOp.const(1.0, udtypes.float32)))
+        source = dev.renderer.render(p.uops, "tiny_kernel")
     if source is None:
         pytest.skip(f"no test kernel for {type(dev.compiler).__name__}")
     lib = dev.compile(source)

@@ -17,7 +17,7 @@ SIGNATURE = ((None, 6, dtypes.float32, ()), (None, 6, dtypes.float32, ()))
 
 def _plus_elf() -> TinyELF:
     dev = Device["CPU"]
-    if type(dev.renderer).__name__ not in ("LLVMRenderer", "CRenderer"):
+    if type(dev.renderer).__name__ not in ("LLVMRenderer", "CRenderer", "NIRRenderer"):
         pytest.skip(f"{type(dev.renderer).__name__} does not make ELF objects")
     p = Builder()
     out, x = p.buffer(dtypes.float32, [0] * 6), p.buffer(dtypes.float32, range(6))
