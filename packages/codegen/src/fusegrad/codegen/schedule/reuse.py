@@ -4,16 +4,17 @@ optimizer's per-parameter updates) schedule many kernels of one structure over o
 Rangeifying a kernel (``Kernelizer.rangeify``) depends only on its *region*: the nodes it
 computes, from its stores down to its leaves, each leaf seen only through what the rewrite
 asks of it: a BUFFER's dtype, size, tag and device, a realized node's dtype, shape and buffer
-view. ``region_key`` rebuilds the region over numbered placeholders for the leaves (one
-buffer, one number), so two kernels of one structure get one key: a tuple of UOps, equal by
-identity thanks to hash-consing. On a hit the AST is reused as it is (it holds PARAMs, never
-the buffers) and the context's records (parameters, reads, dependencies, root reads) are
-carried over from the first kernel's leaves to the new kernel's leaves of the same numbers.
+view. ``region_key`` describes the region with the leaves numbered (one buffer, one number),
+so two kernels of one structure get one key: a flat tuple of entries, holding the UOps of
+leaf-free parts as they are (equal by identity thanks to hash-consing). On a hit the AST is
+reused as it is (it holds PARAMs, never the buffers) and the context's records (parameters,
+reads, dependencies, root reads) are carried over from the first kernel's leaves to the new
+kernel's leaves of the same numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from fusegrad.codegen.schedule.indexing import Index
@@ -48,48 +49,67 @@ def region_key(
 ) -> RegionKey:
     """The key of the kernel storing each ``(target, value)`` of ``stores`` for ``roots``
     (``views``: realized node -> its buffer view; a realized node other than a root is a
-    leaf)."""
+    leaf): one flat tuple, an entry per node with a leaf below (its op, dtype, arg, tag, root
+    flag and sources: the entry number of a source with a leaf below, else the source itself,
+    hash-consed: equal structure, same node)."""
+    walk = _Walk(numbers={}, entries={}, flat=[])
     inside = set(roots)
-    numbers: dict[UOp, int] = {}  # leaf -> its number
-    done: dict[UOp, UOp] = {}
-
-    def number(leaf: UOp) -> int:
-        return numbers.setdefault(leaf, len(numbers))
-
-    def buffer(b: UOp) -> UOp:
-        base = b.replace(tag=None) if b.tag is not None else b
-        unique = UOp(Ops.UNIQUE, arg=("region leaf", number(base)))
-        return b.replace(src=(unique, *b.src[1:]))
-
-    def rebuild(u: UOp) -> UOp:
-        srcs = tuple(done.get(s, s) for s in u.src)
-        return u if srcs == u.src else u.replace(src=srcs)
 
     def enter(u: UOp) -> bool:
         return u.op is not Ops.BUFFER and (u in inside or u not in views)
 
     top = UOp.sink(*(x for pair in stores for x in pair), *roots)
     for u in top.toposort(gate=enter):
-        if u.op is Ops.BUFFER:
-            done[u] = buffer(u)
-        elif not enter(u):  # a realized leaf: read through its view
-            done[u] = _realized(u, number(u), views[u], buffer)
-        else:
-            done[u] = rebuild(u)
-    key = (done[top], *(done[r] for r in roots))
-    return RegionKey(key, tuple(numbers))
-
-
-def _realized(u: UOp, n: int, view: UOp, buffer: Callable[[UOp], UOp]) -> UOp:
-    """The placeholder of realized leaf ``u`` numbered ``n``: its view over placeholders."""
-    done: dict[UOp, UOp] = {}
-    for v in view.toposort(gate=lambda v: v.op is not Ops.BUFFER):
-        if v.op is Ops.BUFFER:
-            done[v] = buffer(v)
+        if u in walk.entries:  # already entered as part of a realized leaf's view
             continue
-        srcs = tuple(done.get(s, s) for s in v.src)
-        done[v] = v if srcs == v.src else v.replace(src=srcs)
-    return UOp(Ops.SINK, u.dtype, (done[view],), ("realized leaf", n, u.shape))
+        if u.op is Ops.BUFFER:
+            walk.buffer(u)
+        elif not enter(u):  # a realized leaf: read through its view
+            view = walk.view(views[u])
+            walk.add(u, ("realized", u.dtype, u.shape, walk.number(u), view))
+        elif any(s in walk.entries for s in u.src):
+            walk.add(u, (u.op, u.dtype, u.arg, u.tag, u in inside, walk.refs(u)))
+    key = (*walk.flat, walk.ref(top), *(walk.ref(r) for r in roots))
+    return RegionKey(key, tuple(walk.numbers))
+
+
+@dataclass(slots=True)
+class _Walk:
+    """The key under construction: leaf numbers, and the entries of the nodes above leaves."""
+
+    numbers: dict[UOp, int]  # leaf -> its number
+    entries: dict[UOp, int]  # node with a leaf below -> its entry's position in ``flat``
+    flat: list[Hashable]
+
+    def number(self, leaf: UOp) -> int:
+        return self.numbers.setdefault(leaf, len(self.numbers))
+
+    def add(self, u: UOp, entry: Hashable) -> None:
+        self.entries[u] = len(self.flat)
+        self.flat.append(entry)
+
+    def ref(self, u: UOp) -> Hashable:
+        return self.entries.get(u, u)
+
+    def refs(self, u: UOp) -> tuple[Hashable, ...]:
+        return tuple(self.entries.get(s, s) for s in u.src)
+
+    def buffer(self, b: UOp) -> None:
+        """A BUFFER's entry: what a kernel sees of it, and its leaf number (one per buffer,
+        whatever its tag)."""
+        base = b.replace(tag=None) if b.tag is not None else b
+        self.add(b, ("buffer", b.dtype, b.arg, b.tag, b.src[1:], self.number(base)))
+
+    def view(self, view: UOp) -> Hashable:
+        """The entries of a realized node's view (movement ops over a BUFFER)."""
+        for v in view.toposort(gate=lambda v: v.op is not Ops.BUFFER):
+            if v in self.entries:
+                continue
+            if v.op is Ops.BUFFER:
+                self.buffer(v)
+            elif any(s in self.entries for s in v.src):
+                self.add(v, (v.op, v.dtype, v.arg, v.tag, False, self.refs(v)))
+        return self.ref(view)
 
 
 def _spec(buf: UOp, numbers: Mapping[UOp, int]) -> Hashable | None:
