@@ -15,6 +15,7 @@ from fusegrad.renderer.x86.context import (
     SELECTED,
     UINTS,
     VEC,
+    Op,
     Selection,
     float_bits,
     is_float,
@@ -27,12 +28,12 @@ from fusegrad.renderer.x86.context import (
 )
 from fusegrad.renderer.x86.isa import KMASK, RAX, RCX, RDX, Imm, Label, Mem, VReg
 from fusegrad.renderer.x86.memory import destination
-from fusegrad.uop import DType, Ops, UOp, dtypes
+from fusegrad.uop import DType, UOp, dtypes
 
-_BITWISE = {Ops.AND: "and", Ops.OR: "or", Ops.XOR: "xor"}
-_ARITH = {Ops.ADD: "add", Ops.SUB: "sub", Ops.MUL: "imul"}
+_BITWISE = {Op.AND: "and", Op.OR: "or", Op.XOR: "xor"}
+_ARITH = {Op.ADD: "add", Op.SUB: "sub", Op.MUL: "imul"}
 #: bool arithmetic: + saturates (or), - is xor, * is and
-_BOOL_ARITH = {Ops.ADD: "or", Ops.SUB: "xor", Ops.MUL: "and", Ops.MAX: "or"}
+_BOOL_ARITH = {Op.ADD: "or", Op.SUB: "xor", Op.MUL: "and", Op.MAX: "or"}
 
 
 def _binary(ctx: Selection, op: str, a: UOp, b: UOp, dt: DType) -> VReg:
@@ -66,14 +67,14 @@ def int_alu(ctx: Selection, x: UOp) -> UOp:
     if dt is dtypes.bool:
         ctx.values[x] = _binary(ctx, {**_BITWISE, **_BOOL_ARITH}[x.op], a, b, dt)
         return SELECTED
-    if x.op is Ops.MAX:
+    if x.op is Op.MAX:
         d = ctx.copy(a)
         other = ctx.gpr(b)
         ctx.emit("cmp", d, other)
         ctx.emit("cmovb" if dt in UINTS else "cmovl", d, other)
         ctx.values[x] = d
         return SELECTED
-    if x.op is Ops.ADD and dt.itemsize == 8:  # 64-bit: one lea, no copy first
+    if x.op is Op.ADD and dt.itemsize == 8:  # 64-bit: one lea, no copy first
         ctx.values[x] = _add64(ctx, a, b)
         return SELECTED
     d = _binary(ctx, {**_BITWISE, **_ARITH}[x.op], a, b, dt)
@@ -126,9 +127,9 @@ def int_shift(ctx: Selection, x: UOp) -> UOp:
     dt = x.dtype
     bits = dt.itemsize * 8
     signed = dt not in UINTS
-    op = "shl" if x.op is Ops.SHL else "sar" if signed else "shr"
+    op = "shl" if x.op is Op.SHL else "sar" if signed else "shr"
     d = ctx.copy(a)
-    if b.op is Ops.CONST:
+    if b.op is Op.CONST:
         count = int(b.arg) % (1 << bits)
         if count < bits or op == "sar":
             ctx.emit(op, d, Imm(min(count, bits - 1)))
@@ -174,11 +175,11 @@ def int_divide(ctx: Selection, x: UOp) -> UOp:
     else:
         ctx.emit("xor", RDX, RDX, width=4)
         ctx.emit("div", divisor, width=width)
-    ctx.emit("mov", d, RAX if x.op is Ops.CDIV else RDX)
+    ctx.emit("mov", d, RAX if x.op is Op.CDIV else RDX)
     ctx.emit("jmp", Label(done))
     if signed:
         ctx.place(negate)
-        if x.op is Ops.CDIV:
+        if x.op is Op.CDIV:
             ctx.emit("mov", d, ctx.gpr(a))
             ctx.emit("neg", d)
             ctx.emit("jmp", Label(done))
@@ -191,12 +192,12 @@ def int_divide(ctx: Selection, x: UOp) -> UOp:
 
 
 _INT_CONDITIONS = {
-    (Ops.CMPLT, True): "l",
-    (Ops.CMPLT, False): "b",
-    (Ops.CMPEQ, True): "e",
-    (Ops.CMPEQ, False): "e",
-    (Ops.CMPNE, True): "ne",
-    (Ops.CMPNE, False): "ne",
+    (Op.CMPLT, True): "l",
+    (Op.CMPLT, False): "b",
+    (Op.CMPEQ, True): "e",
+    (Op.CMPEQ, False): "e",
+    (Op.CMPNE, True): "ne",
+    (Op.CMPNE, False): "ne",
 }
 
 
@@ -219,12 +220,12 @@ def float_compare(ctx: Selection, x: UOp) -> UOp:
     """a < b is ``b > a`` (false when unordered); == and != also test the parity flag."""
     a, b = x.src
     ucomi = "vucomi" + suffix(a.dtype)
-    if x.op is Ops.CMPLT:
+    if x.op is Op.CMPLT:
         ctx.emit(ucomi, ctx.vec(b), ctx.fsource(a))
         ctx.values[x] = _setcc(ctx, "a")
         return SELECTED
     ctx.emit(ucomi, ctx.vec(a), ctx.fsource(b))
-    eq = x.op is Ops.CMPEQ
+    eq = x.op is Op.CMPEQ
     d, parity = ctx.new(GPR), ctx.new(GPR)
     ctx.emit("sete" if eq else "setne", d)
     ctx.emit("setnp" if eq else "setp", parity)
@@ -269,7 +270,7 @@ def half_alu(ctx: Selection, x: UOp) -> UOp:
     """float16 arithmetic: the float32 op, its result rounded to float16 (float32 keeps
     2*11+2 bits, so + - * / sqrt rounded twice are rounded once); MULACC rounds the product,
     then the sum (exec_alu's MULACC of the narrow floats)."""
-    if x.op is Ops.MULACC:
+    if x.op is Op.MULACC:
         a, b, c = x.src
         d = ctx.new(VEC)
         s, n = suffix(x.dtype), vlen(x.dtype)
@@ -277,7 +278,7 @@ def half_alu(ctx: Selection, x: UOp) -> UOp:
         round_half(ctx, d, n)
         ctx.emit("vadd" + s, d, d, ctx.fsource(c), vlen=n)
         ctx.values[x] = d
-    elif x.op is Ops.SQRT:
+    elif x.op is Op.SQRT:
         float_unary(ctx, x)
     else:
         float_binary(ctx, x)
@@ -287,7 +288,7 @@ def half_alu(ctx: Selection, x: UOp) -> UOp:
 
 # -- floats -----------------------------------------------------------------------------------
 
-_FLOAT_BINARY = {Ops.ADD: "vadd", Ops.SUB: "vsub", Ops.MUL: "vmul", Ops.FDIV: "vdiv"}
+_FLOAT_BINARY = {Op.ADD: "vadd", Op.SUB: "vsub", Op.MUL: "vmul", Op.FDIV: "vdiv"}
 
 
 def float_binary(ctx: Selection, x: UOp) -> UOp:
@@ -305,9 +306,9 @@ def float_unary(ctx: Selection, x: UOp) -> UOp:
     d = ctx.new(VEC)
     s, n = suffix(x.dtype), vlen(x.dtype)
     packed = x.dtype.count > 1
-    if x.op is Ops.SQRT:
+    if x.op is Op.SQRT:
         ctx.emit("vsqrt" + s, d, *((a,) if packed else (a, a)), vlen=n)
-    elif x.op is Ops.TRUNC:
+    elif x.op is Op.TRUNC:
         rounding = "vrndscale" if n == 64 else "vround"  # imm 11: toward zero, no #P
         ctx.emit(rounding + s, d, *((a,) if packed else (a, a)), Imm(11), vlen=n)
     elif n == 64:  # AVX512F has no vxorps on zmm: vpxord/q with the sign broadcast

@@ -21,6 +21,7 @@ from fusegrad.renderer.x86.context import (
     GPR,
     SELECTED,
     VEC,
+    Op,
     Selection,
     mask_lane,
     mov_for,
@@ -36,7 +37,7 @@ from fusegrad.renderer.x86.memory import (
     safe_address,
     store_half,
 )
-from fusegrad.uop import DType, GroupOp, Ops, PtrDType, UOp, dtypes
+from fusegrad.uop import DType, GroupOp, PtrDType, UOp, dtypes
 
 F32, F64 = dtypes.float32, dtypes.float64
 #: float16 vectors are held as float32 lanes (F16C converts at loads, stores and roundings)
@@ -44,16 +45,16 @@ _FLOAT_VECTORS = {(F32, 8), (F32, 4), (F64, 4), (F64, 2), (F16, 8), (F16, 4)}
 #: zmm vectors (AVX-512): arithmetic, FMA, max, sqrt, neg, trunc, loads and (masked) stores
 _WIDE_VECTORS = {(F32, 16), (F64, 8)}
 _FLOAT_NATIVE = frozenset(
-    {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.MAX, Ops.SQRT, Ops.NEG, Ops.TRUNC, Ops.MULACC}
+    {Op.ADD, Op.SUB, Op.MUL, Op.FDIV, Op.MAX, Op.SQRT, Op.NEG, Op.TRUNC, Op.MULACC}
 )
-_MASK_NATIVE = frozenset({Ops.AND, Ops.OR, Ops.XOR, Ops.ADD, Ops.MUL, Ops.SUB, Ops.MAX})
-_COMPARES = frozenset({Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ})
-_CONVERSIONS = frozenset({Ops.CAST, Ops.BITCAST})
-_BUILT = frozenset({Ops.VECTORIZE, Ops.CONST, Ops.VCONST})
+_MASK_NATIVE = frozenset({Op.AND, Op.OR, Op.XOR, Op.ADD, Op.MUL, Op.SUB, Op.MAX})
+_COMPARES = frozenset({Op.CMPLT, Op.CMPNE, Op.CMPEQ})
+_CONVERSIONS = frozenset({Op.CAST, Op.BITCAST})
+_BUILT = frozenset({Op.VECTORIZE, Op.CONST, Op.VCONST})
 I32X8 = dtypes.int32.vec(8)
 _INT_NATIVE = frozenset(
-    {Ops.ADD, Ops.SUB, Ops.MUL, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.MAX}
-    | {Ops.NEG, Ops.TRUNC, Ops.MULACC}
+    {Op.ADD, Op.SUB, Op.MUL, Op.AND, Op.OR, Op.XOR, Op.SHL, Op.SHR, Op.MAX}
+    | {Op.NEG, Op.TRUNC, Op.MULACC}
 )
 
 
@@ -77,7 +78,7 @@ def _conversion(x: UOp) -> bool:
     """float32x8 <-> int32x8 CAST (vcvtdq2ps / vcvttps2dq) or BITCAST (the same register);
     float16 <-> float32 CAST of 8 or 4 lanes (the same register, or rounded by F16C)."""
     pair = {x.dtype, x.src[0].dtype}
-    if x.op is Ops.CAST and pair in _HALF_CASTS:
+    if x.op is Op.CAST and pair in _HALF_CASTS:
         return True
     return pair == {I32X8, dtypes.float32.vec(8)}
 
@@ -96,9 +97,9 @@ def native(x: UOp, wide: bool = False) -> bool:
     dt = x.dtype
     if x.op in _COMPARES and reg_vector(x.src[0].dtype):
         return mask_for(dt, x.src[0].dtype)
-    if x.op is Ops.WHERE and reg_vector(dt):
+    if x.op is Op.WHERE and reg_vector(dt):
         return x.src[0].dtype.scalar() is dtypes.bool and mask_for(x.src[0].dtype, dt)
-    if x.op in _COMPARES or x.op is Ops.WHERE:
+    if x.op in _COMPARES or x.op is Op.WHERE:
         return False
     if float_vector(dt, wide):
         return x.op in _FLOAT_NATIVE
@@ -118,7 +119,7 @@ def native_node(x: UOp, wide: bool = False) -> bool:
         return native(x, wide)
     if x.op in _CONVERSIONS:
         return _conversion(x)
-    if x.op is Ops.LOAD:
+    if x.op is Op.LOAD:
         return reg_vector(dt, wide)
     if x.op in _BUILT:
         return reg_vector(dt, wide) or mask
@@ -132,7 +133,7 @@ def lane_source(ctx: Selection, s: UOp, i: int) -> UOp:
     if s.op in CONSTS:
         value = s.arg[i] if isinstance(s.arg, tuple) else s.arg
         return UOp.const(value, s.dtype.scalar())
-    node = UOp(Ops.GEP, s.dtype.scalar(), (s,), (i,))
+    node = UOp(Op.GEP, s.dtype.scalar(), (s,), (i,))
     if s in ctx.lanes:
         ctx.values[node] = ctx.lanes[s][i]
     else:
@@ -143,7 +144,7 @@ def lane_source(ctx: Selection, s: UOp, i: int) -> UOp:
 
 
 def _value(ctx: Selection, u: UOp) -> VReg:
-    if u.op is Ops.CONST:
+    if u.op is Op.CONST:
         return ctx.copy(u)
     return ctx.values[u]
 
@@ -151,13 +152,13 @@ def _value(ctx: Selection, u: UOp) -> VReg:
 def split(ctx: Selection, x: UOp, select_one: object) -> UOp:
     """Select vector node ``x`` lane by lane (``select_one(node)`` selects a scalar node)."""
     n = x.dtype.count
-    if x.op is Ops.LOAD:
+    if x.op is Op.LOAD:
         ctx.lanes[x] = _load_lanes(ctx, x)
-    elif x.op is Ops.VECTORIZE:
+    elif x.op is Op.VECTORIZE:
         ctx.lanes[x] = [_value(ctx, s) for s in x.src]
     elif x.op in CONSTS:
         pass  # each lane is an immediate where it is used (``lane_source``)
-    elif x.op is Ops.GEP:
+    elif x.op is Op.GEP:
         src = x.src[0]
         ctx.lanes[x] = [_value(ctx, lane_source(ctx, src, i)) for i in x.arg]
     else:

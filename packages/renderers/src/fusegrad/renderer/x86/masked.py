@@ -15,6 +15,7 @@ from fusegrad.renderer.x86.context import (
     F64,
     SELECTED,
     VEC,
+    Op,
     Selection,
     float_bits,
     mask_lane,
@@ -23,20 +24,20 @@ from fusegrad.renderer.x86.context import (
 )
 from fusegrad.renderer.x86.isa import Mem
 from fusegrad.renderer.x86.memory import register_array
-from fusegrad.uop import Ops, UOp
+from fusegrad.uop import UOp
 
 _MASKED_LOADS = {F32: "vmaskmovps", F64: "vmaskmovpd"}
-_LANE_NODES = frozenset({Ops.GEP, Ops.ADD})
+_LANE_NODES = frozenset({Op.GEP, Op.ADD})
 _WIDTHS = {(F32, 8), (F64, 4), (F64, 2)}  # (float32x4 masks have 8-byte lanes)
 
 
 def _lane_offset(u: UOp) -> tuple[UOp, int]:
     """``u`` as (node, constant): ``x + c`` -> (x, c), else (u, 0)."""
-    if u.op is Ops.ADD:
+    if u.op is Op.ADD:
         a, b = u.src
-        if b.op is Ops.CONST:
+        if b.op is Op.CONST:
             return a, int(b.arg)
-        if a.op is Ops.CONST:
+        if a.op is Op.CONST:
             return b, int(a.arg)
     return u, 0
 
@@ -46,11 +47,11 @@ def _lanes_match(x: UOp, users: dict[UOp, list[UOp]]) -> UOp | None:
     one buffer with one constant alternative, lane k gated by lane k of one mask, each
     load and index used only there."""
     first = x.src[0]
-    if first.op is not Ops.LOAD or len(first.src) != 2 or len(first.src[0].src) != 3:
+    if first.op is not Op.LOAD or len(first.src) != 2 or len(first.src[0].src) != 3:
         return None
     idx = first.src[0]
     alt, gate = first.src[1], idx.src[2]
-    if alt.op is not Ops.CONST or gate.op is not Ops.GEP or register_array(idx) is not None:
+    if alt.op is not Op.CONST or gate.op is not Op.GEP or register_array(idx) is not None:
         return None
     base, offset = _lane_offset(idx.src[1])
     if not -(2**28) <= offset < 2**28:  # (a displacement of offset * itemsize bytes)
@@ -72,13 +73,13 @@ def _lane_matches(
     """Lane ``k`` loads element ``base + offset`` of ``buf`` (``want``: buf, alternative,
     mask, base), gated by lane k of the mask, and only ``x`` uses it."""
     buf, alt, mask, base = want
-    if lane.op is not Ops.LOAD or lane.src[1] is not alt or users.get(lane) != [x]:
+    if lane.op is not Op.LOAD or lane.src[1] is not alt or users.get(lane) != [x]:
         return False
     idx = lane.src[0]
     if len(idx.src) != 3 or idx.src[0] is not buf or users.get(idx) != [lane]:
         return False
     gate = idx.src[2]
-    if gate.op is not Ops.GEP or gate.src[0] is not mask or gate.arg != (k,):
+    if gate.op is not Op.GEP or gate.src[0] is not mask or gate.arg != (k,):
         return False
     return _lane_offset(idx.src[1]) == (base, offset)
 
@@ -93,7 +94,7 @@ def fused_loads(uops: list[UOp], users: dict[UOp, list[UOp]]) -> tuple[set[UOp],
     kept: set[UOp] = set()
     for u in uops:
         dt = u.dtype
-        if u.op is not Ops.VECTORIZE or (dt.scalar(), dt.count) not in _WIDTHS:
+        if u.op is not Op.VECTORIZE or (dt.scalar(), dt.count) not in _WIDTHS:
             continue
         mask = _lanes_match(u, users)
         if mask is None or mask.dtype.count != dt.count:

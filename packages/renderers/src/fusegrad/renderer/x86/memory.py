@@ -13,6 +13,7 @@ from fusegrad.renderer.x86.context import (
     SELECTED,
     UINTS,
     VEC,
+    Op,
     Selection,
     is_float,
     load_immediate,
@@ -20,7 +21,7 @@ from fusegrad.renderer.x86.context import (
     vlen,
 )
 from fusegrad.renderer.x86.isa import KMASK, Imm, Label, Mem, Reg, VReg
-from fusegrad.uop import DType, Ops, PtrDType, UOp, dtypes
+from fusegrad.uop import DType, PtrDType, UOp, dtypes
 
 # -- parameters, loops, control flow -------------------------------------------------------
 
@@ -49,7 +50,7 @@ def range_start(ctx: Selection, x: UOp) -> UOp:
 
 
 def range_end(ctx: Selection, x: UOp) -> UOp:
-    for rng in (s for s in x.src if s.op is Ops.RANGE):
+    for rng in (s for s in x.src if s.op is Op.RANGE):
         top, out = ctx.loops[rng]
         ctx.emit("add", ctx.values[rng], Imm(1))
         ctx.emit("jmp", Label(top))
@@ -87,27 +88,27 @@ def after(ctx: Selection, x: UOp) -> UOp:
 def register_array(x: UOp) -> UOp | None:
     """The DEFINE_REG an INDEX addresses (through AFTERs), if it is one."""
     buf = x.src[0]
-    while buf.op is Ops.AFTER:
+    while buf.op is Op.AFTER:
         buf = buf.src[0]
-    return buf if buf.op is Ops.DEFINE_REG else None
+    return buf if buf.op is Op.DEFINE_REG else None
 
 
 def slot_key(idx: UOp) -> tuple[UOp, int] | None:
     """(DEFINE_REG, element) an INDEX addresses, if it is an accumulator slot."""
     reg = register_array(idx)
-    if reg is None or idx.src[1].op is not Ops.CONST:
+    if reg is None or idx.src[1].op is not Op.CONST:
         return None
     return (reg, int(idx.src[1].arg))
 
 
-_MEMORY_OPS = frozenset({Ops.LOAD, Ops.STORE})
+_MEMORY_OPS = frozenset({Op.LOAD, Op.STORE})
 
 
 def index_slots(ctx: Selection, uops: list[UOp]) -> None:
     """Where each accumulator slot is loaded and stored (for in-place accumulation)."""
     for i, u in enumerate(uops):
         if u.op in _MEMORY_OPS and (key := slot_key(u.src[0])) is not None:
-            table = ctx.slot_loads if u.op is Ops.LOAD else ctx.slot_stores
+            table = ctx.slot_loads if u.op is Op.LOAD else ctx.slot_stores
             table.setdefault(key, []).append(i)
 
 
@@ -123,7 +124,7 @@ def destination(ctx: Selection, x: UOp, avoid: tuple[UOp, ...] = ()) -> VReg:
     operands the instruction reads after writing its destination."""
     users = ctx.users.get(x, [])
     fresh = ctx.new(VEC)
-    if len(users) != 1 or users[0].op is not Ops.STORE or users[0].src[1] is not x:
+    if len(users) != 1 or users[0].op is not Op.STORE or users[0].src[1] is not x:
         return fresh
     key = slot_key(users[0].src[0])
     if key is None or key not in ctx.accumulators:
@@ -143,7 +144,7 @@ def _element(ctx: Selection, idx: UOp, value: DType) -> VReg:
     loop-carried accumulators never touch memory unless the allocator spills them)."""
     reg = register_array(idx)
     assert reg is not None
-    if idx.src[1].op is not Ops.CONST:
+    if idx.src[1].op is not Op.CONST:
         raise NotImplementedError("x86 renderer: a register array indexed by a variable")
     key = (reg, int(idx.src[1].arg))
     if key not in ctx.accumulators:
@@ -159,7 +160,7 @@ def address(ctx: Selection, idx: UOp) -> Mem:
     size = ptr.base.scalar().itemsize
     base = ctx.values[idx.src[0]]
     at = idx.src[1]
-    if at.op is Ops.CONST and -(2**31) <= int(at.arg) * size < 2**31:
+    if at.op is Op.CONST and -(2**31) <= int(at.arg) * size < 2**31:
         return Mem(base=base, disp=int(at.arg) * size)
     return Mem(base=base, idx=ctx.gpr(at), scale=size)
 

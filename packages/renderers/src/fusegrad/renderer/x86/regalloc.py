@@ -87,20 +87,24 @@ def _walk(code: list[Inst]) -> tuple[dict[VReg, tuple[int, int]], dict[VReg, int
     last: dict[VReg, int] = {}
     uses: dict[VReg, int] = {}
     for i, inst in enumerate(code):
-        for op in inst.args:
+        for op in inst[1]:  # args
             if type(op) is VReg:
-                mentioned: tuple[object, ...] = (op,)
+                if op in last:
+                    uses[op] += 1
+                else:
+                    first[op] = i
+                    uses[op] = 1
+                last[op] = i
             elif type(op) is Mem:
-                mentioned = (op.base, op.idx)
-            else:
-                continue
-            for v in mentioned:
-                if type(v) is not VReg:
-                    continue
-                if v not in first:
-                    first[v] = i
-                last[v] = i
-                uses[v] = uses.get(v, 0) + 1
+                for v in op[:2]:  # base, idx
+                    if type(v) is not VReg:
+                        continue
+                    if v in last:
+                        uses[v] += 1
+                    else:
+                        first[v] = i
+                        uses[v] = 1
+                    last[v] = i
     return _extend_into_loops(first, last, _loops(code)), uses
 
 
@@ -253,39 +257,35 @@ def rewrite(
     rewritten until an operand turns out to be spilled, then goes the spilled way."""
     out: list[Inst] = []
     regs = alloc.registers
+    get = regs.get
     for inst in code:
-        args = _allocated(inst.args, regs, place)
-        if args is None:
-            out += _rewrite_spilled(inst, alloc, place)
-        elif inst.op not in _COPIES or inst.width != 8 or args[0] != args[1]:
-            out.append(_new(Inst, (inst.op, args, inst.width, inst.vlen)))
-        # else a copy the allocator made pointless (a 32-bit mov still zero-extends: kept)
+        args: list[Operand] = []
+        for op in inst[1]:
+            kind = type(op)
+            if kind is VReg:
+                reg = get(op)  # type: ignore[arg-type]
+                if reg is None:
+                    break
+                args.append(reg)
+            elif kind is Mem:
+                m = _allocated_memory(op, regs, place)  # type: ignore[arg-type]
+                if m is None:
+                    break
+                args.append(m)
+            else:
+                args.append(op)
+        else:
+            name = inst[0]
+            if name not in _COPIES or inst[2] != 8 or args[0] != args[1]:
+                out.append(_new(Inst, (name, tuple(args), inst[2], inst[3])))
+            # else a copy the allocator made pointless (a 32-bit mov still zero-extends: kept)
+            continue
+        out += _rewrite_spilled(inst, alloc, place)
     return out
 
 
 _COPIES = frozenset({"mov", "vmovaps"})
 _new = tuple.__new__
-
-
-def _allocated(
-    args: tuple[Operand, ...], regs: dict[VReg, Reg], place: Callable[[Mem], Mem]
-) -> tuple[Operand, ...] | None:
-    """``args`` with registers and frame slots placed; None where one is spilled."""
-    out: list[Operand] = []
-    for op in args:
-        if type(op) is VReg:
-            reg = regs.get(op)
-            if reg is None:
-                return None
-            out.append(reg)
-        elif type(op) is Mem:
-            m = _allocated_memory(op, regs, place)
-            if m is None:
-                return None
-            out.append(m)
-        else:
-            out.append(op)
-    return tuple(out)
 
 
 def _allocated_memory(m: Mem, regs: dict[VReg, Reg], place: Callable[[Mem], Mem]) -> Mem | None:

@@ -10,6 +10,7 @@ from fusegrad.renderer.x86.context import (
     GPR,
     SELECTED,
     VEC,
+    Op,
     Selection,
     is_int,
     mask_lane,
@@ -20,14 +21,14 @@ from fusegrad.renderer.x86.context import (
     vlen,
 )
 from fusegrad.renderer.x86.isa import Imm, Mem, VReg
-from fusegrad.uop import Ops, UOp, dtypes
+from fusegrad.uop import UOp, dtypes
 
 #: vcmpps/pd predicates: LT_OS, EQ_OQ, NEQ_UQ (false on NaN but for !=)
-_PREDICATES = {Ops.CMPLT: 1, Ops.CMPEQ: 0, Ops.CMPNE: 4}
+_PREDICATES = {Op.CMPLT: 1, Op.CMPEQ: 0, Op.CMPNE: 4}
 _ONES = b"\xff" * 32
-_SHIFTS = frozenset({Ops.SHL, Ops.SHR})
-_MASK_OPS = {Ops.AND: "vandps", Ops.MUL: "vandps", Ops.OR: "vorps", Ops.ADD: "vorps"}
-_MASK_OPS |= {Ops.MAX: "vorps", Ops.XOR: "vxorps", Ops.SUB: "vxorps"}
+_SHIFTS = frozenset({Op.SHL, Op.SHR})
+_MASK_OPS = {Op.AND: "vandps", Op.MUL: "vandps", Op.OR: "vorps", Op.ADD: "vorps"}
+_MASK_OPS |= {Op.MAX: "vorps", Op.XOR: "vxorps", Op.SUB: "vxorps"}
 
 
 def _temp(offset: int = 0) -> Mem:
@@ -39,11 +40,11 @@ def compare(ctx: Selection, x: UOp) -> UOp:
     a, b = x.src
     d = ctx.new(VEC)
     if is_int(a.dtype):
-        if x.op is Ops.CMPLT:  # a < b is b > a
+        if x.op is Op.CMPLT:  # a < b is b > a
             ctx.emit("vpcmpgtd", d, ctx.vec(b), ctx.fsource(a), vlen=32)
         else:
             ctx.emit("vpcmpeqd", d, ctx.vec(a), ctx.fsource(b), vlen=32)
-        if x.op is Ops.CMPNE:
+        if x.op is Op.CMPNE:
             ctx.emit("vpxor", d, d, ctx.constant(_ONES), vlen=32)
         ctx.values[x] = d
         return SELECTED
@@ -78,7 +79,7 @@ def _mask_lanes(ctx: Selection, x: UOp, d: VReg) -> None:
     stored to its slots."""
     dt = x.dtype
     size = mask_lane(dt)
-    if all(s.op is Ops.CONST for s in x.src):
+    if all(s.op is Op.CONST for s in x.src):
         raw = b"".join((-1 if s.arg else 0).to_bytes(size, "little", signed=True) for s in x.src)
         ctx.emit("vmovups", d, ctx.constant(raw), vlen=vlen(dt))
         return
@@ -134,7 +135,7 @@ def gep(ctx: Selection, x: UOp) -> UOp:
         ctx.values[x] = ctx.copy(UOp.const(value, x.dtype))
         return SELECTED
     if src.dtype.count == 1:
-        ctx.values[x] = ctx.values[src] if src.op is not Ops.CONST else ctx.copy(src)
+        ctx.values[x] = ctx.values[src] if src.op is not Op.CONST else ctx.copy(src)
         return SELECTED
     v = ctx.vec(src)
     if src.dtype.scalar() is dtypes.bool:
@@ -168,8 +169,8 @@ def gep(ctx: Selection, x: UOp) -> UOp:
 # -- int32x8 (AVX2) ----------------------------------------------------------------------------
 
 _INT_BINARY = {
-    Ops.ADD: "vpaddd", Ops.SUB: "vpsubd", Ops.MUL: "vpmulld", Ops.AND: "vpand",
-    Ops.OR: "vpor", Ops.XOR: "vpxor", Ops.MAX: "vpmaxsd",
+    Op.ADD: "vpaddd", Op.SUB: "vpsubd", Op.MUL: "vpmulld", Op.AND: "vpand",
+    Op.OR: "vpor", Op.XOR: "vpxor", Op.MAX: "vpmaxsd",
 }  # fmt: skip
 
 
@@ -177,10 +178,10 @@ def _shift(ctx: Selection, x: UOp, d: VReg) -> None:
     """Per-lane shifts: a count past 31 (unsigned) gives 0, or the sign for SHR (what
     vpsllvd/vpsravd do); a constant count is an immediate."""
     a, b = x.src
-    op = "vpslld" if x.op is Ops.SHL else "vpsrad"
+    op = "vpslld" if x.op is Op.SHL else "vpsrad"
     if b.op in CONSTS and len(set(b.arg if isinstance(b.arg, tuple) else (b.arg,))) == 1:
         count = (b.arg[0] if isinstance(b.arg, tuple) else b.arg) % (1 << 32)
-        if count < 32 or x.op is Ops.SHR:
+        if count < 32 or x.op is Op.SHR:
             ctx.emit(op, d, ctx.vec(a), Imm(min(count, 31)), vlen=32)
         else:
             ctx.emit("vpxor", d, d, d, vlen=32)
@@ -196,10 +197,10 @@ def int_op(ctx: Selection, x: UOp) -> UOp:
         ctx.emit(_INT_BINARY[x.op], d, ctx.vec(a), ctx.fsource(b), vlen=32)
     elif x.op in _SHIFTS:
         _shift(ctx, x, d)
-    elif x.op is Ops.NEG:
+    elif x.op is Op.NEG:
         ctx.emit("vpxor", d, d, d, vlen=32)
         ctx.emit("vpsubd", d, d, ctx.fsource(x.src[0]), vlen=32)
-    elif x.op is Ops.TRUNC:
+    elif x.op is Op.TRUNC:
         d = ctx.vec(x.src[0])
     else:  # MULACC: a * b + c
         a, b, c = x.src
@@ -213,7 +214,7 @@ def conversion(ctx: Selection, x: UOp) -> UOp:
     """float32x8 <-> int32x8: CAST converts (truncating, x86's indefinite for NaN and
     overflow, as the scalar path), BITCAST is the same register; float16 <-> float32."""
     src = ctx.vec(x.src[0])
-    if x.op is Ops.BITCAST or x.src[0].dtype.scalar() is F16:  # (a float16 is a float32)
+    if x.op is Op.BITCAST or x.src[0].dtype.scalar() is F16:  # (a float16 is a float32)
         ctx.values[x] = src
         return SELECTED
     d = ctx.new(VEC)
