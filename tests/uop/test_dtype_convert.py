@@ -9,7 +9,7 @@ import struct
 import numpy as np
 import pytest
 from fusegrad.uop import DType, Invalid, bitcast, dtypes, truncate
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 INTS = [dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64]
@@ -34,6 +34,7 @@ def numpy_cast(x: float | int, dt: DType) -> float | int:
 
 
 @pytest.mark.parametrize("dt", INTS + UINTS, ids=str)
+@settings(deadline=None)  # no timing limit: the machine is shared and noisy
 @given(x=st.integers(-(2**63), 2**63 - 1))
 @example(x=0)
 @example(x=-1)
@@ -62,6 +63,7 @@ FLOAT_TO_INT_RANGE = {
 
 
 @pytest.mark.parametrize("dt", INTS + UINTS, ids=str)
+@settings(deadline=None)  # no timing limit: the machine is shared and noisy
 @given(x=st.floats(-(2.0**62), 2.0**64, allow_nan=False))
 @example(x=-0.5)
 @example(x=0.999)
@@ -121,6 +123,7 @@ finite_and_special = st.one_of(
 )
 
 
+@settings(deadline=None)  # no timing limit: the machine is shared and noisy
 @given(x=finite_and_special)
 @example(x=-0.0)
 @example(x=3.4028235677973366e38)  # float32 max + half an ulp: ties to even, i.e. to inf
@@ -134,6 +137,7 @@ def test_float32_rounding_matches_numpy(x: float) -> None:
     assert same_float(truncate(dtypes.float32)(x), want)
 
 
+@settings(deadline=None)  # no timing limit: the machine is shared and noisy
 @given(x=finite_and_special)
 @example(x=65504.0)
 @example(x=65519.99)
@@ -190,6 +194,7 @@ def bfloat16_value(bits: int) -> float:
     return float(np.array([bits << 16], dtype=np.uint32).view(np.float32)[0])
 
 
+@settings(deadline=None)  # no timing limit: the machine is shared and noisy
 @given(x=finite_and_special)
 @example(x=1.0 + 2.0**-8)  # halfway between 1 and the next bfloat16: ties to even (down)
 @example(x=1.0 + 3 * 2.0**-8)  # ties to even (up)
@@ -287,6 +292,7 @@ def _odd_code(value: float, dt: DType) -> int:
 
 
 @pytest.mark.parametrize("dt", list(FP8), ids=str)
+@settings(deadline=None)  # no timing limit: the machine is shared and noisy
 @given(x=st.floats(-1e5, 1e5))
 @example(x=1.0625)  # e4m3: halfway between 1 and 1.125, ties to even (1.0)
 @example(x=1.1875)  # e4m3: halfway between 1.125 and 1.25, ties to even (1.25)
