@@ -113,12 +113,17 @@ class Selection:
         #: AVX-512: float32x16 / float64x8 values in zmm registers
         self.wide = wide
         self.code: list[Inst] = []
-        self.position: dict[UOp, int] = {}
+        program = uops or []
+        self.position: dict[UOp, int] = {u: i for i, u in enumerate(program)}
         self.users: dict[UOp, list[UOp]] = {}
-        for i, u in enumerate(uops or []):
-            self.position[u] = i
+        users = self.users
+        for u in program:
             for s in u.src:
-                self.users.setdefault(s, []).append(u)
+                seen = users.get(s)
+                if seen is None:
+                    users[s] = [u]
+                else:
+                    seen.append(u)
         #: per accumulator slot: positions of its loads and stores, and the last position an
         #: aliased load's value is read at (see ``memory.load``)
         self.slot_loads: dict[tuple[UOp, int], list[int]] = {}

@@ -92,9 +92,12 @@ def fused_loads(uops: list[UOp], users: dict[UOp, list[UOp]]) -> tuple[set[UOp],
     taken: set[UOp] = set()
     lane_nodes: set[UOp] = set()
     kept: set[UOp] = set()
+    vectorize = Op.VECTORIZE
     for u in uops:
+        if u.op is not vectorize:
+            continue
         dt = u.dtype
-        if u.op is not Op.VECTORIZE or (dt.scalar(), dt.count) not in _WIDTHS:
+        if (dt.scalar(), dt.count) not in _WIDTHS:
             continue
         mask = _lanes_match(u, users)
         if mask is None or mask.dtype.count != dt.count:
@@ -105,8 +108,11 @@ def fused_loads(uops: list[UOp], users: dict[UOp, list[UOp]]) -> tuple[set[UOp],
         first = u.src[0].src[0]
         kept |= {mask, _lane_offset(first.src[1])[0]}
         for lane in u.src:
-            taken |= {lane, lane.src[0]}
-            lane_nodes |= {lane.src[0].src[1], lane.src[0].src[2]}
+            idx = lane.src[0]
+            taken.add(lane)
+            taken.add(idx)
+            lane_nodes.add(idx.src[1])
+            lane_nodes.add(idx.src[2])
     for u in lane_nodes - kept:
         if u.op in _LANE_NODES and all(v in taken for v in users[u]):
             taken.add(u)

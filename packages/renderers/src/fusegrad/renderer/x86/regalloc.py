@@ -216,10 +216,6 @@ def _borrow(inst: Inst, alloc: Allocation, cls: RegClass, taken: set[Reg]) -> Re
     return next(r for r in ALLOCATABLE[cls] if r not in used and r not in taken)
 
 
-def _move(reg: Reg, slot: Mem, load: bool, size: int) -> Inst:
-    return _reload(reg, slot, size) if load else _spill(reg, slot, size)
-
-
 def _spilled_operands(
     inst: Inst, alloc: Allocation
 ) -> tuple[dict[VReg, Reg], list[Reg], list[VReg], list[VReg]]:
@@ -304,15 +300,28 @@ def _allocated_memory(m: Mem, regs: dict[VReg, Reg], place: Callable[[Mem], Mem]
 def _rewrite_spilled(inst: Inst, alloc: Allocation, place: Callable[[Mem], Mem]) -> list[Inst]:
     """``inst`` with spilled operands: reloads before it, spill stores after it."""
     spilled, borrowed, reads, writes = _spilled_operands(inst, alloc)
-    regs = _Overlay(alloc.registers, spilled)
-    saves = [place(Mem(frame=("borrow", k))) for k in range(len(borrowed))]
     size = alloc.vector_bytes
-    out = [_move(r, m, False, size) for r, m in zip(borrowed, saves, strict=True)]
-    out += [_reload(spilled[v], place(_spill_slot(alloc.spills[v])), size) for v in reads]
-    args = tuple(_substitute(op, regs, place) for op in inst.args)
-    out.append(Inst(inst.op, args, inst.width, inst.vlen))
-    out += [_spill(spilled[v], place(_spill_slot(alloc.spills[v])), size) for v in writes]
-    out += [_move(r, m, True, size) for r, m in zip(borrowed, saves, strict=True)]
+    slots = {v: place(_spill_slot(alloc.spills[v])) for v in spilled}
+    out: list[Inst] = []
+    saves = [place(Mem(frame=("borrow", k))) for k in range(len(borrowed))]
+    for r, m in zip(borrowed, saves, strict=True):
+        out.append(_spill(r, m, size))
+    for v in reads:
+        out.append(_reload(spilled[v], slots[v], size))
+    regs = alloc.registers
+    args: list[Operand] = []
+    for op in inst[1]:
+        if type(op) is VReg:
+            args.append(spilled[op] if op in spilled else regs[op])
+        elif type(op) is Mem:
+            args.append(_substitute(op, _Overlay(regs, spilled), place))
+        else:
+            args.append(op)
+    out.append(_new(Inst, (inst[0], tuple(args), inst[2], inst[3])))
+    for v in writes:
+        out.append(_spill(spilled[v], slots[v], size))
+    for r, m in zip(borrowed, saves, strict=True):
+        out.append(_reload(r, m, size))
     return out
 
 
