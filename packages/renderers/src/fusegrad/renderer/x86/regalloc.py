@@ -225,9 +225,18 @@ def _spilled_operands(
     borrowed: list[Reg] = []
     reads: list[VReg] = []
     writes: list[VReg] = []
+    spills = alloc.spills
     for role, op in zip(roles(inst), inst.args, strict=True):
-        for v in _mentions(op):
-            if v not in alloc.spills:
+        if type(op) is VReg:
+            mentioned: tuple[VReg, ...] = (op,)
+            read, write = role in _READS, role in _WRITES
+        elif type(op) is Mem:
+            mentioned = tuple(v for v in op[:2] if type(v) is VReg)
+            read, write = True, False
+        else:
+            continue
+        for v in mentioned:
+            if v not in spills:
                 continue
             if v not in spilled:
                 taken = sum(1 for s in spilled if s.cls is v.cls)
@@ -236,11 +245,14 @@ def _spilled_operands(
                 else:
                     spilled[v] = _borrow(inst, alloc, v.cls, set(spilled.values()))
                     borrowed.append(spilled[v])
-            if isinstance(op, Mem) or role in ("R", "X"):
+            if read and v not in reads:
                 reads.append(v)
-            if isinstance(op, VReg) and role in ("W", "X"):
+            if write and v not in writes:
                 writes.append(v)
-    return spilled, borrowed, list(dict.fromkeys(reads)), list(dict.fromkeys(writes))
+    return spilled, borrowed, reads, writes
+
+
+_READS, _WRITES = frozenset({"R", "X"}), frozenset({"W", "X"})
 
 
 def rewrite(

@@ -167,15 +167,26 @@ def select(uops: list[UOp], sig: KernelSignature, wide: bool = False) -> Selecti
     ctx = Selection(sig, uops, wide)
     memory.index_slots(ctx, uops)
     fused, taken = masked.fused_loads(uops, ctx.users)
+    gep, store, dispatch = Op.GEP, Op.STORE, _DISPATCH
     for u in uops:
         if u in taken:
             continue
+        op = u.op
         if u in fused:
             masked.masked_load(ctx, u)
-        elif _in_lanes(u, ctx.wide):
+        elif (op is gep or u.dtype.count > 1) and _in_lanes(u, wide):
             lanes.split(ctx, u, lambda node: _select_one(ctx, node))
-        elif _stored_in_lanes(ctx, u):
+        elif op is store and _stored_in_lanes(ctx, u):
             lanes.store_lanes(ctx, u)
-        else:
-            _select_one(ctx, u)
+        else:  # _select_one, inlined (once per node)
+            rules = dispatch.get((op, u.dtype))
+            if rules is None:
+                rules = dispatch[(op, u.dtype)] = _rules_for(op, u.dtype)
+            for fn in rules:
+                if fn(ctx, u) is not None:
+                    break
+            else:
+                raise NotImplementedError(
+                    f"x86 renderer: no instruction selection for {op!r} {u.dtype!r}"
+                )
     return ctx
