@@ -17,7 +17,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from fusegrad.renderer.x86.context import Selection
+from fusegrad.renderer.x86.context import Selection, frame_slot
 from fusegrad.renderer.x86.encode import Fixup, encode
 from fusegrad.renderer.x86.isa import ARG_REGS, CALLEE_SAVED, RSP, Imm, Inst, Mem
 from fusegrad.renderer.x86.listing import format_inst
@@ -119,6 +119,7 @@ def clear_caches() -> None:
     from fusegrad.renderer.x86.listing import clear_listing_caches
 
     _encoded.cache_clear()
+    frame_slot.cache_clear()
     _PLACED.clear()
     _RECENT.clear()
     clear_listing_caches()

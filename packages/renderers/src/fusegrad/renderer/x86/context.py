@@ -87,6 +87,13 @@ CONSTS = frozenset({Op.CONST, Op.VCONST})
 
 
 @functools.cache
+def frame_slot(kind: str, n: int) -> Mem:
+    """The (unplaced) frame slot operand ``kind`` ``n``: ``"vtemp"`` and a byte offset,
+    ``"arg"`` and an argument number (built once: operands are immutable)."""
+    return Mem(frame=(kind, n))
+
+
+@functools.cache
 def is_float(dt: DType) -> bool:
     """``dtypes.is_float``, cached per dtype (selection asks it constantly)."""
     return dtypes.is_float(dt)
@@ -134,6 +141,8 @@ class Selection:
         self.accumulators: dict[tuple[UOp, int], VReg] = {}
         self.loops: dict[UOp, tuple[str, str]] = {}
         self.pool: dict[bytes, str] = {}
+        #: the memory operand of each pool entry (built once per entry)
+        self.pool_operands: dict[bytes, Mem] = {}
         self.vregs = 0
         self.labels = 0
         #: the vector register whose lanes the vtemp slot holds (``gep`` stored it there and
@@ -165,9 +174,11 @@ class Selection:
         """A rip-relative pool entry holding ``raw`` repeated over 32 bytes (a scalar
         constant is broadcast, so vector ops can read it too)."""
         entry = raw * (32 // len(raw)) if len(raw) <= 32 else raw
-        if entry not in self.pool:
-            self.pool[entry] = f".LC{len(self.pool)}"
-        return Mem(label=self.pool[entry])
+        mem = self.pool_operands.get(entry)
+        if mem is None:
+            label = self.pool[entry] = f".LC{len(self.pool)}"
+            mem = self.pool_operands[entry] = Mem(label=label)
+        return mem
 
     # -- operands ---------------------------------------------------------------------------
     def gpr(self, u: UOp) -> VReg:
@@ -207,7 +218,7 @@ class Selection:
         mask = dt.scalar() is dtypes.bool
         size = mask_lane(dt) if mask else register_lane(dt)
         for i, lane in enumerate(self.lanes[u]):
-            slot = Mem(frame=("vtemp", i * size))
+            slot = frame_slot("vtemp", i * size)
             if mask:
                 t = self.copy_reg(lane)
                 self.emit("neg", t)
@@ -217,7 +228,7 @@ class Selection:
             else:
                 self.emit(mov_for(dt.scalar()) + "_st", slot, lane)
         d = self.new(VEC)
-        self.emit("vmovups", d, Mem(frame=("vtemp", 0)), vlen=vlen(dt))
+        self.emit("vmovups", d, frame_slot("vtemp", 0), vlen=vlen(dt))
         return d
 
     def operand(self, u: UOp) -> VReg | Imm:

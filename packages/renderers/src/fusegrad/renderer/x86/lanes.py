@@ -23,6 +23,7 @@ from fusegrad.renderer.x86.context import (
     VEC,
     Op,
     Selection,
+    frame_slot,
     mask_lane,
     mov_for,
     register_lane,
@@ -201,7 +202,7 @@ def _load_lanes(ctx: Selection, x: UOp) -> list[VReg]:
     if alt.op in CONSTS:
         safe = ctx.constant(memory_bytes(alt))
     else:  # the alternative's lanes stored where the masked-off loads read them
-        safe = Mem(frame=("vtemp", 0))
+        safe = frame_slot("vtemp", 0)
         for i in range(n):
             _store_lane(ctx, _at(safe, i * size), dt, lane_source(ctx, alt, i))
     base = safe_address(ctx, mem, idx.src[2], safe)
@@ -229,7 +230,7 @@ def store_lanes(ctx: Selection, x: UOp) -> UOp:
     if len(idx.src) > 2:
         if val.dtype.count * size > SAFE_BYTES:
             raise NotImplementedError(f"x86 renderer: a gated store of {val.dtype!r}")
-        mem = safe_address(ctx, mem, idx.src[2], Mem(frame=("vtemp", 0)))
+        mem = safe_address(ctx, mem, idx.src[2], frame_slot("vtemp", 0))
     for i in range(val.dtype.count):
         _store_lane(ctx, _at(mem, i * size), dt, lane_source(ctx, val, i))
     return SELECTED

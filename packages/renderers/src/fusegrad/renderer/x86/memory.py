@@ -15,6 +15,7 @@ from fusegrad.renderer.x86.context import (
     VEC,
     Op,
     Selection,
+    frame_slot,
     is_float,
     load_immediate,
     mov_for,
@@ -28,7 +29,7 @@ from fusegrad.uop import DType, PtrDType, UOp, dtypes
 
 def param(ctx: Selection, x: UOp) -> UOp:
     v = ctx.values[x] = ctx.new(GPR)
-    slot = Mem(frame=("arg", ctx.arg_index[x]))
+    slot = frame_slot("arg", ctx.arg_index[x])
     if isinstance(x.dtype, PtrDType):
         ctx.emit("mov", v, slot)
     elif x.dtype.scalar() in UINTS:
@@ -227,7 +228,7 @@ def stash(ctx: Selection, alt: UOp) -> Mem:
     ``vtemp`` slot it is stored to."""
     if alt.op in CONSTS:
         return ctx.constant(memory_bytes(alt))
-    slot = Mem(frame=("vtemp", 0))
+    slot = frame_slot("vtemp", 0)
     _store_value(ctx, slot, alt)
     return slot
 
@@ -316,6 +317,6 @@ def store(ctx: Selection, x: UOp) -> UOp:
         ctx.emit("vmovups_kst", mem, v, _opmask(ctx, idx.src[2]), vlen=64)
         return SELECTED
     if len(idx.src) > 2:  # masked off: the store goes to the vtemp slot
-        mem = safe_address(ctx, mem, idx.src[2], Mem(frame=("vtemp", 0)))
+        mem = safe_address(ctx, mem, idx.src[2], frame_slot("vtemp", 0))
     _store_value(ctx, mem, val)
     return SELECTED

@@ -12,6 +12,7 @@ from fusegrad.renderer.x86.context import (
     VEC,
     Op,
     Selection,
+    frame_slot,
     is_int,
     mask_lane,
     mov_for,
@@ -32,7 +33,7 @@ _MASK_OPS |= {Op.MAX: "vorps", Op.XOR: "vxorps", Op.SUB: "vxorps"}
 
 
 def _temp(offset: int = 0) -> Mem:
-    return Mem(frame=("vtemp", offset))
+    return frame_slot("vtemp", offset)
 
 
 def compare(ctx: Selection, x: UOp) -> UOp:
