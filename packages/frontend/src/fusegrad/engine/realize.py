@@ -46,6 +46,17 @@ def buffer_of(u: UOp) -> UOp | None:
     return symbolic_prefix(u)
 
 
+def is_buffer_view(u: UOp) -> bool:
+    """True when ``u`` is a BUFFER seen through movement ops only (at least one: a slice,
+    reshape, permute, expand, ... of a buffer). Its value is the buffer's: realizing it
+    computes nothing, and a tensor holding it keeps following the buffer (a PyTorch view)."""
+    if u.op not in GroupOp.Movement:
+        return False
+    while u.op in GroupOp.Movement:
+        u = u.src[0]
+    return u.op is Ops.BUFFER
+
+
 def _prepare(u: UOp, check: bool) -> tuple[UOp, list[UOp]]:
     """``u`` with its realized parts replaced by their buffers, and the assigns (AFTERs) it
     still performs — one walk that stops at buffers and realized nodes (none when nothing is
@@ -118,19 +129,41 @@ def has_assign(u: UOp) -> bool:
     return bool(u.__dict__[_ASSIGNS])
 
 
-def realize_uops(uops: Sequence[UOp]) -> tuple[list[UOp], dict[UOp, UOp]]:
-    """Buffer views holding the values of ``uops`` (one executor call for all of them), and
-    the "becomes" map: each computed UOp -> its buffer view, each performed assign (AFTER) ->
-    the buffer view under it. Callers replace these in the graphs they keep."""
+def _collect(
+    uops: Sequence[UOp], realized: Any, check: bool, copy_views: bool
+) -> tuple[dict[UOp, UOp], dict[UOp, UOp]]:
+    """``realize_uops``' work: each UOp to compute -> its graph to run (realized parts
+    replaced by their buffers), and each assign performed on the way -> the view under it."""
     pending: dict[UOp, UOp] = {}
     assigns: dict[UOp, UOp] = {}
+    for u in uops:
+        if buffer_of(u) is not None or (not copy_views and is_buffer_view(u)) or u in pending:
+            continue
+        remembered = realized.get(u) if check else None
+        if remembered is not None:
+            if copy_views and is_buffer_view(remembered):
+                pending[u] = remembered  # a view remembered as the value: read via a copy
+            continue
+        pending[u], afters = _prepare(u, check)
+        if afters:
+            assigns.update((n, strip_assigns(n)) for n in afters)
+    return pending, assigns
+
+
+def realize_uops(uops: Sequence[UOp], copy_views: bool = False) -> tuple[list[UOp], dict[UOp, UOp]]:
+    """Buffer views holding the values of ``uops`` (one executor call for all of them), and
+    the "becomes" map: each computed UOp -> its buffer view, each performed assign (AFTER) ->
+    the buffer view under it. Callers replace these in the graphs they keep.
+
+    A view of a buffer (``is_buffer_view``) is its own value: nothing is computed for it,
+    and an assign through a view becomes that view, so the tensors holding them keep
+    following the buffer. ``copy_views``: such values are wanted in buffers of their own
+    (to read them): views and assigns through views are copied into buffers that no tensor
+    should take (``becomes`` then maps views to those copies: it is for reading, not for
+    rewriting the tensors' graphs)."""
     check = len(REALIZED) > 0
     realized = REALIZED if check else {}  # an empty table: no weak references made
-    for u in uops:
-        if buffer_of(u) is None and u not in realized and u not in pending:
-            pending[u], afters = _prepare(u, check)
-            if afters:
-                assigns.update((n, strip_assigns(n)) for n in afters)
+    pending, assigns = _collect(uops, realized, check, copy_views)
     becomes: dict[UOp, UOp] = {}
     known: dict[UOp, UOp] = {}
     if pending:
@@ -139,10 +172,41 @@ def realize_uops(uops: Sequence[UOp]) -> tuple[list[UOp], dict[UOp, UOp]]:
         views = get_executor().realize(list(pending.values()))
         if assigns:
             REALIZED.clear()  # buffers changed: remembered values may be stale
+        computed = dict(zip(pending, views, strict=True))
         becomes.update(assigns)
-        becomes.update(zip(pending, views, strict=True))
-    out = [u if buffer_of(u) is not None else _lookup(u, becomes, known) for u in uops]
+        becomes.update(computed)
+        if assigns:
+            becomes.update(_views_after_assigns(computed))
+        if copy_views:
+            known.update(computed)
+    out = [_value(u, becomes, known, copy_views) for u in uops]
     return [o for o in out if o is not None], becomes
+
+
+def _views_after_assigns(computed: dict[UOp, UOp]) -> dict[UOp, UOp]:
+    """The computed views of buffers through assigns (``a[1:3].assign(x)``, ``a.assign(x).T``)
+    -> the views without the assigns, now performed: the tensors holding them keep following
+    the buffer instead of taking the copies."""
+    out: dict[UOp, UOp] = {}
+    for u in computed:
+        if u.op is Ops.AFTER or u.op in GroupOp.Movement:
+            view = strip_assigns(u)
+            if view is not u and is_buffer_view(view):
+                out[u] = view
+    return out
+
+
+def _value(u: UOp, becomes: dict[UOp, UOp], known: dict[UOp, UOp], copy_views: bool) -> UOp | None:
+    """``realize_uops``' result for ``u``: ``known`` (the copies when ``copy_views``) before
+    ``becomes``, then what ``REALIZED`` remembers."""
+    if buffer_of(u) is not None or (not copy_views and is_buffer_view(u)):
+        return u
+    found = known.get(u) if copy_views else None
+    if found is None:
+        found = becomes.get(u)
+    if found is None:
+        found = known.get(u)
+    return found if found is not None else REALIZED.get(u)
 
 
 def realize_one(u: UOp) -> UOp | None:
@@ -152,17 +216,10 @@ def realize_one(u: UOp) -> UOp | None:
     and performs no assign."""
     if _REALIZED_ENTRIES or u.op is Ops.BUFFER or has_assign(u):
         return None
-    if u.op is Ops.RESHAPE and buffer_of(u) is not None:
-        return None
+    if is_buffer_view(u):
+        return None  # its own value: nothing to compute
     fast = getattr(get_executor(), "realize_one", None)
     return None if fast is None else fast(u)
-
-
-def _lookup(u: UOp, becomes: dict[UOp, UOp], known: dict[UOp, UOp]) -> UOp | None:
-    found = becomes.get(u)
-    if found is None:
-        found = known.get(u)
-    return found if found is not None else REALIZED.get(u)
 
 
 def read_buffer(buf: UOp) -> np.ndarray[Any, Any]:
@@ -185,8 +242,9 @@ def bound_value(size: int | UOp) -> int:
 
 
 def to_numpy(u: UOp) -> np.ndarray[Any, Any]:
-    """The value of tensor UOp ``u`` as a NumPy array of its shape (a copy)."""
-    (view,), _ = realize_uops([u])
+    """The value of tensor UOp ``u`` as a NumPy array of its shape (a copy; a view of a
+    buffer is read through a copy no tensor keeps)."""
+    (view,), _ = realize_uops([u], copy_views=True)
     buf = buffer_of(view)
     assert buf is not None, "executor returned a non-buffer view"
     shape = tuple(bound_value(s) for s in u.shape)

@@ -16,6 +16,7 @@ from fusegrad.engine import (
     GlobalCounters,
     buffer_of,
     has_assign,
+    is_buffer_view,
     realize_one,
     realize_uops,
     strip_assigns,
@@ -155,8 +156,8 @@ class TensorCore(OpMixinBase):
     @uop.setter
     def uop(self, u: UOp) -> None:
         self._uop = u
-        if u.op is not Ops.BUFFER and not (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER):
-            LAZY_TENSORS[id(self)] = self
+        if u.op is not Ops.BUFFER and not is_buffer_view(u):
+            LAZY_TENSORS[id(self)] = self  # a view of a buffer has nothing to rewrite
 
     # -- building results -----------------------------------------------------------------------
     def _wrap(self, uop: UOp, *parents: TensorCore) -> Tensor:
@@ -394,6 +395,8 @@ class TensorCore(OpMixinBase):
         (its schedule a cached template: ``engine.realize_one``); False, with nothing run,
         where the general path is needed."""
         u = self._uop
+        if is_buffer_view(u):
+            return True  # a view of a buffer: its value is there already
         view = realize_one(u)
         if view is None:
             return False
@@ -409,7 +412,8 @@ class TensorCore(OpMixinBase):
     @property
     def is_realized(self) -> builtins.bool:
         """True when the value sits in a buffer."""
-        return buffer_of(self.uop) is not None or self.uop in REALIZED
+        u = self.uop
+        return buffer_of(u) is not None or is_buffer_view(u) or u in REALIZED
 
     def numpy(self) -> np.ndarray[Any, Any]:
         """The values as a NumPy array (bfloat16/fp8 as float32)."""
@@ -561,7 +565,8 @@ def _bind_values(tensors: list[Any], views: list[UOp], keep: list[bool], assigni
     whose graph reads buffers the realize changed hold the value itself from now on."""
     for t, view, lazy in zip(tensors, views[: len(tensors)], keep, strict=True):
         if lazy:
-            REALIZED[t._uop] = view  # keep the graph for autograd
+            if view is not t._uop:  # (a view of a buffer is its own value)
+                REALIZED[t._uop] = view  # keep the graph for autograd
         elif assigning and t.requires_grad and buffer_of(t._uop) is None:
             t.uop = view
 
@@ -619,7 +624,8 @@ def _apply_becomes(becomes: dict[UOp, UOp], first: Sequence[TensorCore] = ()) ->
 
 
 def _holds_buffer(u: UOp) -> bool:
-    return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
+    """True when ``u`` is a buffer or a view of one: nothing in it is ever rewritten."""
+    return u.op is Ops.BUFFER or is_buffer_view(u)
 
 
 def _rewrite(t: TensorCore, becomes: dict[UOp, UOp]) -> None:

@@ -19,6 +19,7 @@ import numpy as np
 
 from fusegrad.engine import buffer_of
 from fusegrad.tensor.checks import add_check
+from fusegrad.tensor.core import _writable_view
 from fusegrad.uop import Ops, UOp, dtypes, sint
 from fusegrad.uop.mixin import IndexingMixin as SharedIndexing
 from fusegrad.uop.mixin import IndexPlan
@@ -92,7 +93,7 @@ class IndexingMixin(SharedIndexing):
         placed = self._unapply_basic(plan, new_view)
         mask = self._unapply_basic(plan, new_view._const(True, dtypes.bool))
         new = mask.where(placed, self)
-        if grad or buffer_of(base) is None:
+        if grad or not _writable_view(base):  # a buffer, or a view writing through to one
             self.replace(new)
             if grad:
                 self.requires_grad_(True)

@@ -32,6 +32,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fusegrad.engine import is_buffer_view
 from fusegrad.tensor.convert import canonical_device
 from fusegrad.tensor.elementwise import DefersOperators
 from fusegrad.tensor.tensor import Tensor
@@ -462,9 +463,15 @@ def shard(
     ax = _axis(axis, t.ndim, "shard")
     bounds = split_bounds(int(t.shape[ax]), len(devs))
     pieces = [_piece(t, ax, a, b) for a, b in bounds]
-    return MultiTensor(
-        [p if p.device == d else p.to(d) for p, d in zip(pieces, devs, strict=True)], ax
-    )
+    return MultiTensor([_placed(p, d) for p, d in zip(pieces, devs, strict=True)], ax)
+
+
+def _placed(piece: Tensor, device: str) -> Tensor:
+    """A shard of its own on ``device``: a piece that is a view of ``t``'s buffer on that
+    device is copied (as a realize of it once did), so the shard doesn't follow ``t``."""
+    if piece.device != device:
+        return piece.to(device)
+    return piece.contiguous() if is_buffer_view(piece.uop) else piece
 
 
 def shard_(t: Tensor, devices: Sequence[str] | str, axis: int | None = None) -> MultiTensor:
