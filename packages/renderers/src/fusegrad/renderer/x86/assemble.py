@@ -83,7 +83,15 @@ def function(sel: Selection, nargs: int) -> list[Inst]:
     alloc = linear_scan(sel.code, 64 if sel.wide else 32)
     saved = sorted(alloc.used & CALLEE_SAVED, key=lambda r: r.num)
     frame = Frame(nargs, len(alloc.spills), len(saved), alloc.vector_bytes)
-    body = rewrite(sel.code, alloc, frame.place)
+    placed: dict[Mem, Mem] = {}  # this function's slots (no Frame hashing per operand)
+
+    def place(m: Mem) -> Mem:
+        where = placed.get(m)
+        if where is None:
+            where = placed[m] = frame.place(m)
+        return where
+
+    body = rewrite(sel.code, alloc, place)
     head = [Inst("push", (r,)) for r in saved]
     tail = [Inst("vzeroupper")] + [Inst("pop", (r,)) for r in reversed(saved)] + [Inst("ret")]
     if frame.size:

@@ -47,6 +47,9 @@ def _regnum(op: object) -> int:
     return op.num
 
 
+_SCALE_BITS = {1: 0, 2: 1, 4: 2, 8: 3}
+
+
 def _modrm(reg: int, rm: Reg | Mem, n: int = 1) -> tuple[int, int, bytes, int | None]:
     """(REX.X, REX.B, ModRM+SIB+disp bytes, offset of a rip disp32 in them or None).
     ``n``: EVEX's compressed displacement (a disp8 counts units of ``n`` bytes)."""
@@ -62,7 +65,7 @@ def _modrm(reg: int, rm: Reg | Mem, n: int = 1) -> tuple[int, int, bytes, int | 
         index is not None and not isinstance(index, Reg)
     ):
         raise EncodeError(f"memory operand with virtual registers: {rm!r}")
-    scale_bits = {1: 0, 2: 1, 4: 2, 8: 3}[rm.scale]
+    scale_bits = _SCALE_BITS[rm.scale]
     disp = rm.disp
     if base is None:  # [index*scale + disp32]
         idx = index.num if index is not None else 4
