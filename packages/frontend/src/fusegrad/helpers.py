@@ -100,6 +100,10 @@ PROFILE = ContextVar("PROFILE", 0)
 TRAINING = ContextVar("TRAINING", 0)
 IMAGE = ContextVar("IMAGE", 0)
 NO_MEMORY_PLANNER = ContextVar("NO_MEMORY_PLANNER", 0)
+DISALLOW_BROADCAST = ContextVar("DISALLOW_BROADCAST", 0)
+TRACEMETA = ContextVar("TRACEMETA", 1)
+CAPTURE_PROCESS_REPLAY = ContextVar("CAPTURE_PROCESS_REPLAY", 0)
+REWRITE_STACK_LIMIT = ContextVar("REWRITE_STACK_LIMIT", 5_000_000)
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -910,6 +914,7 @@ __all__ = [
     "BEAM",
     "CACHEDB",
     "CACHELEVEL",
+    "CAPTURE_PROCESS_REPLAY",
     "CHECK_INDEX",
     "CHECK_OOB",
     "CHUNK_SIZE",
@@ -919,6 +924,7 @@ __all__ = [
     "DEFAULT_FLOAT",
     "DEFAULT_INT",
     "DEV",
+    "DISALLOW_BROADCAST",
     "EMULATED_DTYPES",
     "FUSE_OPTIM",
     "IGNORE_BEAM_CACHE",
@@ -931,8 +937,10 @@ __all__ = [
     "OSX",
     "PARALLEL",
     "PROFILE",
+    "REWRITE_STACK_LIMIT",
     "SPEC",
     "START_TIME",
+    "TRACEMETA",
     "TRACK_MATCH_STATS",
     "TRAINING",
     "VERSION",
