@@ -647,7 +647,7 @@ def _result(view: UOp) -> Tensor:
     grad), without the constructor's checks of arbitrary data."""
     out = Tensor.__new__(Tensor)
     out.uop, out.grad, out._leaf, out._requires_grad = view, None, True, None
-    ALL_TENSORS[id(out)] = out
+    ALL_TENSORS[id(out)] = weakref.ref(out)
     return out
 
 

@@ -51,13 +51,45 @@ TensorLike = "Tensor | ConstType"
 
 DefaultDevice.get = lambda: canonical_device(None)  # UOp.arange & co. without device=
 
-ALL_TENSORS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
-LAZY_TENSORS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
-"""The live tensors whose graph may still hold computed nodes (set when a tensor gets a
-``uop`` that isn't a plain buffer): what a realize rewrites, instead of every live tensor."""
+
+class TensorRegistry(dict[int, "weakref.ref[Any]"]):
+    """Live tensors by id: ``registry[id(t)] = weakref.ref(t)`` (a plain dict store: no
+    per-tensor Python code, no callback when the tensor dies). Dead entries stay until
+    ``values()`` or ``purge()`` skips them; an id reused by a new tensor either replaces
+    its entry or finds a dead reference (a live referent is always the tensor of that id)."""
+
+    purge_at: int = 4096
+    """``purge`` when ``len`` grows past this (then twice the live count)."""
+
+    def __contains__(self, key: object) -> bool:
+        ref = self.get(key)  # type: ignore[call-overload]
+        return ref is not None and ref() is not None
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        """The live tensors (a list: safe to hold while tensors come and go)."""
+        return self.purge()
+
+    def purge(self) -> list[Any]:
+        """Drop the dead entries; the live tensors."""
+        live = []
+        for key, ref in list(self.items()):
+            t = ref()
+            if t is None:
+                if self.get(key) is ref:
+                    del self[key]
+            else:
+                live.append(t)
+        self.purge_at = max(4096, 2 * len(live))
+        return live
+
+
+ALL_TENSORS = TensorRegistry()
 """Every live Tensor by id (autograd finds the tensors a graph reaches through it)."""
-# its entries: empty when no lazy tensor lives (checked per realize without a Python __len__)
-_LAZY_ENTRIES: dict[int, Any] = LAZY_TENSORS.data  # type: ignore[attr-defined]
+LAZY_TENSORS = TensorRegistry()
+"""The live tensors whose graph may still hold computed nodes (set when a tensor gets a
+``uop`` that isn't a buffer or a view of one): what a realize rewrites, instead of every
+live tensor."""
+_ref = weakref.ref
 
 
 _PY_SCALARS = (bool, int, float)  # exactly these types (a subclass takes the general path)
@@ -143,7 +175,7 @@ class TensorCore(OpMixinBase):
         self._leaf = True
         self.grad = None
         self.requires_grad = requires_grad
-        ALL_TENSORS[id(self)] = self
+        ALL_TENSORS[id(self)] = _ref(self)
 
     def __hash__(self) -> int:
         return id(self)
@@ -157,7 +189,7 @@ class TensorCore(OpMixinBase):
     def uop(self, u: UOp) -> None:
         self._uop = u
         if u.op is not Ops.BUFFER and not is_buffer_view(u):
-            LAZY_TENSORS[id(self)] = self  # a view of a buffer has nothing to rewrite
+            LAZY_TENSORS[id(self)] = _ref(self)  # a view of a buffer has nothing to rewrite
 
     # -- building results -----------------------------------------------------------------------
     def _wrap(self, uop: UOp, *parents: TensorCore) -> Tensor:
@@ -170,7 +202,7 @@ class TensorCore(OpMixinBase):
         out.grad = None
         if self._checks or any(p._checks for p in parents):
             out._checks = merge_checks(self._checks, *(p._checks for p in parents))
-        ALL_TENSORS[id(out)] = out
+        ALL_TENSORS[id(out)] = _ref(out)
         return out  # type: ignore[return-value]
 
     def _apply(self, op: Ops, *others: TensorCore, dtype: DType | None = None) -> Tensor:
@@ -353,6 +385,8 @@ class TensorCore(OpMixinBase):
         holds an out-of-range value (see ``fusegrad.tensor.checks``). A MultiTensor among them
         is realized with all its shards. ``do_update_stats=False``: the kernels run are left
         out of ``GlobalCounters`` (kernel count, ops, memory traffic)."""
+        if len(ALL_TENSORS) > ALL_TENSORS.purge_at:  # dead tensors' entries: dropped now
+            ALL_TENSORS.purge()
         if not do_update_stats:
             saved = _counters()
             try:
@@ -401,11 +435,11 @@ class TensorCore(OpMixinBase):
         if view is None:
             return False
         if _holds_buffer(view):
-            self._uop = view  # not lazy any more: out of the registry (its callback copes)
-            _LAZY_ENTRIES.pop(id(self), None)
+            self._uop = view  # not lazy any more: out of the registry
+            LAZY_TENSORS.pop(id(self), None)
         else:
             self.uop = view
-        if _LAZY_ENTRIES:  # other live tensors may read u: they read the buffer from now
+        if LAZY_TENSORS:  # other live tensors may read u: they read the buffer from now
             _apply_becomes({u: view})
         return True
 
@@ -595,9 +629,8 @@ def _old_value_readers(tensors: list[Any]) -> list[Any]:
         return []
     chosen = {id(t) for t in tensors}
     found = []
-    for ref in LAZY_TENSORS.valuerefs():
-        t = ref()
-        if t is None or id(t) in chosen or not t.requires_grad or _over_buffer(t._uop):
+    for t in LAZY_TENSORS.values():
+        if id(t) in chosen or not t.requires_grad or _over_buffer(t._uop):
             continue  # results of the differentiated graph only; a view shows the new value
         # AFTER nodes are not entered: a read through the assign sees the new value
         reads = t._uop.toposort(lambda n: n.op is not Ops.AFTER and n.op is not Ops.BUFFER)
@@ -616,11 +649,9 @@ def _apply_becomes(becomes: dict[UOp, UOp], first: Sequence[TensorCore] = ()) ->
         _rewrite(t, becomes)
         if _holds_buffer(t._uop):
             LAZY_TENSORS.pop(id(t), None)
-    if not first or len(LAZY_TENSORS):
-        for ref in LAZY_TENSORS.valuerefs():  # a list of weak references: no iteration guard
-            live = ref()
-            if live is not None:
-                _rewrite(live, becomes)
+    if not first or LAZY_TENSORS:
+        for live in LAZY_TENSORS.values():  # a list (dead entries dropped): no iteration guard
+            _rewrite(live, becomes)
 
 
 def _holds_buffer(u: UOp) -> bool:
