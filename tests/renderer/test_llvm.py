@@ -190,7 +190,7 @@ def test_masked_loads_never_touch_memory(width: int) -> None:
     at = alu(Ops.MUL, i, c32(width))
     ok = alu(Ops.CMPLT, i, c32(4))
     vdt = dtypes.float32.vec(width)
-    alt = UOp.const((-1.0,) * width, vdt) if width > 1 else UOp.const(-1.0, vdt)
+    alt = UOp.vconst((-1.0,) * width, vdt) if width > 1 else UOp.const(-1.0, vdt)
     p.add(store(index(out, at), load(index(a, at, ok), vdt, alt)), end(i))
     lib = LLVMCompiler().compile(LLVMRenderer().render(p.uops))
     addr, release = _guarded_buffer(4 * 4 * width)

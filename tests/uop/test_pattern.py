@@ -112,7 +112,7 @@ def test_arg_matches_by_value_but_not_bool_against_int() -> None:
 
 
 def test_cvar_matches_scalar_and_vector_constants() -> None:
-    vconst = UOp.const((1, 2), dtypes.int32.vec(2))
+    vconst = UOp.vconst((1, 2), dtypes.int32.vec(2))
     assert matches(UPat.cvar("c"), vconst) == [{"c": vconst}]
     assert matches(UPat.cvar("c", vec=False), vconst) == []
     assert matches(UPat.cvar("c", dtypes.floats), UOp.const(1, dtypes.int8)) == []
@@ -368,7 +368,7 @@ LEAVES = [
     UOp.const(0, dtypes.int32),
     UOp.const(1.0, dtypes.float32),
     UOp.const(True, dtypes.bool),
-    UOp.const((1.0, 2.0), dtypes.float32.vec(2)),
+    UOp.vconst((1.0, 2.0), dtypes.float32.vec(2)),
     x,
     y,
 ]

@@ -287,8 +287,9 @@ def test_const_converts_like_the_hardware() -> None:
     assert UOp.const(0.1, dtypes.float16).arg == 0.0999755859375
     assert UOp.const(2, dtypes.bool).arg is True
     assert UOp.const(2.9, dtypes.int32).arg == 2
-    assert UOp.const((1, 300), dtypes.int8.vec(2)).arg == (1, 44)
-    assert UOp.const((1, 300), dtypes.int8.vec(2)).op is Ops.VCONST
+    assert [c.arg for c in UOp.const((1, 300), dtypes.int8.vec(2)).src] == [1, 44]
+    assert UOp.const((1, 300), dtypes.int8.vec(2)).op is Ops.VECTORIZE
+    assert UOp.vconst((1, 300), dtypes.int8.vec(2)).arg == (1, 44)
     with pytest.raises(ValueError, match=r"3 values for dtypes\.int8\.vec\(2\)"):
         UOp.const((1, 2, 3), dtypes.int8.vec(2))
 

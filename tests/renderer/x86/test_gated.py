@@ -100,7 +100,7 @@ i = p.add(rng(16))
 at = alu(Ops.MUL, i, c32(width))
 ok = alu(Ops.CMPLT, alu(Ops.ADD, at, c32(width - 1)), c32(n))
 vdt = dt.vec(width) if width > 1 else dt
-alt = UOp.const((-2,) * width, vdt) if width > 1 else UOp.const(-2, dt)
+alt = UOp.vconst((-2,) * width, vdt) if width > 1 else UOp.const(-2, dt)
 p.add(store(index(out, at), load(index(a, at, ok), vdt, alt=alt)))
 p.add(store(index(a, at, ok), load(index(a, at, ok), vdt, alt=alt)))  # in place, gated
 p.add(end(i))

@@ -50,7 +50,7 @@ def _half_kernel(n: int, b: float, width: int = 1) -> Case:
     outs = {name: p.output(F16, n, name) for name in ("add", "sub", "mul", "div", "fma", "sqrt")}
     i = p.add(rng(n // width))
     vdt = F16.vec(width) if width > 1 else F16
-    y = UOp.const((b,) * width if width > 1 else b, vdt)
+    y = UOp.vconst((b,) * width, vdt) if width > 1 else UOp.const(b, vdt)
     if width > 1:
         i = alu(Ops.MUL, i, c32(width))
     x = p.add(load(index(a, i), vdt))

@@ -276,7 +276,7 @@ def vector_pressure_case(groups: int) -> Case:
         triples.append(
             (p.add(alu(Ops.CMPLT, w, x)), p.add(alu(Ops.MUL, y, z)), p.add(alu(Ops.ADD, w, z)))
         )
-    acc = UOp.const((0.0,) * 8, v8)
+    acc = UOp.vconst((0.0,) * 8, v8)
     for mask, then, other in triples:
         acc = p.add(alu(Ops.MULACC, alu(Ops.WHERE, mask, then, other), then, acc))
     p.add(store(index(out, UOp.const(0, dtypes.int32)), acc))
@@ -300,13 +300,13 @@ def int32x8_case() -> Case:
     results = {
         "SHL by lanes": alu(Ops.SHL, x, y),
         "SHR by lanes": alu(Ops.SHR, x, y),
-        "SHL by 33": alu(Ops.SHL, x, UOp.const((33,) * 8, v8)),
-        "SHR by 40": alu(Ops.SHR, x, UOp.const((40,) * 8, v8)),
+        "SHL by 33": alu(Ops.SHL, x, UOp.vconst((33,) * 8, v8)),
+        "SHR by 40": alu(Ops.SHR, x, UOp.vconst((40,) * 8, v8)),
         "NEG": alu(Ops.NEG, x),
         "MULACC": alu(Ops.MULACC, x, y, x),
         "MAX": alu(Ops.MAX, x, y),
         "WHERE x != y": alu(Ops.WHERE, alu(Ops.CMPNE, x, y), x, y),
-        "WHERE x == y": alu(Ops.WHERE, alu(Ops.CMPEQ, x, y), y, UOp.const((-5,) * 8, v8)),
+        "WHERE x == y": alu(Ops.WHERE, alu(Ops.CMPEQ, x, y), y, UOp.vconst((-5,) * 8, v8)),
         "CAST float32x8": UOp(Ops.CAST, v8, (fx,)),
         "BITCAST float32x8": UOp(Ops.BITCAST, v8, (alu(Ops.ADD, fx, fx),)),
     }

@@ -465,8 +465,8 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         """The constant ``b`` of ``dtype`` (value first, as tinygrad); with ``device``/``shape`` a
         tensor-level constant broadcast to ``shape``. ``b`` is converted exactly as the hardware
         would store it. Without ``dtype`` a Python value keeps its weak type: bool -> bool,
-        int -> weakint, float -> weakfloat. A tuple gives a vector constant (VCONST) of its
-        values, one lane each.
+        int -> weakint, float -> weakfloat. A tuple gives a stack of constants (VECTORIZE of
+        CONSTs, tinygrad's STACK), one lane each; ``UOp.vconst`` builds the VCONST form.
 
         >>> UOp.const(5).dtype, UOp.const(2.5, dtypes.float32).arg
         (dtypes.weakint, 2.5)
@@ -487,7 +487,10 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
         if isinstance(b, UOp):
             return b.cast(dtype) if b.dtype is not dtype else b
         if isinstance(b, tuple) and dtype.count > 1:
-            node = UOp.vconst(b, dtype)
+            if len(b) != dtype.count:
+                raise ValueError(f"const: {len(b)} values for {dtype!r}")
+            lanes = tuple(UOp.const(v, dtype.scalar()) for v in b)
+            node = UOp(Ops.VECTORIZE, dtype, lanes)
         else:
             value = b if b is Invalid else dtypes.as_const(b, dtype.scalar())
             src = () if device is None else (UOp(Ops.DEVICE, arg=device),)

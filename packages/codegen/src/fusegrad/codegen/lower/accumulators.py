@@ -45,13 +45,13 @@ _IDENTITY = {Ops.ADD: 0, Ops.MUL: 1}
 def identity_element(op: Ops, dt: DType) -> UOp:
     """The value ``x`` with ``op(x, y) == y`` for every ``y`` of dtype ``dt``."""
     value = _IDENTITY[op] if op in _IDENTITY else dtypes.min(dt.scalar())
-    return UOp.const(value if dt.count == 1 else (value,) * dt.count, dt)
+    return UOp.const(value, dt) if dt.count == 1 else UOp.vconst((value,) * dt.count, dt)
 
 
 def _lanes(count: int) -> UOp:
     if count == 1:
         return UOp.const(0, dtypes.weakint)
-    return UOp.const(tuple(range(count)), dtypes.weakint.vec(count))
+    return UOp.vconst(tuple(range(count)), dtypes.weakint.vec(count))
 
 
 def _fresh_ranges(

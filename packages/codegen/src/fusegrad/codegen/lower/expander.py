@@ -56,7 +56,7 @@ def _range_to_lanes(rng: UOp) -> UOp | None:
     end = rng.src[0]
     if end.op is not Ops.CONST or not isinstance(end.arg, int):
         raise ValueError(f"expand: {rng.arg[1]!r} axis {rng.arg[0]} needs a constant size")
-    lanes = UOp.const(tuple(range(end.arg)), dtypes.weakint.vec(end.arg))
+    lanes = UOp.vconst(tuple(range(end.arg)), dtypes.weakint.vec(end.arg))
     return _unroll(lanes, ((rng.arg[0], end.arg),))
 
 

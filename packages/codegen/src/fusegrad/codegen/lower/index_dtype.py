@@ -119,7 +119,7 @@ def _lower_one(u: UOp, srcs: list[UOp], ctx: LowerContext, ranges: Ranges) -> UO
     if u.op is Ops.CONST:
         return UOp.const(u.arg, dt.vec(u.dtype.count))
     if u.op is Ops.VCONST:
-        return UOp.const(u.arg, dt.vec(u.dtype.count))
+        return UOp.vconst(u.arg, dt.vec(u.dtype.count))
     out_dt = dt.vec(u.dtype.count) if weak_out else u.dtype
     if u.op is Ops.CAST and srcs[0].dtype is out_dt:
         return srcs[0]  # a fixed-width int read as index math: already of the chosen width

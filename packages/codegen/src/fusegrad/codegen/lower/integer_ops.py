@@ -24,7 +24,7 @@ def splat(dt: DType, value: int, count: int) -> UOp:
     """Constant ``value`` of scalar type ``dt`` in ``count`` lanes (a VCONST for vectors)."""
     if count == 1:
         return UOp.const(value, dt)
-    return UOp.const((value,) * count, dt.vec(count))
+    return UOp.vconst((value,) * count, dt.vec(count))
 
 
 def _words(v: UOp) -> tuple[UOp, UOp]:

@@ -61,7 +61,7 @@ def _gep_of_const(g: UOp, c: UOp) -> UOp:
     if c.op is Ops.CONST:
         return UOp(Ops.CONST, g.dtype, (), c.arg)
     vals = tuple(c.arg[i] for i in g.arg)
-    return UOp.const(vals[0] if len(vals) == 1 else vals, g.dtype)
+    return UOp.const(vals[0], g.dtype) if len(vals) == 1 else UOp.vconst(vals, g.dtype)
 
 
 def _operand_scalar(a: UOp) -> object:

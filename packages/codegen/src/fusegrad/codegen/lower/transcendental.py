@@ -496,7 +496,7 @@ def _as_vconst(graph: UOp) -> UOp:
     """``graph`` with its vector-typed CONSTs (splats) as VCONSTs, the vector constant form
     every renderer prints (a C renderer works on single lanes of a vector operand)."""
     splats = {
-        c: UOp.const((c.arg,) * c.dtype.count, c.dtype)
+        c: UOp.vconst((c.arg,) * c.dtype.count, c.dtype)
         for c in graph.toposort()
         if c.op is Ops.CONST and c.dtype.count > 1 and not c.src
     }

@@ -34,7 +34,7 @@ def _never(buf: UOp) -> UOp:
 def _zero(x: UOp) -> UOp:
     """0 of ``x``'s dtype (a VCONST for a vector: a CONST is one scalar)."""
     count = x.dtype.count
-    return UOp.const((0,) * count if count > 1 else 0, x.dtype)
+    return UOp.vconst((0,) * count, x.dtype) if count > 1 else UOp.const(0, x.dtype)
 
 
 def _gated_load(ld: UOp) -> UOp | None:

@@ -204,7 +204,7 @@ def use_tensor_cores(sink: UOp, ctx: LowerContext) -> UOp:
         else {tile.mg: group, tile.mt: fa // 2 % 2}
     )
     out = tile.core.dtype_out
-    zeros = UOp.const((0.0,) * 4, out.vec(4))
+    zeros = UOp.vconst((0.0,) * 4, out.vec(4))
     name = f"mma_m16n8k{k}_{tile.core.dtype_in.name}_{out.name}"
     arg = (name, tile.core.dims, tile.core.dtype_in, out)
     sizes = [_size(r) or 0 for r in tile.extras]

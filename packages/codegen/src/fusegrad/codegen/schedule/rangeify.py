@@ -126,7 +126,7 @@ def _load_buffer(ctx: KernelContext, i: UOp, b: UOp) -> UOp:
 
 
 def _const(i: UOp, x: UOp) -> UOp:
-    return UOp.const(x.arg, x.dtype)
+    return UOp.vconst(x.arg, x.dtype) if x.op is Ops.VCONST else UOp.const(x.arg, x.dtype)
 
 
 # -- movement -----------------------------------------------------------------------------------
