@@ -126,3 +126,12 @@ def test_multibuffer_holds_one_buffer_per_device() -> None:
     assert np.frombuffer(bytes(m.bufs[1].as_memoryview()), np.float32).tolist() == [1, 2, 3]
     with pytest.raises(ValueError, match="non-empty tuple"):
         MultiBuffer("CPU", 3, dtypes.float32)  # type: ignore[arg-type]
+
+
+def test_disallow_broadcast_from_tensor_code() -> None:
+    a, b = Tensor.ones(2, 3), Tensor.ones(3)
+    assert (a + b).shape == (2, 3)
+    with h.Context(DISALLOW_BROADCAST=1):
+        with pytest.raises(RuntimeError, match="DISALLOW_BROADCAST"):
+            a + b
+        assert (a + 1).tolist() == [[2.0] * 3] * 2  # a Python scalar still spreads

@@ -168,19 +168,14 @@ class _Plan:
     def try_opt(self, op: OptOps, axis_id: int, amount: int) -> bool:
         """Apply ``op`` on the axis with id ``axis_id`` if it applies."""
         pos = self.position(axis_id)
-        if pos is None:
-            return False
-        opt = Opt(op, pos, amount)
-        try:
-            self.ast = apply_opt(self.ast, opt, self.renderer)
-        except KernelOptError:
-            return False
-        self.opts.append(opt)
-        return True
+        return pos is not None and self._try(Opt(op, pos, amount))
 
     def try_core(self, core: int) -> bool:
         """Apply TC with the renderer's tensor core ``core`` if it applies."""
-        opt = Opt(OptOps.TC, core)
+        return self._try(Opt(OptOps.TC, core))
+
+    def _try(self, opt: Opt) -> bool:
+        """Apply ``opt``, keeping it, if it applies."""
         try:
             self.ast = apply_opt(self.ast, opt, self.renderer)
         except KernelOptError:
