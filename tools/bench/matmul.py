@@ -1,6 +1,8 @@
-"""fp32 matmul on the CPU device: NumPy vs fusegrad's heuristics vs BEAM, in GFLOP/s.
+"""fp32 matmul on the CPU device: fusegrad's heuristics and BEAM next to NumPy (and PyTorch and
+JAX, when installed), in GFLOP/s.
 
-    .venv/bin/python tools/bench/matmul.py [--sizes 512 1024 2048] [--beam 2] [--beam-max 1024]
+    .venv/bin/python tools/bench/matmul.py [--sizes 256 512 1024 2048] [--beam 2]
+                                           [--beam-max 1024]
     .venv/bin/python tools/bench/matmul.py --sizes 1024 --beam 2 --tensor-only
     .venv/bin/python tools/bench/matmul.py --transformer [--rows 36 1024] [--beam 0]
     .venv/bin/python tools/bench/matmul.py --shapes 12x128x32x128t 1x1024x384x1536
@@ -16,7 +18,9 @@ is printed next to them (``packed`` rows: the matmul kernel alone; ``interleaved
 and matmul, wall and one-thread CPU time). ``tensor`` rows time the whole ``(x @ y).realize()``
 end to end, heuristics and ``BEAM`` set as a user sets it (``Context(BEAM=n)``: every kernel
 searched on the CPU device's own timer on the first call, whose time is the search time),
-next to NumPy and PyTorch: the number a user sees. ``--tensor-only`` prints only those.
+next to NumPy, PyTorch and JAX (``jax.jit``, its first call printed: trace + compile + run;
+``jaxref.py``) in the same rounds, as shares of each: the number a user sees.
+``--tensor-only`` prints only those.
 
 Every timed call follows a pause (``PAUSE``: OpenBLAS's threads spin for a while after
 NumPy's call, and would share the cores with the next kernel) and 50 ms of untimed calls
@@ -247,13 +251,38 @@ def torch_matmul(a: np.ndarray, b: np.ndarray) -> Callable[[], object] | None:
     return lambda: ta @ tb
 
 
+@functools.cache
+def _jaxref() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "_bench_jaxref", Path(__file__).with_name("jaxref.py")
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["_bench_jaxref"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def jax_matmul(a: np.ndarray, b: np.ndarray) -> Callable[[], object] | None:
+    """JAX's jitted ``a @ b`` on the CPU, after its first call (None without JAX); prints the
+    first call (trace + compile + run) and the result's largest error relative to NumPy's."""
+    call = _jaxref().jit_call(lambda x, y: x @ y, a, b)
+    if call is None:
+        return None
+    want = a @ b
+    err = float(np.abs(call.out - want).max() / np.abs(want).max())
+    print(f"tensor {a.shape[0]:5d} jax: first call {call.first:.3f}s, max rel err {err:.1e}")
+    return call  # type: ignore[no-any-return]
+
+
 def run_tensor(n: int, a: np.ndarray, b: np.ndarray, beam: int, repeats: int) -> None:
     """End to end: ``(x @ y).realize()`` on Tensors and waiting for it (the scheduler's
     kernels: layout copies and matmul, their launches), with the heuristics and with
     ``BEAM=beam`` (set the way a user sets it: the search runs on the first call, on the CPU
-    device's own timer, ``IGNORE_BEAM_CACHE=1`` makes it search again), next to NumPy's and
-    PyTorch's ``a @ b`` in the same rounds. ``paired``: the median over rounds of NumPy's
-    time / ours (each pair ran back to back, so load drifts cancel)."""
+    device's own timer, ``IGNORE_BEAM_CACHE=1`` makes it search again), next to NumPy's,
+    PyTorch's and JAX's (jitted) ``a @ b`` in the same rounds, with our GFLOP/s as a share of
+    each. ``paired``: the median over rounds of NumPy's time / ours (each pair ran back to
+    back, so load drifts cancel)."""
     from fusegrad import Tensor
     from fusegrad.codegen import clear_programs
     from fusegrad.engine import programs
@@ -271,6 +300,8 @@ def run_tensor(n: int, a: np.ndarray, b: np.ndarray, beam: int, repeats: int) ->
     refs: dict[str, Callable[[], object]] = {"numpy": lambda: a @ b}
     if (torch_fn := torch_matmul(a, b)) is not None:
         refs["torch"] = torch_fn
+    if (jax_fn := jax_matmul(a, b)) is not None:
+        refs["jax"] = jax_fn
     print(f"tensor {n}: load average {_kernels().load_average()}")
     gflops: dict[str, float] = {}
     for name, width in modes.items():
@@ -282,12 +313,13 @@ def run_tensor(n: int, a: np.ndarray, b: np.ndarray, beam: int, repeats: int) ->
             first = time.perf_counter() - start
             secs = _rounds({**refs, name: ours}, repeats, time.perf_counter)
         gflops[name] = flops / float(np.median(secs[name])) / 1e9
-        np_g = flops / float(np.median(secs["numpy"])) / 1e9
+        ref_g = {r: flops / float(np.median(secs[r])) / 1e9 for r in refs}
         paired = float(np.median(np.array(secs["numpy"]) / np.array(secs[name])))
-        others = "  ".join(f"{r} {flops / float(np.median(secs[r])) / 1e9:7.1f}" for r in refs)
+        others = "  ".join(f"{r} {g:7.1f}" for r, g in ref_g.items())
+        shares = ", ".join(f"{gflops[name] / g:6.1%} of {r}" for r, g in ref_g.items())
         print(
             f"tensor {n:5d} {name:11s} {gflops[name]:7.1f} GFLOP/s vs {others}: "
-            f"{gflops[name] / np_g:6.1%} of numpy, paired {paired:6.1%}  (first call {first:.2f}s)"
+            f"{shares}, paired {paired:6.1%}  (first call {first:.2f}s)"
         )
     if len(gflops) == 2:
         print(f"tensor {n:5d} BEAM/heuristics {gflops[f'BEAM={beam}'] / gflops['heuristics']:.2f}x")
@@ -296,7 +328,7 @@ def run_tensor(n: int, a: np.ndarray, b: np.ndarray, beam: int, repeats: int) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 512, 1024, 2048])
     parser.add_argument("--shapes", nargs="+", default=[])
     parser.add_argument("--transformer", action="store_true")
     parser.add_argument("--rows", type=int, nargs="+", default=[36, 1024])
@@ -310,6 +342,8 @@ def main() -> None:
         "--tensor-only", action="store_true", help="only the end-to-end Tensor rows"
     )
     args = parser.parse_args()
+    if (jax_line := _jaxref().configure()) is not None:
+        print(jax_line)
     k = _kernels()
     shapes = list(args.shapes)
     if args.transformer:

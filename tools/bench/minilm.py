@@ -1,20 +1,26 @@
-"""MiniLM sentence embeddings (all-MiniLM-L6-v2): fusegrad next to PyTorch in the same run.
+"""MiniLM sentence embeddings (all-MiniLM-L6-v2): fusegrad next to PyTorch and JAX in the same
+run.
 
-    .venv/bin/python tools/bench/minilm.py [--quick] [--repeats 5] [--no-torch] [--json FILE]
+    .venv/bin/python tools/bench/minilm.py [--quick] [--repeats 5] [--no-torch] [--no-jax]
+                                           [--json FILE]
 
 Two workloads (issue #11): **latency** at batch 1 x 16 tokens (ms per call) and
 **throughput** at batch 32 x 128 tokens (sentences/s). For each shape, fusegrad runs through
 ``fusegrad.examples.embed.Embedder`` (a TinyJit per bucket): the *first call* (graph
 building, scheduling, compiling, running; the on-disk compile cache is used as configured by
 ``CACHELEVEL``) is reported on its own, then the *capture* (TinyJit's second call), then the
-*steady state*: the median over ``--repeats`` replays (best in parentheses). PyTorch
-(``torch.inference_mode``, its default thread count) runs the same forward pass written with
-plain torch ops over the same safetensors weights; its first call and steady state are timed
-the same way. Ratios are PyTorch time / fusegrad time (above 1: fusegrad is faster).
+*steady state*. PyTorch (``torch.inference_mode``, its default thread count) runs the same
+forward pass written with plain torch ops over the same safetensors weights, and JAX (when
+installed; ``jax.jit``, one thread per core) the same in ``jax.numpy``; their first calls
+(JAX's: trace + compile + first run) are timed the same way. The steady state of all three
+comes from the same rounds (``jaxref.rounds``: called round-robin ``--repeats`` times, each
+timed call after a pause and 50 ms of untimed calls): the median (best in parentheses).
+Ratios are the reference's time / fusegrad's (above 1: fusegrad is faster).
 
 Token ids are deterministic random WordPiece ids framed by [CLS]/[SEP] with every position
-attended (the full length: the worst case). The embeddings of both are compared; a max abs
-difference above 1e-3 makes the run exit with status 1.
+attended (the full length: the worst case). The first calls' embeddings are compared before
+the timing: fusegrad's and PyTorch's differing by more than 1e-3 (max abs), or JAX's and
+PyTorch's by more than 1e-4, makes the run exit with status 1.
 
 ``--quick`` (CI-sized): 1 x 16 and 4 x 32, two replays. Run with ``tools/dev bench minilm``.
 """
@@ -22,6 +28,8 @@ difference above 1e-3 makes the run exit with status 1.
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
 import json
 import math
 import os
@@ -39,6 +47,20 @@ FULL_SHAPES = ((1, 16), (32, 128))
 QUICK_SHAPES = ((1, 16), (4, 32))
 CLS, SEP = 101, 102
 TOLERANCE = 1e-3
+#: JAX's embeddings against PyTorch's (max abs): the same float32 graph, summed in other orders
+JAX_TOLERANCE = 1e-4
+
+
+@functools.cache
+def _jaxref() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "_bench_jaxref", Path(__file__).with_name("jaxref.py")
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["_bench_jaxref"] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 # -- the PyTorch reference -------------------------------------------------------------------
@@ -105,6 +127,63 @@ def torch_model(weights: dict[str, np.ndarray], heads: int, layers: int, eps: fl
     return forward
 
 
+# -- the JAX reference -----------------------------------------------------------------------
+
+
+def jax_model(weights: dict[str, np.ndarray], heads: int, layers: int, eps: float) -> Any:
+    """``torch_model``'s forward pass in ``jax.numpy``, jitted (the weights are an argument,
+    put on the device once, not constants folded into the program); None without JAX."""
+    jax, jnp = _jaxref().jax, _jaxref().jnp
+    if jax is None:
+        return None
+    params = jax.device_put({k: np.asarray(v, dtype=np.float32) for k, v in weights.items()
+                             if v.dtype != np.int64})  # fmt: skip
+
+    def ln(w: Any, x: Any, p: str) -> Any:
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / jnp.sqrt(var + eps) * w[p + ".weight"] + w[p + ".bias"]
+
+    def dense(w: Any, x: Any, p: str) -> Any:
+        return x @ w[p + ".weight"].T + w[p + ".bias"]
+
+    def attention(q: Any, k: Any, v: Any, key_mask: Any) -> Any:
+        scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
+        scores = jnp.where(key_mask, scores, -jnp.inf)  # as SDPA's boolean mask
+        return jax.nn.softmax(scores, axis=-1) @ v
+
+    def layer(w: Any, x: Any, key_mask: Any, p: str) -> Any:
+        b, n, h = x.shape
+        q, k, v = (dense(w, x, f"{p}attention.self.{m}").reshape(b, n, heads, h // heads)
+                   .transpose(0, 2, 1, 3) for m in ("query", "key", "value"))  # fmt: skip
+        ctx = attention(q, k, v, key_mask).transpose(0, 2, 1, 3).reshape(b, n, h)
+        x = ln(w, dense(w, ctx, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
+        inner = jax.nn.gelu(dense(w, x, p + "intermediate.dense"), approximate=False)
+        return ln(w, dense(w, inner, p + "output.dense") + x, p + "output.LayerNorm")
+
+    def embed(w: Any, ids: Any, mask: Any) -> Any:
+        e = "embeddings."
+        x = (
+            w[e + "word_embeddings.weight"][ids]
+            + w[e + "position_embeddings.weight"][: ids.shape[1]]
+        )
+        x = ln(w, x + w[e + "token_type_embeddings.weight"][0], e + "LayerNorm")
+        key_mask = (mask != 0)[:, None, None, :]
+        for i in range(layers):
+            x = layer(w, x, key_mask, f"encoder.layer.{i}.")
+        m = mask.astype(jnp.float32)[..., None]
+        pooled = (x * m).sum(1) / jnp.maximum(m.sum(1), 1e-9)
+        norm = jnp.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / jnp.maximum(norm, 1e-12)
+
+    jitted = jax.jit(embed)
+
+    def forward(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return np.asarray(jitted(params, ids, mask))  # waits for the result
+
+    return forward
+
+
 # -- timing ----------------------------------------------------------------------------------
 
 
@@ -122,15 +201,6 @@ def _timed(fn: Callable[[], np.ndarray]) -> tuple[float, np.ndarray]:
     return time.perf_counter() - start, out
 
 
-def measure(fn: Callable[[], np.ndarray], repeats: int, warmup: int) -> dict[str, Any]:
-    """First call, ``warmup`` more untimed-for-steady calls, then ``repeats`` timed ones."""
-    first, out = _timed(fn)
-    warm = [_timed(fn)[0] for _ in range(warmup)]
-    times = [_timed(fn)[0] for _ in range(repeats)]
-    return {"first": first, "warmup": warm, "median": statistics.median(times),
-            "best": min(times), "out": out}  # fmt: skip
-
-
 def _fmt(seconds: float) -> str:
     return f"{seconds * 1e3:9.1f} ms" if seconds < 10 else f"{seconds:9.2f} s "
 
@@ -141,26 +211,51 @@ def _row(name: str, r: dict[str, Any], batch: int) -> str:
             f"(best {_fmt(r['best']).strip()})  {rate:8.1f} sentences/s")  # fmt: skip
 
 
+#: the pairs of embeddings compared ("a-b"), and the max abs difference allowed
+TOLERANCES = {"fusegrad-pytorch": TOLERANCE, "jax-pytorch": JAX_TOLERANCE,
+              "jax-fusegrad": TOLERANCE}  # fmt: skip
+
+
+def compare(outs: dict[str, np.ndarray]) -> dict[str, float]:
+    """Max abs differences of the pairs in ``TOLERANCES`` present in ``outs`` (JAX against
+    fusegrad only without PyTorch)."""
+    pairs = [tuple(key.split("-")) for key in TOLERANCES]
+    present = [(a, b) for a, b in pairs if a in outs and b in outs]
+    if "pytorch" in outs:
+        present = [p for p in present if p != ("jax", "fusegrad")]
+    return {f"{a}-{b}": float(np.abs(outs[a] - outs[b]).max()) for a, b in present}
+
+
 def bench_shape(
-    ours: Any, theirs: Any, batch: int, length: int, vocab: int, repeats: int
+    ours: Any, refs: dict[str, Any], batch: int, length: int, vocab: int, repeats: int
 ) -> dict[str, Any]:
-    """Time both at one shape; print and return the numbers."""
+    """Time fusegrad and the references (name -> forward) at one shape, the steady state in
+    the same rounds; print and return the numbers."""
     ids, mask = tokens(batch, length, vocab, seed=batch * 1000 + length)
     print(f"batch {batch} x {length} tokens")
-    result: dict[str, Any] = {"batch": batch, "length": length}
-    mine = measure(lambda: ours(ids, mask), repeats, warmup=1)  # warmup = the JIT capture
-    print(_row("fusegrad", mine, batch) + f"  (capture {_fmt(mine['warmup'][0]).strip()})")
-    result["fusegrad"] = {k: v for k, v in mine.items() if k != "out"}
-    if theirs is None:
-        return result
-    ref = measure(lambda: theirs(ids, mask), repeats, warmup=1)
-    print(_row("pytorch", ref, batch))
-    diff = float(np.abs(mine["out"] - ref["out"]).max())
-    speed, first = ref["median"] / mine["median"], ref["first"] / mine["first"]
-    print(f"  ratio pytorch/fusegrad: steady {speed:.3f}x, first call {first:.3f}x; "
-          f"max abs diff {diff:.2e}")  # fmt: skip
-    result["pytorch"] = {k: v for k, v in ref.items() if k != "out"}
-    result.update(ratio_steady=speed, ratio_first=first, max_abs_diff=diff)
+    fns: dict[str, Callable[[], np.ndarray]] = {"fusegrad": lambda: ours(ids, mask)}
+    fns |= {name: functools.partial(f, ids, mask) for name, f in refs.items()}
+    firsts = {name: _timed(fn) for name, fn in fns.items()}
+    warmups = {name: _timed(fn)[0] for name, fn in fns.items()}  # fusegrad's: the JIT capture
+    diffs = compare({name: out for name, (_, out) in firsts.items()})  # before the timing
+    secs = _jaxref().rounds(fns, repeats)
+    result: dict[str, Any] = {"batch": batch, "length": length, "diffs": diffs}
+    for name in fns:
+        result[name] = {"first": firsts[name][0], "warmup": [warmups[name]],
+                        "median": statistics.median(secs[name]), "best": min(secs[name])}  # fmt: skip
+        capture = f"  (capture {_fmt(warmups[name]).strip()})" if name == "fusegrad" else ""
+        print(_row(name, result[name], batch) + capture)
+    mine = result["fusegrad"]
+    for name in refs:
+        speed = result[name]["median"] / mine["median"]
+        first = result[name]["first"] / mine["first"]
+        print(f"  ratio {name}/fusegrad: steady {speed:.3f}x, first call {first:.3f}x")
+        prefix = "" if name == "pytorch" else f"{name}_"
+        result.update({f"{prefix}ratio_steady": speed, f"{prefix}ratio_first": first})
+    if diffs:
+        print("  max abs diff: " + ", ".join(f"{k} {v:.2e}" for k, v in diffs.items()))
+    if "fusegrad-pytorch" in diffs:
+        result["max_abs_diff"] = diffs["fusegrad-pytorch"]
     return result
 
 
@@ -170,7 +265,7 @@ def _load_torch(folder: Path, config: Any, enabled: bool, threads: int) -> Any:
     try:
         import torch
     except ImportError:
-        print("pytorch: not installed (pip install torch==2.13.0), fusegrad only")
+        print("pytorch: not installed (pip install torch==2.13.0), no PyTorch rows")
         return None
     if threads > 0:
         torch.set_num_threads(threads)
@@ -180,11 +275,37 @@ def _load_torch(folder: Path, config: Any, enabled: bool, threads: int) -> Any:
     return torch_model(weights, heads, layers, config.layer_norm_eps)
 
 
+def _load_jax(folder: Path, config: Any, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    line = _jaxref().configure()
+    if line is None:
+        print("jax: not installed (pip install jax jaxlib), no JAX rows")
+        return None
+    print(line)
+    weights = read_safetensors(folder / "model.safetensors")
+    heads, layers = config.num_attention_heads, config.num_hidden_layers
+    return jax_model(weights, heads, layers, config.layer_norm_eps)
+
+
+def _failures(results: list[dict[str, Any]]) -> list[str]:
+    """The comparisons past their tolerance (or not finite), as lines to print."""
+    out = []
+    for r in results:
+        for pair, diff in r["diffs"].items():
+            limit = TOLERANCES[pair]
+            if not math.isfinite(diff) or diff > limit:
+                shape = f"{r['batch']}x{r['length']}"
+                out.append(f"FAIL: {shape}: {pair} differ by {diff:.2e} (> {limit})")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized: 1x16 and 4x32")
     parser.add_argument("--repeats", type=int, default=None, help="timed steady-state calls")
-    parser.add_argument("--no-torch", action="store_true", help="fusegrad only")
+    parser.add_argument("--no-torch", action="store_true", help="no PyTorch rows")
+    parser.add_argument("--no-jax", action="store_true", help="no JAX rows")
     parser.add_argument(
         "--torch-threads", type=int, default=0, help="PyTorch threads (0: its default)"
     )
@@ -202,16 +323,17 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     ours = Embedder(load_model(folder))
     print(f"fusegrad: model loaded in {time.perf_counter() - start:.2f} s")
-    theirs = _load_torch(folder, config, not args.no_torch, args.torch_threads)
+    refs = {"pytorch": _load_torch(folder, config, not args.no_torch, args.torch_threads),
+            "jax": _load_jax(folder, config, not args.no_jax)}  # fmt: skip
+    refs = {name: f for name, f in refs.items() if f is not None}
     shapes = QUICK_SHAPES if args.quick else FULL_SHAPES
-    results = [bench_shape(ours, theirs, b, n, config.vocab_size, repeats) for b, n in shapes]
+    results = [bench_shape(ours, refs, b, n, config.vocab_size, repeats) for b, n in shapes]
     if args.json is not None:
         args.json.write_text(json.dumps({"load": load, "shapes": results}, indent=1))
-    worst = max((r.get("max_abs_diff", 0.0) for r in results), default=0.0)
-    if not math.isfinite(worst) or worst > TOLERANCE:
-        print(f"FAIL: fusegrad and pytorch differ by {worst:.2e} (> {TOLERANCE})")
-        return 1
-    return 0
+    failures = _failures(results)
+    for line in failures:
+        print(line)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
