@@ -4,7 +4,8 @@ The device registry, buffers, allocators, compilers and the PROFILE records are 
 runtime's (``fusegrad.runtime``), codegen's (``Compiler``, ``CompileError``) and the
 renderers' (``TinyELF``: a compiled CPU kernel's object), re-exported. Defined here:
 tinygrad's ``Program(dev, obj)`` (a TinyELF loaded on a device, called with Buffers),
-``MultiBuffer`` and the two device-name helpers tinygrad code calls.
+``MultiBuffer``, ``DepsTracker`` (which signal values work on a queue must wait for, per
+buffer it reads and writes) and the two device-name helpers tinygrad code calls.
 
 >>> from fusegrad.device import Device, canonicalize_device
 >>> canonicalize_device("cpu"), canonicalize_device(("cpu:0", "CPU:1"))
@@ -13,7 +14,8 @@ tinygrad's ``Program(dev, obj)`` (a TinyELF loaded on a device, called with Buff
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from fusegrad.codegen import CompileError, Compiler
 from fusegrad.renderer import TinyELF
@@ -23,6 +25,7 @@ from fusegrad.runtime import (
     BufferSpec,
     Compiled,
     Device,
+    HWQueue,
     LRUAllocator,
     ProfileDeviceEvent,
     ProfileGraphEntry,
@@ -131,6 +134,96 @@ class MultiBuffer:
         return f"<MultiBuffer {self.device} size={self.size} dtype={self.dtype!r}>"
 
 
+class DepsTracker:
+    """Per-buffer read/write dependencies of work on HCQ queues: before a kernel or copy
+    that reads buffers ``reads`` and writes ``writes`` runs, it must wait for the last writer
+    of each buffer it reads (read after write), and for the last writer and every reader
+    since of each buffer it writes (write after write, write after read). Work is named by
+    the (timeline ``Signal``, value) its queue sets when done; a signal passes its values in
+    order, so per signal only the highest value is waited for, and a value already reached
+    needs no wait. Buffers are runtime ``Buffer``s (a view counts as its whole base buffer)
+    or any other hashable name of memory (BUFFER UOps).
+
+    >>> from fusegrad.runtime import Signal
+    >>> copy_q, compute_q = Signal(name="copy"), Signal(name="compute")
+    >>> deps = DepsTracker()
+    >>> deps.wait_for(reads=["host"], writes=["a"], signal=copy_q, value=1)  # nothing before
+    []
+    >>> [(s.name, v) for s, v in deps.wait_for(["a"], ["b"], compute_q, 1)]  # reads a
+    [('copy', 1)]
+    >>> [(s.name, v) for s, v in deps.wait_for([], ["a"], copy_q, 2)]  # overwrites a
+    [('copy', 1), ('compute', 1)]
+    """
+
+    def __init__(self) -> None:
+        #: buffer -> (signal, value) of its last writer
+        self.writer: dict[Any, tuple[Signal, int]] = {}
+        #: buffer -> signal -> highest value among the readers since its last write
+        self.readers: dict[Any, dict[Signal, int]] = {}
+
+    @staticmethod
+    def key(buf: Any) -> Any:
+        """The memory ``buf`` names (a runtime Buffer view: its base buffer)."""
+        return buf.base if isinstance(buf, Buffer) else buf
+
+    def deps(self, reads: Iterable[Any], writes: Iterable[Any]) -> list[tuple[Signal, int]]:
+        """The (signal, value) pairs to wait for before work reading ``reads`` and writing
+        ``writes`` (one per signal, the highest value; those already reached left out)."""
+        need: dict[Signal, int] = {}
+
+        def add(signal: Signal, value: int) -> None:
+            if signal.value < value and need.get(signal, 0) < value:
+                need[signal] = value
+
+        for buf in map(self.key, reads):
+            if (last := self.writer.get(buf)) is not None:
+                add(*last)
+        for buf in map(self.key, writes):
+            if (last := self.writer.get(buf)) is not None:
+                add(*last)
+            for signal, value in self.readers.get(buf, {}).items():
+                add(signal, value)
+        return list(need.items())
+
+    def add(self, reads: Iterable[Any], writes: Iterable[Any], signal: Signal, value: int) -> None:
+        """Record work that reads ``reads`` and writes ``writes`` and is done when ``signal``
+        reaches ``value``: the new last writer of ``writes`` (their readers forgotten: they
+        are behind this writer now), a reader of ``reads``."""
+        written = {self.key(b) for b in writes}
+        for buf in written:
+            self.writer[buf] = (signal, value)
+            self.readers.pop(buf, None)
+        for buf in map(self.key, reads):
+            if buf in written:
+                continue
+            seen = self.readers.setdefault(buf, {})
+            seen[signal] = max(seen.get(signal, 0), value)
+
+    def wait_for(
+        self, reads: Iterable[Any], writes: Iterable[Any], signal: Signal, value: int
+    ) -> list[tuple[Signal, int]]:
+        """``deps`` of the work, then ``add`` it: what it waits for."""
+        reads, writes = list(reads), list(writes)
+        out = self.deps(reads, writes)
+        self.add(reads, writes, signal, value)
+        return out
+
+    def wait(
+        self,
+        queue: HWQueue,
+        reads: Iterable[Any],
+        writes: Iterable[Any],
+        signal: Signal,
+        value: int,
+    ) -> HWQueue:
+        """``queue`` with a wait for each dependency of the work it is about to hold
+        (``wait_for``; the queue must set ``signal`` to ``value`` when that work is done)."""
+        for dep, at in self.wait_for(reads, writes, signal, value):
+            if dep is not signal:  # a queue's own ring runs its earlier work first
+                queue.wait(dep, at)
+        return queue
+
+
 def canonicalize_device(device: str | tuple[str, ...] | list[str] | None) -> str | tuple[str, ...]:
     """A device name in canonical form (``cpu:0`` -> ``CPU``); a tuple/list of names as a
     tuple of canonical names; None as the default device."""
@@ -164,6 +257,7 @@ __all__ = [
     "CompileError",
     "Compiled",
     "Compiler",
+    "DepsTracker",
     "Device",
     "LRUAllocator",
     "MultiBuffer",

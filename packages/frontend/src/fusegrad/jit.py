@@ -52,7 +52,15 @@ import numpy as np
 
 from fusegrad.codegen.schedule import plan_memory
 from fusegrad.engine import REALIZED, KernelExecutor, get_executor, set_executor
-from fusegrad.engine.plan import RECORDERS, LaunchPlan, PlanJoiner, run_plan
+from fusegrad.engine.buffers import runtime_buffer, share
+from fusegrad.engine.plan import (
+    RECORDERS,
+    LaunchPlan,
+    PlanJoiner,
+    bound_values,
+    calls_plan,
+    run_plan,
+)
 from fusegrad.function import flatten_tensors, function, rebuild_tensors
 from fusegrad.runtime import Buffer
 from fusegrad.tensor import Tensor
@@ -365,8 +373,8 @@ def _verify(checks: Sequence[Any], stats: Sequence[Tensor]) -> None:
 
 
 @dataclass
-class CapturedJit:
-    """A capture, ready to replay."""
+class Replay:
+    """What a replay launches: the joined plan over its per-call and fixed buffers."""
 
     plan: LaunchPlan
     inputs: list[UOp]  # the capture's input buffers
@@ -377,6 +385,111 @@ class CapturedJit:
     values: dict[str, int]  # capture-time Variable values
     checks: list[Any] = field(default_factory=list)  # deferred index checks
     stats: int = 0  # the last ``stats`` outputs are the checks' (min, max) pairs
+
+
+InputInfo = tuple[UOp, tuple[UOp, ...], Any, str]
+"""A Tensor argument of a capture: (its view of its buffer, its Variables, dtype, device)."""
+
+
+def _input_spec(view: UOp, dtype: Any, device: str) -> tuple[UOp, tuple[Any, ...]]:
+    """(the BUFFER under ``view``, the argument's signature entry: ``_input``'s)."""
+    base = _base_buffer(view)
+    if base is None:
+        raise JitError(f"CapturedJit: an input view must be movement ops over a BUFFER, got {view}")
+    holder = UOp(Ops.BUFFER, base.dtype, (UOp(Ops.UNIQUE, arg="jit input"), base.src[1]), base.arg)
+    shaped, _ = _unbind_all(_substitute_args(view, {base: holder}))
+    return base, (shaped, dtype, device)
+
+
+def _first_written(plan: LaunchPlan) -> set[int]:
+    """The slots whose first use in ``plan`` is a write (not also read by that step)."""
+    seen: set[int] = set()
+    out: set[int] = set()
+    for step in plan.steps:
+        reads, writes = step.access()
+        out.update(set(writes) - set(reads) - seen)
+        seen.update(reads, writes)
+    return out
+
+
+def _linear_replay(ret: Any, linear: UOp, inputs: list[UOp]) -> Replay:
+    """The replay of a LINEAR: ``inputs`` (its BUFFERs the Tensor arguments replace) and the
+    buffers of ``ret``'s Tensors the LINEAR makes (first use a write) bound per call, the
+    rest fixed to their buffers."""
+    from fusegrad.engine.linear import flatten_graph_calls
+
+    if linear.op is not Ops.LINEAR:
+        raise TypeError(f"CapturedJit: _linear must be a LINEAR of CALLs, got {linear.op!r}")
+    if len(set(inputs)) != len(inputs):
+        raise ValueError("CapturedJit: two inputs stand for the same buffer of the LINEAR")
+    plan, bufs = calls_plan(flatten_graph_calls(linear.src))
+    slot_of = {b: i for i, b in enumerate(bufs)}
+    used = [i for i, b in enumerate(inputs) if b in slot_of]
+    made = _first_written(plan)
+    views = [_output_view(t) for t in flatten_tensors(ret)]
+    bases = dict.fromkeys(b for v in views if (b := _base_buffer(v)) is not None)
+    outputs = [b for b in bases if b not in inputs and slot_of.get(b) in made]
+    given = [slot_of[inputs[i]] for i in used] + [slot_of[b] for b in outputs]
+    fixed = {i: runtime_buffer(b) for i, b in enumerate(bufs) if i not in given}
+    for rb in fixed.values():
+        share(rb)  # the plan reads or writes it on every replay
+    written: weakref.WeakSet[UOp] = weakref.WeakSet()
+    for step in plan.steps:
+        written.update(bufs[i] for i in step.access()[1] if i in fixed)
+    steps = tuple(plan.steps)
+    joined = LaunchPlan(steps, len(bufs), tuple(given), {}, fixed, reused=True)
+    values = bound_values(linear.src)
+    return Replay(joined, list(inputs), used, outputs, views, written, values)
+
+
+class CapturedJit:
+    """A capture, ready to replay with ``TinyJit(captured=...)`` (tinygrad's constructor):
+    the LINEAR of CALLs ``_linear`` (``Tensor.linear_with_vars``, graph calls included)
+    launched over the buffers of the Tensor arguments named ``expected_names`` (positions
+    and keywords), each described by ``expected_input_info``: (its view of the LINEAR's
+    BUFFER it replaces, its Variables, dtype, device). ``ret`` is what a call returns: its
+    Tensors are views of the LINEAR's buffers; those the LINEAR makes are new buffers on
+    every call (fusegrad's replay), the others (weights, state) stay the LINEAR's.
+
+    fusegrad's own captures (``TinyJit``'s second call) come from ``CapturedJit.of``: a
+    joined launch plan, ``_linear`` None.
+    """
+
+    def __init__(
+        self,
+        ret: Any,
+        _linear: UOp,
+        expected_names: list[int | str],
+        expected_input_info: list[InputInfo],
+    ) -> None:
+        if len(expected_names) != len(expected_input_info):
+            raise ValueError(
+                f"CapturedJit: {len(expected_names)} names for {len(expected_input_info)} inputs"
+            )
+        specs = [_input_spec(v, dtype, device) for v, _, dtype, device in expected_input_info]
+        self.ret = ret
+        self._linear: UOp | None = _linear
+        self.expected_names = list(expected_names)
+        self.expected_input_info = list(expected_input_info)
+        self.signature = _Signature(tuple(expected_names), tuple(s for _, s in specs), ())
+        self.replay = _linear_replay(ret, _linear, [b for b, _ in specs])
+
+    @classmethod
+    def of(cls, ret: Any, signature: _Signature, replay: Replay) -> CapturedJit:
+        """fusegrad's capture: the joined plan ``replay`` of a call with ``signature``."""
+        out = cls.__new__(cls)
+        out.ret, out._linear, out.signature, out.replay = ret, None, signature, replay
+        out.expected_names = list(signature.names)
+        out.expected_input_info = [
+            (view, tuple(n for n in view.toposort() if n.op is Ops.DEFINE_VAR), dtype, device)
+            for view, dtype, device in signature.tensors
+        ]
+        return out
+
+    @property
+    def plan(self) -> LaunchPlan:
+        """The launch plan a replay runs."""
+        return self.replay.plan
 
 
 def _prune(joiner: PlanJoiner, dynamic: set[int]) -> None:
@@ -464,8 +577,8 @@ def _options(
     optimize: bool = False,
 ) -> tuple[Callable[..., Any] | None, CapturedJit | None, bool, bool]:
     """TinyJit's arguments (tinygrad's: ``TinyJit(fxn=None, **kwargs)``)."""
-    if captured is not None:
-        raise JitError("TinyJit: captured= (a CapturedJit from another TinyJit) is not supported")
+    if captured is not None and not isinstance(captured, CapturedJit):
+        raise TypeError(f"captured must be a CapturedJit, got {type(captured).__name__}")
     return fxn, captured, prune, optimize
 
 
@@ -510,8 +623,10 @@ class TinyJit(Generic[ReturnType]):
         self.prune, self.optimize = prune, optimize
         self.cnt = 0
         self.captured_plan: CapturedJit | None = captured
-        self.signature: _Signature | None = None
-        self.ret: Any = None
+        self.signature: _Signature | None = None if captured is None else captured.signature
+        self.ret: Any = None if captured is None else captured.ret
+        if captured is not None:
+            self.cnt = 2
         self.memory_plan: tuple[int, int] = (0, 0)
         """With ``optimize``: (bytes of the planned intermediates unshared, bytes of their
         arenas) of the capture."""
@@ -541,16 +656,18 @@ class TinyJit(Generic[ReturnType]):
         return self if obj is None else functools.partial(self.__call__, obj)
 
     def __call__(self, *args: Any, **kwargs: Any) -> ReturnType:
-        if self.fxn is None:
-            raise JitError("TinyJit: no function to run (it was made with fxn=None)")
         executor = get_executor()
-        if not JIT.value or not isinstance(executor, KernelExecutor):
+        replays = self.captured_plan is not None and isinstance(executor, KernelExecutor)
+        if self.fxn is None and not replays:
+            raise JitError("TinyJit: no function to run (it was made with fxn=None)")
+        if self.fxn is not None and (not JIT.value or not isinstance(executor, KernelExecutor)):
             return self.fxn(*args, **kwargs)
         call = _arguments(args, kwargs)
         if self.captured_plan is not None:
             assert self.signature is not None
             _check_signature(self.signature, call.signature)
             return self._replay(call)
+        assert self.fxn is not None  # no capture: the function runs
         if self.cnt == 0 or _capturing(executor):
             self.cnt = 1
             ret = self.fxn(*args, **kwargs)
@@ -581,13 +698,12 @@ class TinyJit(Generic[ReturnType]):
         if checks:
             _verify(checks, stats)
         views = [_output_view(t) for t in [*outs, *stats]]
-        self.captured_plan = self._plan(capture.joiner, call, views, checks)
+        replay = self._plan(capture.joiner, call, views, checks)
+        self.captured_plan = CapturedJit.of(ret, call.signature, replay)
         self.signature, self.ret, self.cnt = call.signature, ret, 2
         return ret
 
-    def _plan(
-        self, joiner: PlanJoiner, call: _Call, views: list[UOp], checks: list[Any]
-    ) -> CapturedJit:
+    def _plan(self, joiner: PlanJoiner, call: _Call, views: list[UOp], checks: list[Any]) -> Replay:
         used = [i for i, b in enumerate(call.buffers) if joiner.slot_of(b) is not None]
         inputs = set(call.buffers)
         bases = dict.fromkeys(b for v in views if (b := _base_buffer(v)) is not None)
@@ -606,14 +722,14 @@ class TinyJit(Generic[ReturnType]):
         written = _written(joiner, set(slots))
         plan = joiner.build(slots)
         stats = len(checks)
-        return CapturedJit(
+        return Replay(
             plan, list(call.buffers), used, outputs, views, written, dict(joiner.values),
             checks, stats,
         )  # fmt: skip
 
     def _replay(self, call: _Call) -> ReturnType:
-        cap = self.captured_plan
-        assert cap is not None
+        assert self.captured_plan is not None
+        cap = self.captured_plan.replay
         for i, b in enumerate(call.buffers):
             if b in cap.written:
                 raise JitError(
