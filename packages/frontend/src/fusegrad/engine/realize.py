@@ -14,11 +14,26 @@ from typing import Any
 
 import numpy as np
 
+from fusegrad.engine.buffers import known_buffer
 from fusegrad.engine.executor import get_executor
 from fusegrad.engine.host import HOST, decode_floats, has_numpy_type, storage_dtype
 from fusegrad.uop import GroupOp, Ops, UOp, prod, sym_infer
 
-REALIZED: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+
+class RealizedTable(weakref.WeakKeyDictionary[UOp, UOp]):
+    """``REALIZED``'s type: a weak-key table that counts the keys put in (``generation``), so
+    a graph found free of remembered nodes stays known free until a new key comes (entries
+    dropped or cleared never make a free graph hold one). Keys go in with ``table[key] =
+    view`` only."""
+
+    generation = 0
+
+    def __setitem__(self, key: UOp, value: UOp) -> None:
+        self.generation += 1
+        super().__setitem__(key, value)
+
+
+REALIZED = RealizedTable()
 # its entries (weak reference -> view): empty exactly when nothing is remembered, checked per
 # realize without the mapping's __len__ (a Python method)
 _REALIZED_ENTRIES: dict[Any, UOp] = REALIZED.data  # type: ignore[attr-defined]
@@ -150,6 +165,53 @@ def _collect(
     return pending, assigns
 
 
+def _assigns_below(n: UOp) -> bool:
+    return buffer_of(n) is None and bool(has_assign(n))
+
+
+def _fills_new_buffer(n: UOp) -> bool:
+    """True when assign ``n`` writes a whole buffer that holds nothing yet (never allocated,
+    no host data) with a value that reads no buffer: an initializer (``nn``'s ``fresh``
+    parameters and optimizer state). Nothing can read that buffer's old contents, so the
+    assign may run before anything else."""
+    target, store = n.src
+    buf = buffer_of(target)
+    if buf is None or buf.op is not Ops.BUFFER or store.op is not Ops.STORE:
+        return False
+    if known_buffer(buf) is not None or HOST.get(buf) is not None:
+        return False
+    return not any(x.op is Ops.BUFFER or x.is_bound_var for x in store.src[1].toposort())
+
+
+def initializers(uops: Sequence[UOp]) -> list[UOp]:
+    """The initializers (``_fills_new_buffer``) that ``uops``' graphs perform on the way
+    (not those that are ``uops`` themselves). ``realize_uops`` runs them first, in a schedule
+    of their own: the rest is then the graph every later step builds (a training loop's
+    first step schedules the same work as the second, and the second hits the cache)."""
+    if not any(has_assign(u) for u in uops):
+        return []
+    targets = set(uops)
+    return [
+        n
+        for n in dict.fromkeys(n for u in uops for n in u.toposort(_assigns_below))
+        if n.op is Ops.AFTER and not n.is_bound_var and n not in targets and _fills_new_buffer(n)
+    ]
+
+
+def _after_initializers(
+    uops: Sequence[UOp], inits: list[UOp], copy_views: bool
+) -> tuple[list[UOp], dict[UOp, UOp]]:
+    """``realize_uops`` with the initializers ``inits`` performed first: the rest is
+    realized over their buffers; ``becomes`` also maps the original ``uops``."""
+    _, first = realize_uops(inits)
+    rest = [u.substitute(first) for u in uops]
+    views, becomes = realize_uops(rest, copy_views)
+    for u, r in zip(uops, rest, strict=True):
+        if r is not u and r in becomes:
+            becomes[u] = becomes[r]
+    return views, {**first, **becomes}
+
+
 def realize_uops(uops: Sequence[UOp], copy_views: bool = False) -> tuple[list[UOp], dict[UOp, UOp]]:
     """Buffer views holding the values of ``uops`` (one executor call for all of them), and
     the "becomes" map: each computed UOp -> its buffer view, each performed assign (AFTER) ->
@@ -161,6 +223,9 @@ def realize_uops(uops: Sequence[UOp], copy_views: bool = False) -> tuple[list[UO
     (to read them): views and assigns through views are copied into buffers that no tensor
     should take (``becomes`` then maps views to those copies: it is for reading, not for
     rewriting the tensors' graphs)."""
+    inits = initializers(uops)
+    if inits:
+        return _after_initializers(uops, inits, copy_views)
     check = len(REALIZED) > 0
     realized = REALIZED if check else {}  # an empty table: no weak references made
     pending, assigns = _collect(uops, realized, check, copy_views)
@@ -209,13 +274,46 @@ def _value(u: UOp, becomes: dict[UOp, UOp], known: dict[UOp, UOp], copy_views: b
     return found if found is not None else REALIZED.get(u)
 
 
+_FREE = "_engine_unremembered"  # a node's REALIZED.generation when its graph held no key
+
+
+def _not_free(n: UOp) -> bool:
+    return n.op is not Ops.BUFFER and n.__dict__.get(_FREE) != REALIZED.generation
+
+
+def _unremembered(u: UOp) -> bool:
+    """True when no node of ``u``'s graph (above its buffers) is remembered in ``REALIZED``.
+    Remembered on the nodes for the current generation: a graph built again over earlier
+    nodes (a dispatch-bound loop while a training step's tensors are alive) looks at its new
+    nodes only."""
+    memo, generation, entries = u.__dict__, REALIZED.generation, _REALIZED_ENTRIES
+    if memo.get(_FREE) == generation:
+        return True
+    if weakref.ref(u) in entries:
+        return False
+    for s in u.src:  # the common case: only ``u`` is new
+        if s.op is not Ops.BUFFER and s.__dict__.get(_FREE) != generation:
+            break
+    else:
+        memo[_FREE] = generation
+        return True
+    order = [n for n in u.toposort(_not_free) if _not_free(n)]
+    if any(weakref.ref(n) in entries for n in order):
+        return False
+    for n in order:
+        n.__dict__[_FREE] = generation
+    return True
+
+
 def realize_one(u: UOp) -> UOp | None:
     """The buffer view of lazy ``u`` computed on the dispatch fast path (a schedule-cache
     hit of one target: see ``KernelExecutor.realize_one``), or None with nothing run where
-    ``realize_uops`` is needed: nothing is remembered as realized, ``u`` is no buffer view
-    and performs no assign."""
-    if _REALIZED_ENTRIES or u.op is Ops.BUFFER or has_assign(u):
+    ``realize_uops`` is needed: no part of ``u`` is remembered as realized, ``u`` is no
+    buffer view and performs no assign."""
+    if u.op is Ops.BUFFER or has_assign(u):
         return None
+    if _REALIZED_ENTRIES and not _unremembered(u):
+        return None  # a part of it is remembered: ``realize_uops`` substitutes it
     if is_buffer_view(u):
         return None  # its own value: nothing to compute
     fast = getattr(get_executor(), "realize_one", None)
