@@ -193,16 +193,43 @@ def _peel_valid(vidx: UOp) -> tuple[UOp, UOp]:
     return cond, vidx.src[1]
 
 
+def _lane_masks(vidx: UOp) -> tuple[tuple[UOp, ...], UOp] | None:
+    """(each lane's simplified mask, the index under them) of ``masks ? idx : Invalid`` whose
+    masks differ by lane (a padded or partial tile); None for any other index."""
+    if vidx.op is not Ops.WHERE:
+        return None
+    invalid = _uniform(vidx.src[2])
+    if invalid is None or invalid.op is not Ops.CONST or invalid.arg is not Invalid:
+        return None
+    return lanes(vidx.src[0]), vidx.src[1]
+
+
+def _masked_lane(mask: UOp, base: UOp | None, offset: int) -> tuple[UOp, _Lane]:
+    """Lane ``base + offset`` under its own ``mask``, as ``lanes`` would simplify it: a mask
+    decided True drops out, one decided False leaves the lane nothing to access."""
+    true = UOp.const(True, dtypes.bool)
+    if mask.op is Ops.CONST and mask.arg is False:
+        return UOp.invalid(dtypes.weakint), _Lane(true, None, 0, True)
+    expr = UOp.const(offset, dtypes.weakint) if base is None else base + offset if offset else base
+    if mask.op is Ops.CONST and mask.arg is True:
+        return expr, _Lane(true, base, offset, False)
+    return expr.valid(mask), _Lane(mask, base, offset, False)
+
+
 def _lane_addresses(idx: UOp) -> tuple[list[UOp], list[_Lane]]:
     """Every lane's address as a scalar expression, and split into base + offset: affine
-    indices directly (one base for all lanes, under a mask they all share), others lane by
-    lane (one rewrite for all)."""
+    indices directly (one base for all lanes, under a mask they all share or a mask per
+    lane), others lane by lane (one rewrite for all)."""
     valid, vidx = _peel_valid(idx.src[1])
-    affine = _affine(vidx, {})
+    masked = _lane_masks(vidx) if valid.op is Ops.CONST else None
+    affine = _affine(vidx if masked is None else masked[1], {})
     if affine is None:
         exprs = list(lanes(idx.src[1]))
         return exprs, [_split_lane(x) for x in exprs]
     base, offsets = affine if affine[0] is None else _constant_out(simplify(affine[0]), affine[1])
+    if masked is not None:
+        pairs = [_masked_lane(m, base, o) for m, o in zip(masked[0], offsets, strict=True)]
+        return [e for e, _ in pairs], [x for _, x in pairs]
     exprs = [
         UOp.const(o, dtypes.weakint) if base is None else base + o if o else base for o in offsets
     ]
