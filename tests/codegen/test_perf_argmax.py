@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fusegrad import Tensor
+from fusegrad.codegen import Renderer
 from fusegrad.codegen.schedule.indexing import fold_bit_sum, fold_bit_sums
 from fusegrad.uop import AxisType, Ops, UOp, dtypes
 
@@ -157,19 +158,37 @@ def _compare_kernel(n: int) -> UOp:
     )
 
 
-def test_compare_reduction_lowers_to_whole_vectors() -> None:
-    """The OR of two 8-lane compares split from 32 lanes stays 8-lane ops (no bool lane
-    extracts), and the column index vector is the broadcast row start plus lane constants
-    (no scalar add per lane)."""
-    from fusegrad.codegen import to_program
+def _renderer_of_width(simd_bytes: int | None) -> Renderer:
+    """The CPU device's renderer (None), or the LLVM renderer with ``simd_bytes`` registers:
+    AVX2's 32 and AVX-512's 64 whatever this machine has."""
+    from fusegrad.renderer.host import vector_widths_for
+    from fusegrad.renderer.llvm import LLVMRenderer
     from fusegrad.runtime import Device
 
-    spec = to_program(_compare_kernel(128), Device["CPU"].renderer)
+    if simd_bytes is None:
+        return Device["CPU"].renderer
+    renderer = LLVMRenderer()
+    vars(renderer)["vector_widths"] = vector_widths_for(simd_bytes)
+    return renderer
+
+
+@pytest.mark.parametrize("simd_bytes", [None, 32, 64], ids=["device", "avx2", "avx512"])
+def test_compare_reduction_lowers_to_whole_vectors(simd_bytes: int | None) -> None:
+    """The OR of two compares split from 32 lanes stays whole vectors of the target's width
+    (8 lanes on AVX2, 16 on AVX-512; no bool lane extracts), and the column index
+    vector is the broadcast row start plus lane constants (no scalar add per lane)."""
+    from fusegrad.codegen import to_program
+
+    renderer = _renderer_of_width(simd_bytes)
+    # the float32 width, or the widest mask the target has if that is narrower (x86's zmm
+    # compares are 8-lane masks)
+    width = min(renderer.vector_widths[dtypes.float32][0], max(renderer.vector_widths[dtypes.bool]))
+    spec = to_program(_compare_kernel(128), renderer)
     uops = list(spec.uops)
     assert not [u for u in uops if u.op is Ops.VECTORIZE and u.dtype.scalar() is dtypes.bool]
     assert not [u for u in uops if u.op is Ops.GEP and u.dtype is dtypes.bool]
     ors = [u for u in uops if u.op is Ops.OR]
-    assert ors and all(u.dtype.count == 8 for u in ors)
+    assert ors and all(u.dtype.count == width for u in ors)
     lane_adds = [
         u
         for u in uops
@@ -177,6 +196,6 @@ def test_compare_reduction_lowers_to_whole_vectors() -> None:
         and u.dtype is dtypes.int32
         and u.src[1].op is Ops.CONST
         and isinstance(u.src[1].arg, int)
-        and 0 < u.src[1].arg < 8
+        and 0 < u.src[1].arg < width
     ]
     assert not lane_adds

@@ -73,6 +73,31 @@ def decode_mismatches(listing: str) -> list[str]:
     return bad
 
 
+def width_mismatches(code: list[Any]) -> list[str]:
+    """Instructions of selected ``code`` (virtual registers, in program order) that read a
+    vector register at more bytes than its last write: a VEX (xmm/ymm) or scalar write zeroes
+    the register above its length, so the wider read sees zeros there (capstone decodes such
+    code fine; only running it shows the missing lanes)."""
+    from fusegrad.renderer.x86.isa import RegClass, VReg, roles
+    from fusegrad.renderer.x86.listing import _XMM_OPERANDS
+
+    written: dict[VReg, int] = {}
+    bad = []
+    for inst in code:
+        ops = [
+            (role, op, 16 if (inst.op, i) in _XMM_OPERANDS else inst.vlen)
+            for i, (role, op) in enumerate(zip(roles(inst), inst.args, strict=True))
+            if isinstance(op, VReg) and op.cls is RegClass.VEC
+        ]
+        for role, op, size in ops:
+            if role in "RX" and size > written.get(op, size):
+                bad.append(f"{inst}: reads {size} bytes of a {written[op]}-byte value")
+        for role, op, size in ops:
+            if role in "WX":
+                written[op] = size
+    return bad
+
+
 def _workloads() -> dict[str, Any]:
     from fusegrad.tensor import Tensor
 
@@ -122,6 +147,30 @@ def test_every_avx512_kernel_decodes_as_listed() -> None:
             masked += src.count("{k1}")
             broadcast += src.count("{1to")
     assert masked and broadcast  # opmask blends/loads and embedded broadcasts were emitted
+
+
+@pytest.mark.parametrize("features", [AVX512, AVX512[:-1]], ids=["avx512", "avx2"])
+def test_no_vector_is_read_wider_than_it_was_written(features: tuple[str, ...]) -> None:
+    """Every vector value is written at the width it is read at (a ymm broadcast into a
+    zmm value left lanes 8..15 zero: half a matmul's outputs were 0.0 on an AVX-512 CPU)."""
+    from fusegrad.codegen import to_program
+    from fusegrad.codegen.schedule import get_kernel_graph
+    from fusegrad.renderer.signature import kernel_signature
+    from fusegrad.renderer.x86.select import select
+
+    r = X86Renderer(features=features)
+    programs = {c.name: list(c.uops) for c in corpus(r)}
+    for name, (t, _) in _workloads().items():
+        graph = get_kernel_graph(UOp.sink(t.uop), cache=None)
+        for k, call in enumerate(graph.kernels):
+            programs[f"{name}:{k}"] = list(to_program(call.src[0], r).uops)
+    wide = "avx512f" in features
+    bad = {
+        name: found
+        for name, uops in programs.items()
+        if (found := width_mismatches(select(uops, kernel_signature(uops), wide).code))
+    }
+    assert bad == {}
 
 
 def test_masked_zmm_loads_and_stores_decode() -> None:

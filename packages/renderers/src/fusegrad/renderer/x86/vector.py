@@ -113,7 +113,7 @@ def vectorize(ctx: Selection, x: UOp) -> UOp:
         ctx.emit("vmovups", d, _temp(), vlen=32)
     elif uniform:  # one value in every lane
         op = "vbroadcastss" if register_lane(dt) == 4 else "vbroadcastsd"
-        ctx.emit(op, d, ctx.vec(x.src[0]), vlen=32)
+        ctx.emit(op, d, ctx.vec(x.src[0]), vlen=vlen(dt))  # (a ymm one would zero a zmm's top)
     else:
         size = register_lane(dt)
         for i, s in enumerate(x.src):
