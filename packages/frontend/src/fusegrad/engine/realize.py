@@ -165,8 +165,22 @@ def _collect(
     return pending, assigns
 
 
-def _assigns_below(n: UOp) -> bool:
-    return buffer_of(n) is None and bool(has_assign(n))
+def performed_assigns(uops: Sequence[UOp]) -> list[UOp]:
+    """The assigns (AFTERs that aren't bound Variables) ``uops``' graphs perform, each once:
+    one walk over all the graphs together that enters only nodes with an assign below
+    (``has_assign``, remembered on the nodes)."""
+    stack = [u for u in uops if has_assign(u)]
+    seen: set[UOp] = set()
+    out: list[UOp] = []
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n.op is Ops.AFTER and not n.is_bound_var:
+            out.append(n)
+        stack += [s for s in n.src if s.op is not Ops.BUFFER and s.__dict__[_ASSIGNS]]
+    return out
 
 
 def _fills_new_buffer(n: UOp) -> bool:
@@ -188,14 +202,11 @@ def initializers(uops: Sequence[UOp]) -> list[UOp]:
     (not those that are ``uops`` themselves). ``realize_uops`` runs them first, in a schedule
     of their own: the rest is then the graph every later step builds (a training loop's
     first step schedules the same work as the second, and the second hits the cache)."""
-    if not any(has_assign(u) for u in uops):
+    found = performed_assigns(uops)
+    if not found:
         return []
     targets = set(uops)
-    return [
-        n
-        for n in dict.fromkeys(n for u in uops for n in u.toposort(_assigns_below))
-        if n.op is Ops.AFTER and not n.is_bound_var and n not in targets and _fills_new_buffer(n)
-    ]
+    return [n for n in found if n not in targets and _fills_new_buffer(n)]
 
 
 def _after_initializers(

@@ -17,6 +17,7 @@ from fusegrad.engine import (
     buffer_of,
     has_assign,
     is_buffer_view,
+    performed_assigns,
     realize_one,
     realize_uops,
     strip_assigns,
@@ -618,13 +619,8 @@ def _old_value_readers(tensors: list[Any]) -> list[Any]:
     not ``tensors`` themselves) and read a buffer ``tensors`` assign into, before that assign:
     realized with it, so they keep the values they were built on (``loss.backward();
     opt.step(); loss.item()`` is the loss before the step, as PyTorch)."""
-    written: set[UOp] = set()
-    for t in tensors:
-        for n in t._uop.toposort(lambda n: buffer_of(n) is None):
-            if n.op is Ops.AFTER and not n.is_bound_var:
-                b = _assigned_buffer(n)
-                if b is not None:
-                    written.add(b)
+    written = {_assigned_buffer(n) for n in performed_assigns([t._uop for t in tensors])}
+    written.discard(None)
     if not written:
         return []
     chosen = {id(t) for t in tensors}
