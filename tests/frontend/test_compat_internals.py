@@ -118,8 +118,22 @@ def test_graph_calls_run_as_one_graph_submission_each() -> None:
     split = graph_split_rewrite(linear)
     events = _graph_events(lambda: run_graph_linear(split))
     assert _values(_output(linear), 3) == want
-    # one graph event per graph call, holding its kernels
-    assert [(e.ents[0].device, len(e.ents)) for e in events] == [("CPU:1", 2), ("CPU", 2)]
+    # one graph event per graph call, holding its kernels (recorded as the rings run them)
+    assert sorted((e.ents[0].device, len(e.ents)) for e in events) == [("CPU", 2), ("CPU:1", 2)]
+
+
+def test_a_graph_call_takes_its_kernels_bound_variables() -> None:
+    x = Tensor(np.arange(8, dtype=np.float32)).realize()
+    n = UOp.variable("n", 1, 8).bind(4)
+    plain, var_vals = ((x[:n] * 2).contiguous() + 1).contiguous().linear_with_vars()
+    split = graph_split_rewrite(plain)
+    (call,) = split.src
+    assert var_vals == {"n": 4} and [s for s in call.src if s.op is Ops.AFTER] == [n]
+    out = _output(plain)
+    run_graph_linear(split)
+    assert _values(out, 4) == [1.0, 3.0, 5.0, 7.0]
+    run_graph_linear(split, {"n": 6})  # the graph's launches re-encoded for the new value
+    assert _values(out, 6) == [1.0, 3.0, 5.0, 7.0, 9.0, 11.0]
 
 
 def test_multi_graph_runner_runs_graph_calls_with_new_inputs() -> None:

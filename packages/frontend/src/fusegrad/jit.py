@@ -37,6 +37,9 @@ intermediates (not inputs or outputs, and referenced by nothing once the capture
 are placed into one arena per device by lifetime, so intermediates that are never alive at
 the same time share memory (``memory_plan`` reports the bytes before and after);
 ``NO_MEMORY_PLANNER=1`` (tinygrad's switch) turns that off.
+
+``TinyJit(captured=CapturedJit(ret, linear, names, input_info))`` replays a LINEAR of CALLs
+built elsewhere (tinygrad's constructor), or another TinyJit's ``captured_plan``.
 """
 
 from __future__ import annotations
@@ -52,7 +55,6 @@ import numpy as np
 
 from fusegrad.codegen.schedule import plan_memory
 from fusegrad.engine import REALIZED, KernelExecutor, get_executor, set_executor
-from fusegrad.engine.buffers import runtime_buffer, share
 from fusegrad.engine.plan import (
     RECORDERS,
     LaunchPlan,
@@ -401,45 +403,25 @@ def _input_spec(view: UOp, dtype: Any, device: str) -> tuple[UOp, tuple[Any, ...
     return base, (shaped, dtype, device)
 
 
-def _first_written(plan: LaunchPlan) -> set[int]:
-    """The slots whose first use in ``plan`` is a write (not also read by that step)."""
-    seen: set[int] = set()
-    out: set[int] = set()
-    for step in plan.steps:
-        reads, writes = step.access()
-        out.update(set(writes) - set(reads) - seen)
-        seen.update(reads, writes)
-    return out
-
-
 def _linear_replay(ret: Any, linear: UOp, inputs: list[UOp]) -> Replay:
     """The replay of a LINEAR: ``inputs`` (its BUFFERs the Tensor arguments replace) and the
     buffers of ``ret``'s Tensors the LINEAR makes (first use a write) bound per call, the
     rest fixed to their buffers."""
-    from fusegrad.engine.linear import flatten_graph_calls
+    from fusegrad.engine.linear import bound_plan, first_written, flatten_graph_calls
 
     if linear.op is not Ops.LINEAR:
         raise TypeError(f"CapturedJit: _linear must be a LINEAR of CALLs, got {linear.op!r}")
     if len(set(inputs)) != len(inputs):
         raise ValueError("CapturedJit: two inputs stand for the same buffer of the LINEAR")
     plan, bufs = calls_plan(flatten_graph_calls(linear.src))
-    slot_of = {b: i for i, b in enumerate(bufs)}
-    used = [i for i, b in enumerate(inputs) if b in slot_of]
-    made = _first_written(plan)
+    known = set(bufs)
+    used = [i for i, b in enumerate(inputs) if b in known]
+    made = first_written(plan, bufs)
     views = [_output_view(t) for t in flatten_tensors(ret)]
     bases = dict.fromkeys(b for v in views if (b := _base_buffer(v)) is not None)
-    outputs = [b for b in bases if b not in inputs and slot_of.get(b) in made]
-    given = [slot_of[inputs[i]] for i in used] + [slot_of[b] for b in outputs]
-    fixed = {i: runtime_buffer(b) for i, b in enumerate(bufs) if i not in given}
-    for rb in fixed.values():
-        share(rb)  # the plan reads or writes it on every replay
-    written: weakref.WeakSet[UOp] = weakref.WeakSet()
-    for step in plan.steps:
-        written.update(bufs[i] for i in step.access()[1] if i in fixed)
-    steps = tuple(plan.steps)
-    joined = LaunchPlan(steps, len(bufs), tuple(given), {}, fixed, reused=True)
-    values = bound_values(linear.src)
-    return Replay(joined, list(inputs), used, outputs, views, written, values)
+    outputs = [b for b in bases if b not in inputs and b in made]
+    joined, written = bound_plan(plan, bufs, [*(inputs[i] for i in used), *outputs])
+    return Replay(joined, list(inputs), used, outputs, views, written, bound_values(linear.src))
 
 
 class CapturedJit:

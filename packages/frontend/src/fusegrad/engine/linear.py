@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from fusegrad.engine.buffers import buffer_device
+from fusegrad.engine.buffers import buffer_device, runtime_buffer, share
 from fusegrad.engine.plan import BUFFER_OPS, LaunchPlan, bound_values, calls_plan, run_plan
 from fusegrad.runtime import Device
 from fusegrad.uop import Ops, UOp, dtypes
@@ -259,6 +259,36 @@ class LinearLaunch:
             run_plan(plan, given, values)
 
 
+def first_written(plan: LaunchPlan, bufs: Sequence[UOp]) -> set[UOp]:
+    """The buffers (of ``plan``'s slots ``bufs``) whose first use in it is a write (by a
+    step that doesn't also read them): buffers the plan makes."""
+    seen: set[int] = set()
+    out: set[int] = set()
+    for step in plan.steps:
+        reads, writes = step.access()
+        out.update(set(writes) - set(reads) - seen)
+        seen.update(reads, writes)
+    return {bufs[i] for i in out}
+
+
+def bound_plan(
+    plan: LaunchPlan, bufs: Sequence[UOp], given: Sequence[UOp]
+) -> tuple[LaunchPlan, weakref.WeakSet[UOp]]:
+    """``plan`` (over slots ``bufs``) launched again and again with the ``given`` BUFFERs
+    bound per launch, in order, and every other slot fixed to its runtime buffer; and the
+    fixed BUFFERs its kernels write."""
+    slot_of = {b: i for i, b in enumerate(bufs)}
+    slots = tuple(slot_of[b] for b in given)
+    fixed = {i: runtime_buffer(b) for i, b in enumerate(bufs) if i not in slots}
+    for rb in fixed.values():
+        share(rb)  # the plan reads or writes it on every launch
+    written: weakref.WeakSet[UOp] = weakref.WeakSet()
+    for step in plan.steps:
+        written.update(bufs[i] for i in step.access()[1] if i in fixed)
+    out = LaunchPlan(tuple(plan.steps), len(bufs), slots, {}, fixed, reused=True)
+    return out, written
+
+
 def run_graph_linear(linear: UOp, var_vals: dict[str, int] | None = None) -> None:
     """``engine.realize.run_linear`` of a LINEAR holding graph calls: each graph call one
     device-graph submission, the other CALLs as ``run_linear`` runs them."""
@@ -273,9 +303,11 @@ def has_graph_calls(linear: UOp) -> bool:
 __all__ = [
     "GRAPH",
     "LinearLaunch",
+    "bound_plan",
     "call_buffers",
     "call_device",
     "create_graph_call",
+    "first_written",
     "flatten_graph_calls",
     "graph_call_plan",
     "graph_split_rewrite",
