@@ -5,9 +5,11 @@ CPU device's cores.
 1. **Per-kernel overhead**: ``x = (x + 1).realize()`` 1,000 times on a 1-element tensor, each
    step depending on the one before: graph build + schedule-cache hit + kernel launch, with a
    single wait at the end (``x.item()``). Also timed apart: the same loop with a wait after
-   every step, graph build alone (``x + 1``), ``get_kernel_graph`` alone (a schedule-cache
-   hit), ``lookup_schedule`` alone (the same graph again: its key is remembered on the
-   nodes) and with the graph built anew (``x + 1`` each time: a real step's lookup),
+   every step, the same loop while a realized tensor that needs grad is alive (autograd
+   remembers its value, as in a training loop: the fast path must still run), graph build
+   alone (``x + 1``), ``get_kernel_graph`` alone (a schedule-cache hit), ``lookup_schedule``
+   alone (the same graph again: its key is remembered on the nodes) and with the graph
+   built anew (``x + 1`` each time: a real step's lookup),
    ``run_plan`` alone (encoding and submitting the kernel graph's launch plan), and what
    ``realize`` does on a cache hit: the key (for one target, ``target_key``: no SINK and
    no ``lookup_schedule``, see ``engine.kernels._hit``) + the template's launch plan run
@@ -114,6 +116,17 @@ def dispatch_overhead(repeats: int) -> dict[str, Timing]:
         for _ in range(STEPS):
             _ = x + 1
 
+    def chain_training() -> None:
+        # a realized tensor that needs grad is alive (its value remembered for autograd, as
+        # in every training loop): the fast path still runs for graphs that don't hold it
+        nonlocal x
+        w = Tensor([1.0, 2.0], requires_grad=True)
+        kept = (w * 2).realize()
+        for _ in range(STEPS):
+            x = (x + 1).realize()
+        x.item()
+        del kept
+
     sink = UOp.sink((x + 1).uop)
     graph = get_kernel_graph(sink)
     plan, uops = calls_plan(graph.calls, graph.buffers)
@@ -133,6 +146,7 @@ def dispatch_overhead(repeats: int) -> dict[str, Timing]:
     return {
         "chain (realize, one wait at the end)": _timed(chain, repeats, STEPS),
         "chain (wait after every step)": _timed(chain_waiting, repeats, STEPS),
+        "chain, a grad value remembered": _timed(chain_training, repeats, STEPS),
         "graph build only (x + 1)": _timed(build, repeats, STEPS),
         "get_kernel_graph only (cache hit)": _timed(schedule, repeats, STEPS),
         "lookup_schedule only (cache hit)": _timed(lookup, repeats, STEPS),
