@@ -6,9 +6,10 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from fusegrad.uop.dtype import dtypes
+from fusegrad.uop.flags import ContextVar
 from fusegrad.uop.helpers import prod
 from fusegrad.uop.mixin.base import OpMixinBase
 
@@ -53,6 +54,76 @@ def _padding_pairs(
     if len(items) == 2 * n:
         return [(items[2 * (n - 1 - i)], items[2 * (n - 1 - i) + 1]) for i in range(n)]
     raise RuntimeError(f"padding {padding!r} doesn't fit {n} spatial dims")
+
+
+#: Winograd F(m x m, 3x3) matrices by output tile size m (Lavin & Gray 2015): input transform
+#: B^T (t x t, t = m + 2), filter transform G (t x 3) and output transform A^T (m x t)
+_WINOGRAD: dict[int, tuple[tuple[tuple[float, ...], ...], ...]] = {
+    2: (
+        ((1, 0, -1, 0), (0, 1, 1, 0), (0, -1, 1, 0), (0, 1, 0, -1)),
+        ((1, 0, 0), (0.5, 0.5, 0.5), (0.5, -0.5, 0.5), (0, 0, 1)),
+        ((1, 1, 1, 0), (0, 1, -1, -1)),
+    ),
+    4: (
+        (
+            (4, 0, -5, 0, 1, 0),
+            (0, -4, -4, 1, 1, 0),
+            (0, 4, -4, -1, 1, 0),
+            (0, -2, -1, 2, 1, 0),
+            (0, 2, -1, -2, 1, 0),
+            (0, 4, 0, -5, 0, 1),
+        ),
+        (
+            (1 / 4, 0, 0),
+            (-1 / 6, -1 / 6, -1 / 6),
+            (-1 / 6, 1 / 6, -1 / 6),
+            (1 / 24, 1 / 12, 1 / 6),
+            (1 / 24, -1 / 12, 1 / 6),
+            (0, 0, 1),
+        ),
+        ((1, 1, 1, 1, 1, 0), (0, 1, -1, 2, -2, 0), (0, 1, 1, 4, 4, 0), (0, 1, -1, 8, -8, 1)),
+    ),
+}
+
+
+_T = TypeVar("_T", bound=OpMixinBase)
+
+
+def _linear_rows(mat: Sequence[Sequence[float]], views: Sequence[_T], dim: int) -> _T:
+    """``mat @ views`` along a new axis ``dim``: output row i is the explicit sum of the views
+    times their constant coefficients ``mat[i]`` (zeros skipped, +-1 as add/subtract)."""
+    rows = []
+    for coefficients in mat:
+        terms = [(c, v) for v, c in zip(views, coefficients, strict=True) if c != 0]
+        assert terms, "a Winograd matrix row is all zeros"
+        (first, acc), rest = terms[0], terms[1:]
+        acc = acc if first == 1 else -acc if first == -1 else acc * first
+        for c, view in rest:
+            acc = acc - view if c == -1 else acc + (view if c == 1 else view * c)
+        rows.append(acc)
+    return rows[0].stack(*rows[1:], dim=dim)
+
+
+#: WINO=1 forces Winograd for every 3x3 stride-1 convolution it can do (F(4x4,3x3)), WINO=2 or
+#: WINO=4 forces that output tile, WINO=0 disables it; unset (-1): ``_winograd_tile`` decides
+WINO = ContextVar("WINO", -1)
+
+
+def _winograd_tile(
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
+    groups: int,
+    sizes: tuple[int, int, int],
+) -> int:
+    """The Winograd output tile (2 or 4) for this convolution, 0 for the direct form. ``sizes``:
+    input channels, output channels and output pixels of all images."""
+    if kernel != (3, 3) or stride != (1, 1) or dilation != (1, 1) or groups != 1:
+        return 0
+    if WINO.value >= 0:
+        return {0: 0, 2: 2}.get(WINO.value, 4)
+    cin, cout, pixels = sizes
+    return 4 if min(cin, cout) >= 16 and cin * cout * pixels >= 2**26 else 0
 
 
 class NNMixin(OpMixinBase):
@@ -185,6 +256,12 @@ class NNMixin(OpMixinBase):
         pairs = _padding_pairs(padding, n, kernel, dl, st)
         x = self.pad([None, None, *pairs])
         out = x._out_sizes(kernel, st, dl)
+        exact = dtype is None and dtypes.is_float(self.dtype) and dtypes.is_float(weight.dtype)
+        sizes = (cin, cout, int(self.shape[0]) * prod(out))
+        tile = _winograd_tile(kernel, st, dl, groups, sizes) if exact else 0
+        if tile and all(isinstance(s, int) for s in (*self.shape, *out)):
+            res = x._winograd_conv2d(weight, tile)
+            return res if bias is None else res + bias.reshape(1, -1, 1, 1)
         k = prod(kernel)
         bs = int(self.shape[0])
         cols = x._windows(kernel, st, dl, out)  # (bs, cin, K, *out)
@@ -194,6 +271,45 @@ class NNMixin(OpMixinBase):
         if bias is not None:
             res = res + bias.reshape(1, -1, *([1] * n))
         return res
+
+    def _winograd_rows(self: Self, axis: int, count: int, m: int) -> list[Self]:
+        """The m+2 rows of every tile along ``axis``: view ``a`` holds elements a, a+m, ...
+        (``count`` of them), so tile k's row a is element k of view a."""
+        return [self._strided(axis, a, count, m) for a in range(m + 2)]
+
+    def _winograd_plane(self: Self, axis: int, index: int) -> Self:
+        """Element ``index`` along ``axis``, the axis dropped."""
+        return self._window(axis, index, index + 1).squeeze(axis)
+
+    def _winograd_conv2d(self, weight: Self, m: int) -> Self:
+        """3x3 stride-1 convolution of the padded input ``self`` (N, C, H, W) by Winograd
+        F(m x m, 3x3): input tiles (m+2 square, every m pixels) to ``B^T d B``, the weights to
+        ``G g G^T``, one matmul over the input channels per tile point, and ``A^T M A`` back to
+        m x m output pixels per tile. Each transform is applied one axis at a time (one
+        elementwise kernel each, 6 or 4 outputs of at most 4 terms per element)."""
+        bt, g, at = _WINOGRAD[m]
+        t = m + 2
+        bs, cin, h, w = (int(s) for s in self.shape)
+        cout = int(weight.shape[0])
+        oh, ow = h - 2, w - 2
+        th, tw = -(-oh // m), -(-ow // m)
+        n = bs * th * tw
+        # channels last: the matmul per tile point reduces over a contiguous axis and writes
+        # (tiles, cout) rows (measured on 32x64->64 56^2: 10 ms of CPU vs 52 ms channels first)
+        x = self.pad([None, None, (0, th * m + 2 - h), (0, tw * m + 2 - w)]).permute((0, 2, 3, 1))
+        z = _linear_rows(bt, x._winograd_rows(1, th, m), 0).contiguous()  # t bs th W cin
+        v = _linear_rows(bt, z._winograd_rows(3, tw, m), 1).contiguous()  # t t bs th tw cin
+        taps = [weight._winograd_plane(2, a) for a in range(3)]  # cout cin kw
+        u = _linear_rows(g, taps, 0)
+        u = _linear_rows(g, [u._winograd_plane(3, b) for b in range(3)], 1).contiguous()
+        u = u.reshape(t, t, 1, cout, cin)  # t t 1 cout cin
+        prods = (v.reshape(t, t, n, 1, cin) * u).sum(4).contiguous()  # t t tiles cout
+        prods = prods.reshape(t, t, bs, th, tw, cout)
+        y = _linear_rows(at, [prods._winograd_plane(0, i) for i in range(t)], 0).contiguous()
+        y = y.permute((2, 5, 3, 0, 4, 1))  # bs cout th m tw t
+        y = _linear_rows(at, [y._winograd_plane(5, j) for j in range(t)], 5)
+        y = y.reshape(bs, cout, th * m, tw * m)
+        return y if (oh, ow) == (th * m, tw * m) else y.shrink([None, None, (0, oh), (0, ow)])
 
     def conv_transpose2d(
         self: Self,
