@@ -196,21 +196,25 @@ class TensorCore(OpMixinBase):
     def _wrap(self, uop: UOp, *parents: TensorCore) -> Tensor:
         """A new tensor computing ``uop``; it needs grad when a parent does."""
         out = TensorCore.__new__(type(self))
-        out.uop = uop
-        needs = not TensorCore.no_grad and any(p.requires_grad for p in (self, *parents))
+        out._uop = uop  # the ``uop`` setter written out (every op's result passes here)
+        if uop.op is not Ops.BUFFER and not is_buffer_view(uop):
+            LAZY_TENSORS[id(out)] = _ref(out)
+        needs = not TensorCore.no_grad and (
+            bool(self.requires_grad) or any(p.requires_grad for p in parents)
+        )
         out._leaf = False
         out._requires_grad = True if needs else None
         out.grad = None
-        if self._checks or any(p._checks for p in parents):
+        if self._checks or (parents and any(p._checks for p in parents)):
             out._checks = merge_checks(self._checks, *(p._checks for p in parents))
         ALL_TENSORS[id(out)] = _ref(out)
         return out  # type: ignore[return-value]
 
     def _apply(self, op: Ops, *others: TensorCore, dtype: DType | None = None) -> Tensor:
         """ALU ``op`` over this tensor and ``others`` (same shape and dtype already)."""
-        out_dtype = dtype if dtype is not None else self.dtype
-        src = (self.uop, *(o.uop for o in others))
-        return self._wrap(UOp(op, out_dtype, src), *others)
+        u = self._uop
+        src = (u, others[0]._uop) if len(others) == 1 else (u, *(o._uop for o in others))
+        return self._wrap(UOp(op, dtype if dtype is not None else u.dtype, src), *others)
 
     def _const(self, value: ConstType, dtype: DType | None = None, shape: Any = None) -> Tensor:
         """A constant on this tensor's device (this tensor's shape and dtype by default)."""
