@@ -1,7 +1,7 @@
 """3x3 convolution (NCHW, fp32) on the CPU device: NumPy vs heuristics vs BEAM, in GFLOP/s.
 
     .venv/bin/python tools/bench/conv.py [--shape 8 32 32 66] [--beam 2] [--tensor-only]
-    .venv/bin/python tools/bench/conv.py --cases [3x3_pad1 ...] [--batch 32] [--beam 0]
+    .venv/bin/python tools/bench/conv.py --cases [3x3_pad1 ...] [--batch 32] [--beam 0] [--direct]
 
 ``--shape B CIN COUT HW``: batch, input/output channels, input height=width (valid conv, the
 output is HW-2 square). The NumPy reference is an im2col matmul (BLAS), PyTorch's is
@@ -12,7 +12,8 @@ the CPU device's own timer; its time is the search time).
 
 ``--cases`` runs the issue's table instead (``CASES``: 3x3 pad 1, stride 2, 1x1, depthwise,
 and the 3x3's input + weight gradients) through Tensor code next to PyTorch in interleaved
-rounds; no cases named: all of them.
+rounds; no cases named: all of them. ``--direct`` adds the direct form (``WINO=0``, no
+Winograd) to the same rounds, so the Winograd rule's gain is a same-run ratio.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def _interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str
     return out
 
 
-def run_case(k: Any, name: str, batch: int, beam: int, repeats: int) -> None:
+def run_case(k: Any, name: str, batch: int, beam: int, repeats: int, direct: bool = False) -> None:
     """One case of ``CASES`` through Tensor code (heuristics, and BEAM when ``beam``) next to
     PyTorch in the same rounds: GFLOP/s of the medians, and ``paired``: the median over
     rounds of PyTorch's time / ours (cancels load drifts between rounds)."""
@@ -186,7 +187,7 @@ def run_case(k: Any, name: str, batch: int, beam: int, repeats: int) -> None:
         return out
 
     label = f"conv {name} {batch}x{cin}->{cout} {hw}^2"
-    _report(label, flops, ours, theirs, backward, beam, repeats)
+    _report(label, flops, ours, theirs, backward, beam, repeats, direct)
 
 
 def _report(
@@ -197,26 +198,41 @@ def _report(
     backward: bool,
     beam: int,
     repeats: int,
+    direct: bool = False,
 ) -> None:
-    """Print one case's rows (heuristics, BEAM) with the error of the forward output."""
+    """Print one case's rows (heuristics, BEAM, and with ``direct`` the direct form: WINO=0)
+    with the error of the forward output; all modes and PyTorch timed in the same rounds."""
     from fusegrad.uop import Context
 
-    modes = {"heuristics": 0, **({f"BEAM={beam}": beam} if beam > 0 else {})}
-    for mode, width in modes.items():
-        with Context(BEAM=width):
-            if not backward:
-                got = ours()
-                err = float(np.abs(got.numpy() - theirs().numpy()).max())
-            else:
-                ours()
-                err = float("nan")
-            secs = _interleaved({"torch": theirs, mode: ours}, repeats)
-        med = {m: float(np.median(v)) for m, v in secs.items()}
+    modes: dict[str, dict[str, int]] = {"heuristics": {"BEAM": 0}}
+    if beam > 0:
+        modes[f"BEAM={beam}"] = {"BEAM": beam}
+    if direct:
+        modes["WINO=0"] = {"BEAM": 0, "WINO": 0}
+
+    def under(knobs: dict[str, int]) -> Callable[[], Any]:
+        def run() -> Any:
+            with Context(**knobs):
+                return ours()
+
+        return run
+
+    fns: dict[str, Callable[[], Any]] = {"torch": theirs}
+    errors: dict[str, float] = {}
+    for mode, knobs in modes.items():
+        fns[mode] = under(knobs)
+        got = fns[mode]()  # the first call compiles (and searches, with BEAM)
+        errors[mode] = (
+            float("nan") if backward else float(np.abs(got.numpy() - theirs().numpy()).max())
+        )
+    secs = _interleaved(fns, repeats)
+    med = {m: float(np.median(v)) for m, v in secs.items()}
+    for mode in modes:
         paired = float(np.median(np.array(secs["torch"]) / np.array(secs[mode])))
         print(
             f"{label:32s} {mode:10s} {flops / med[mode] / 1e9:7.1f} GFLOP/s  torch "
             f"{flops / med['torch'] / 1e9:7.1f}  x{med['torch'] / med[mode]:5.2f} torch  "
-            f"paired x{paired:5.2f}  max err {err:.1e}"
+            f"paired x{paired:5.2f}  max err {errors[mode]:.1e}"
         )
 
 
@@ -231,12 +247,16 @@ def main() -> None:
         help="the issue's table instead of --shape: these cases through Tensor code vs PyTorch",
     )  # fmt: skip
     parser.add_argument("--batch", type=int, default=32, help="images per --cases case")
+    parser.add_argument(
+        "--direct", action="store_true",
+        help="--cases: also time the direct form (WINO=0: no Winograd) in the same rounds",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.cases is not None:
         k = _kernels()
         print(f"load average {k.load_average()}  batch {args.batch}")  # type: ignore[attr-defined]
         for name in args.cases or list(CASES):
-            run_case(k, name, args.batch, args.beam, args.repeats)
+            run_case(k, name, args.batch, args.beam, args.repeats, args.direct)
         print(f"load average {k.load_average()}")  # type: ignore[attr-defined]
         return
     b, cin, cout, hw = args.shape

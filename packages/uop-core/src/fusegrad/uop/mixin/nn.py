@@ -114,16 +114,28 @@ def _winograd_tile(
     stride: tuple[int, ...],
     dilation: tuple[int, ...],
     groups: int,
-    sizes: tuple[int, int, int],
+    sizes: tuple[int, ...],
 ) -> int:
     """The Winograd output tile (2 or 4) for this convolution, 0 for the direct form. ``sizes``:
-    input channels, output channels and output pixels of all images."""
+    input channels, output channels, images, output height and width.
+
+    Measured on 2 shared cores (x: time of the direct form / Winograd's, forward and input +
+    weight gradients): 64->64 56^2 on 32 images x1.0 forward, x2.1 backward; 128->128 28^2
+    x1.0-1.7 / x2.1; 256->256 14^2 x2.7-6 / x3.8-4.9 (F2 ahead on 8 images); 512->512 7^2 x3-13
+    (F2 ahead); 32->32 56^2 x0.8 / x1.5 and 16->16 x0.4 (the transforms' cost grows with
+    cin + cout, the saving with cin * cout); under ~2^26 multiply-adds the extra kernels and
+    graph lose (x0.2-0.6 at 64 channels) except from 128 channels, where F2 still wins
+    (4x128->128 14^2: x1.5 / x2.0). F(4x4) leads from 28^2 outputs, F(2x2) below (less
+    padding to whole tiles)."""
     if kernel != (3, 3) or stride != (1, 1) or dilation != (1, 1) or groups != 1:
         return 0
     if WINO.value >= 0:
         return {0: 0, 2: 2}.get(WINO.value, 4)
-    cin, cout, pixels = sizes
-    return 4 if min(cin, cout) >= 16 and cin * cout * pixels >= 2**26 else 0
+    cin, cout, images, oh, ow = sizes
+    channels, macs = min(cin, cout), cin * cout * images * oh * ow
+    if channels < 64 or macs < (2**23 if channels >= 128 else 2**26):
+        return 0
+    return 4 if min(oh, ow) >= 28 else 2
 
 
 class NNMixin(OpMixinBase):
@@ -257,7 +269,7 @@ class NNMixin(OpMixinBase):
         x = self.pad([None, None, *pairs])
         out = x._out_sizes(kernel, st, dl)
         exact = dtype is None and dtypes.is_float(self.dtype) and dtypes.is_float(weight.dtype)
-        sizes = (cin, cout, int(self.shape[0]) * prod(out))
+        sizes = (cin, cout, int(self.shape[0]), *out)
         tile = _winograd_tile(kernel, st, dl, groups, sizes) if exact else 0
         if tile and all(isinstance(s, int) for s in (*self.shape, *out)):
             res = x._winograd_conv2d(weight, tile)
