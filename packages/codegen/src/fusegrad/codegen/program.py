@@ -17,7 +17,9 @@ given opts (keyed by AST, renderer and opts). ``DEBUG>=4`` prints every new prog
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import gc
+from collections.abc import Iterator, Sequence
 
 from fusegrad.codegen.flags import EMULATED_DTYPES
 from fusegrad.codegen.lower.pipeline import lower, render
@@ -43,16 +45,34 @@ def to_program(
     known = _chosen.get(choice)
     if known is not None and (hit := _programs.get((ast, renderer, known))) is not None:
         return hit
-    optimized, chosen = optimize(ast, renderer, opts, timer)
-    key = (ast, renderer, (lowering, *chosen))
-    spec = _programs.get(key)
-    if spec is None:
-        spec = render(ast, lower(optimized, renderer), chosen)
-        if DEBUG >= 4:
-            print(_as_text(spec.src))
-        _programs[key] = spec
+    with _no_collection_pauses():
+        optimized, chosen = optimize(ast, renderer, opts, timer)
+        key = (ast, renderer, (lowering, *chosen))
+        spec = _programs.get(key)
+        if spec is None:
+            spec = render(ast, lower(optimized, renderer), chosen)
+            if DEBUG >= 4:
+                print(_as_text(spec.src))
+            _programs[key] = spec
     _chosen[choice] = key[2]
     return spec
+
+
+@contextlib.contextmanager
+def _no_collection_pauses() -> Iterator[None]:
+    """The cyclic garbage collector held off while a kernel is lowered. Lowering makes tens of
+    thousands of short-lived nodes (few of them in cycles), so the collector would otherwise
+    run every few hundred allocations, each run also walking the older generations that hold
+    the caller's whole graph: a quarter of the MLP step's lowering time. What cycles a
+    lowering leaves are collected at the next collection after it."""
+    if not gc.isenabled():  # already off (by the caller, or by a lowering in another thread)
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def clear_programs() -> None:
