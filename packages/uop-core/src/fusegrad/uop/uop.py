@@ -47,6 +47,10 @@ if TYPE_CHECKING:
 sint: TypeAlias = "int | UOp"  # a size: a Python int or a symbolic UOp
 
 
+_JUST_INT = {int}
+_INTS: Any = object()  # marks the key of a tuple of plain ints (a GEP's lanes, a VCONST)
+
+
 def _arg_key(arg: Any) -> Any:
     """A key for an arg that tells apart what Python's == conflates: ``1``/``1.0``/``True``,
     ``0.0``/``-0.0``, and matches NaN to itself (the intern table compares keys with ==)."""
@@ -54,6 +58,8 @@ def _arg_key(arg: Any) -> Any:
     if kind is float:
         return (float, struct.pack("<d", arg))
     if kind is tuple:
+        if len(arg) > 3 and set(map(type, arg)) == _JUST_INT:  # nothing to tell apart
+            return (_INTS, arg)
         return tuple([_arg_key(a) for a in arg])
     if kind is int or kind is bool:
         return (kind, arg)

@@ -85,11 +85,15 @@ def _runs(ctx: LowerContext, dt: DType, lanes: list[_Lane]) -> list[tuple[int, t
     consecutive addresses). Lanes are grouped by address, not by lane order, so a vector of
     lanes in any order still loads whole aligned runs; repeated addresses share one access."""
     at: dict[_Key, int] = {}
+    sharing: dict[_Key, list[int]] = {}  # the lanes at each address
     for k, x in enumerate(lanes):
         if not x.masked_out:
-            at[_key(x, x.offset)] = k  # a repeated address: the last lane (the last write)
+            key = _key(x, x.offset)
+            at[key] = k  # a repeated address: the last lane (the last write)
+            sharing.setdefault(key, []).append(k)
     done: set[int] = set()
     out: list[tuple[int, tuple[int, ...]]] = []
+    options = widths(ctx, dt)
     for k, x in enumerate(lanes):
         if k in done:
             continue
@@ -97,15 +101,14 @@ def _runs(ctx: LowerContext, dt: DType, lanes: list[_Lane]) -> list[tuple[int, t
             out.append((k, (k,)))
             done.add(k)
             continue
-        for width in widths(ctx, dt):
+        for width in options:
             start = x.offset - x.offset % width
             keys = [_key(x, start + j) for j in range(width)]
             if _aligned(x, start, width) and all(key in at for key in keys):
                 run = tuple(at[key] for key in keys)
                 out.append((run[0], run))
-                done.update(
-                    j for j, y in enumerate(lanes) if not y.masked_out and _key(y, y.offset) in keys
-                )
+                for key in keys:
+                    done.update(sharing[key])
                 break
     return out
 

@@ -303,6 +303,9 @@ def lanes(x: UOp) -> tuple[UOp, ...]:
         return tuple(UOp.const(v, x.dtype.scalar()) for v in x.arg)
     if x.op is Ops.CONST and x.arg is not Invalid:
         return (UOp.const(x.arg, x.dtype.scalar()),) * x.dtype.count
+    if x.op is Ops.GEP:  # lanes picked from a vector: each distinct lane simplified once
+        inner = lanes(x.src[0])
+        return tuple(inner[i] for i in x.arg)
     geps = [gep(x, (i,)) for i in range(x.dtype.count)]
     return graph_rewrite(UOp(Ops.SINK, src=tuple(geps)), pm_simplify, name="lanes").src
 
