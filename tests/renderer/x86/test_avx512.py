@@ -116,6 +116,9 @@ def _workloads() -> dict[str, Any]:
         "float64": ((td * td + 1).sqrt(), np.sqrt(d * d + 1)),
         "float64-max": (td.max(0), d.max(0)),
         "pad": (ta.pad(((1, 2), (3, 13))) * 2, np.pad(a, ((1, 2), (3, 13))) * 2),
+        "where": ((ta > 0.5).where(ta, ta * 3), np.where(a > 0.5, a, a * 3)),
+        "mask-store": ((ta < 0) | (ta > 1), (a < 0) | (a > 1)),
+        "float64-where": ((td > 0).where(td, -1.0), np.where(d > 0, d, -1.0)),
     }
 
 

@@ -243,8 +243,9 @@ class Selection:
         32-byte pool entry would run past it)."""
         if u.op in CONSTS:
             if vlen(u.dtype) == 64 and (u.op is Op.CONST or len(set(u.arg)) == 1):
-                value = u.arg[0] if isinstance(u.arg, tuple) else u.arg
-                return Mem(label=self.constant(float_bits(u.dtype, value)).label, broadcast=True)
+                raw = const_bytes(u)
+                element = raw[: len(raw) // u.dtype.count]  # (a mask lane is all ones or 0)
+                return Mem(label=self.constant(element).label, broadcast=True)
             return self.constant(const_bytes(u))
         if u in self.lanes:
             return self.assemble_lanes(u)
@@ -306,9 +307,9 @@ def round_half(ctx: Selection, v: VReg, width: int = 16) -> None:
 
 @functools.cache
 def mask_lane(dt: DType) -> int:
-    """Bytes per lane of a bool vector held as a compare mask: 8 lanes are float32
-    compares (4 bytes), 4 lanes float64 ones (8 bytes)."""
-    return 4 if dt.count == 8 else 8
+    """Bytes per lane of a bool vector held as a compare mask: 8 and 16 lanes are float32
+    compares (4 bytes; 16 in a zmm register), 4 lanes float64 ones (8 bytes)."""
+    return 4 if dt.count in (8, 16) else 8
 
 
 @functools.lru_cache(maxsize=1 << 12)  # (UOps are interned: -0.0 and 0.0 are two nodes)

@@ -4,7 +4,8 @@ other vector value as one scalar register per lane.
 Native vectors: float32 x8/x4 and float64 x4/x2 in xmm/ymm registers (loads, stores, register
 accumulators, arithmetic, fused multiply-add, max, sqrt, trunc, neg, compares, where), and
 bool vectors as compare *masks* (all-ones lanes) with ``mask_lane`` bytes per lane, combined
-with and/or/xor. Lanes are built (VECTORIZE) and read (single-lane GEP) through a stack
+with and/or/xor (AVX-512: float32x16 and float64x8 too, and 16-lane masks of float32x16
+compares). Lanes are built (VECTORIZE) and read (single-lane GEP) through a stack
 slot. Everything else that is a vector — integer vectors, casts, bool vectors in memory —
 is held as a list of scalar registers, one per lane (``Selection.lanes``), and each op on it
 is selected once per lane, on that lane's operands. The lowering keeps any vector of a width
@@ -92,13 +93,20 @@ def mask_for(mask: DType, floats: DType) -> bool:
     return mask.count == floats.count and mask_lane(mask) == register_lane(floats)
 
 
+def mask_vector(dt: DType, wide: bool = False) -> bool:
+    """A bool vector held as a compare mask in one register: 8 or 4 lanes (ymm), 16 lanes
+    (zmm, ``wide``: float32x16 compares)."""
+    return dt.scalar() is dtypes.bool and dt.count in ((16, 8, 4) if wide else (8, 4))
+
+
 def native(x: UOp, wide: bool = False) -> bool:
     """Whether the renderer selects vector ALU op ``x`` as vector instructions (zmm ones
-    too: ``wide``; their compares and wheres are selected per lane)."""
+    too: ``wide``; float64x8 compares and wheres are selected per lane: their masks would
+    need 8-byte lanes)."""
     dt = x.dtype
-    if x.op in _COMPARES and reg_vector(x.src[0].dtype):
+    if x.op in _COMPARES and reg_vector(x.src[0].dtype, wide):
         return mask_for(dt, x.src[0].dtype)
-    if x.op is Op.WHERE and reg_vector(dt):
+    if x.op is Op.WHERE and reg_vector(dt, wide):
         return x.src[0].dtype.scalar() is dtypes.bool and mask_for(x.src[0].dtype, dt)
     if x.op in _COMPARES or x.op is Op.WHERE:
         return False
@@ -106,7 +114,7 @@ def native(x: UOp, wide: bool = False) -> bool:
         return x.op in _FLOAT_NATIVE
     if int_vector(dt):
         return x.op in _INT_NATIVE
-    if dt.scalar() is dtypes.bool and dt.count in (8, 4):
+    if mask_vector(dt, wide):
         return x.op in _MASK_NATIVE and all(s.dtype.count == dt.count for s in x.src)
     return False
 
@@ -115,7 +123,7 @@ def native_node(x: UOp, wide: bool = False) -> bool:
     """Whether vector node ``x`` is held in one register (else in lanes); ``wide``: zmm
     registers too (AVX-512)."""
     dt = x.dtype
-    mask = dt.scalar() is dtypes.bool and dt.count in (8, 4)
+    mask = mask_vector(dt, wide)
     if x.op in GroupOp.ALU:
         return native(x, wide)
     if x.op in _CONVERSIONS:

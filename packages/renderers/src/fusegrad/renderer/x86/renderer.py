@@ -16,8 +16,10 @@ each arithmetic result rounded to float16 by ``vcvtps2ph``/``vcvtph2ps``), else 
 the lowering like bfloat16/fp8 over integer storage; EXP2/LOG2/SIN/RECIPROCAL and floor
 division are decomposed by the lowering.
 Where the CPU has AVX-512F (and the OS saves zmm state), float32x16 and float64x8 are held
-in zmm registers too (EVEX; gated accesses become opmask-masked loads and stores); the
-compares, wheres and casts of 16 lanes are selected lane by lane. Gated loads and stores of
+in zmm registers too (EVEX; gated accesses become opmask-masked loads and stores; a
+float32x16 compare writes an opmask, kept as a 16-lane mask in a zmm register, and a where
+blends under it); float64x8 compares and wheres and the casts of 16 lanes are selected lane
+by lane. Gated loads and stores of
 the AVX2 path pick a safe address with a cmov: no branches.
 Needs AVX2 and FMA (``unavailable`` says why not, from the CPUID instruction: ``cpuid``).
 """
@@ -103,8 +105,8 @@ class X86Renderer(Renderer):
             widths[dtypes.float16] = (8,)
         else:  # no F16C: the lowering emulates float16
             self.supported_dtypes = self.supported_dtypes - {dtypes.float16}
-        if "avx512f" in self.features:  # zmm: 16 float32 / 8 float64 lanes
-            widths |= {dtypes.float32: (16, 8), dtypes.float64: (8, 4)}
+        if "avx512f" in self.features:  # zmm: 16 float32 / 8 float64 lanes, 16-lane masks
+            widths |= {dtypes.float32: (16, 8), dtypes.float64: (8, 4), dtypes.bool: (16, 8, 4)}
         vars(self)["vector_widths"] = widths  # (per instance: the class attribute is AVX2's)
 
     @property

@@ -21,7 +21,7 @@ from fusegrad.renderer.x86.context import (
     suffix,
     vlen,
 )
-from fusegrad.renderer.x86.isa import Imm, Mem, VReg
+from fusegrad.renderer.x86.isa import KMASK, Imm, Mem, VReg
 from fusegrad.uop import UOp, dtypes
 
 #: vcmpps/pd predicates: LT_OS, EQ_OQ, NEQ_UQ (false on NaN but for !=)
@@ -30,6 +30,12 @@ _ONES = b"\xff" * 32
 _SHIFTS = frozenset({Op.SHL, Op.SHR})
 _MASK_OPS = {Op.AND: "vandps", Op.MUL: "vandps", Op.OR: "vorps", Op.ADD: "vorps"}
 _MASK_OPS |= {Op.MAX: "vorps", Op.XOR: "vxorps", Op.SUB: "vxorps"}
+#: zmm masks: AVX512F has the bitwise ops as vpandd/vpord/vpxord only
+_WIDE_MASK_OPS = {Op.AND: "vpandd", Op.MUL: "vpandd", Op.OR: "vpord", Op.ADD: "vpord"}
+_WIDE_MASK_OPS |= {Op.MAX: "vpord", Op.XOR: "vpxord", Op.SUB: "vpxord"}
+#: vcmpps predicate NEQ_UQ: a mask's all-ones lane is a NaN (unordered: true), 0 is not
+_NONZERO = 4
+_ALL_ONES = b"\xff" * 64
 
 
 def _temp(offset: int = 0) -> Mem:
@@ -50,17 +56,32 @@ def compare(ctx: Selection, x: UOp) -> UOp:
         ctx.values[x] = d
         return SELECTED
     op = "vcmp" + suffix(a.dtype)
-    ctx.emit(op, d, ctx.vec(a), ctx.fsource(b), Imm(_PREDICATES[x.op]), vlen=vlen(a.dtype))
+    if vlen(a.dtype) == 64:  # AVX-512 compares write an opmask: its lanes -> all ones / 0
+        ctx.emit(op, KMASK[1], ctx.vec(a), ctx.fsource(b), Imm(_PREDICATES[x.op]), vlen=64)
+        ctx.emit("vmovups_kz", d, ctx.constant(_ALL_ONES), KMASK[1], vlen=64)
+    else:
+        ctx.emit(op, d, ctx.vec(a), ctx.fsource(b), Imm(_PREDICATES[x.op]), vlen=vlen(a.dtype))
     ctx.values[x] = d
     return SELECTED
+
+
+def _wide_mask(ctx: Selection, mask: VReg, f64: bool) -> None:
+    """Opmask k1 of a zmm mask: the lanes that are all ones."""
+    ctx.emit("vcmppd" if f64 else "vcmpps", KMASK[1], mask, mask, Imm(_NONZERO), vlen=64)
 
 
 def where(ctx: Selection, x: UOp) -> UOp:
     """mask ? a : b -> one blend."""
     cond, a, b = x.src
     d = ctx.new(VEC)
-    blend = "vblendvpd" if x.dtype.scalar() is dtypes.float64 else "vblendvps"
-    ctx.emit(blend, d, ctx.vec(b), ctx.fsource(a), ctx.vec(cond), vlen=vlen(x.dtype))
+    f64 = x.dtype.scalar() is dtypes.float64
+    if vlen(x.dtype) == 64:  # d = k1 ? a : b
+        _wide_mask(ctx, ctx.vec(cond), f64)
+        blend = "vblendmpd" if f64 else "vblendmps"
+        ctx.emit(blend, d, ctx.vec(b), ctx.fsource(a), KMASK[1], vlen=64)
+    else:
+        blend = "vblendvpd" if f64 else "vblendvps"
+        ctx.emit(blend, d, ctx.vec(b), ctx.fsource(a), ctx.vec(cond), vlen=vlen(x.dtype))
     ctx.values[x] = d
     return SELECTED
 
@@ -69,7 +90,8 @@ def mask_logic(ctx: Selection, x: UOp) -> UOp:
     """and/or/xor of masks (bool +, *, - and max are or, and, xor, or)."""
     a, b = x.src
     d = ctx.new(VEC)
-    ctx.emit(_MASK_OPS[x.op], d, ctx.vec(a), ctx.fsource(b), vlen=vlen(x.dtype))
+    ops = _WIDE_MASK_OPS if vlen(x.dtype) == 64 else _MASK_OPS
+    ctx.emit(ops[x.op], d, ctx.vec(a), ctx.fsource(b), vlen=vlen(x.dtype))
     ctx.values[x] = d
     return SELECTED
 
@@ -141,8 +163,12 @@ def gep(ctx: Selection, x: UOp) -> UOp:
     v = ctx.vec(src)
     if src.dtype.scalar() is dtypes.bool:
         g = ctx.new(GPR)
-        op = "vmovmskps" if mask_lane(src.dtype) == 4 else "vmovmskpd"
-        ctx.emit(op, g, v, vlen=vlen(src.dtype))
+        if vlen(src.dtype) == 64:  # (no vmovmskps on zmm: through an opmask)
+            _wide_mask(ctx, v, mask_lane(src.dtype) == 8)
+            ctx.emit("kmovw", g, KMASK[1], width=4)
+        else:
+            op = "vmovmskps" if mask_lane(src.dtype) == 4 else "vmovmskpd"
+            ctx.emit(op, g, v, vlen=vlen(src.dtype))
         if lane:
             ctx.emit("shr", g, Imm(lane), width=4)
         ctx.emit("and", g, Imm(1), width=4)
