@@ -308,6 +308,27 @@ def _cpu_reduce_opts() -> None:
     want = {0: np.exp2(a - top[:, None]).sum(1)}
     opts = _kernel_opts(("PARTIALS", 1, 32))
     case("partials_softmax_den", ast, [zeros(n), a, top], want, tol=1e-5, opts={"cpu": opts})
+    _row_softmax()
+
+
+def _row_softmax() -> None:
+    """Softmax over rows in one kernel (the scheduler keeps row-uniform reductions in their
+    consumer): per row, a max loop, a sum-of-exp2 loop reading the max, and the output loop
+    reading both, with the heuristics' kind of opts (PARTIALS on both reduce axes, the output
+    axis upcast, rows split over threads). TODO(#25): PARTIALS 32 and UPCAST 16, the LLVM
+    heuristics' amounts, once X86's 16-lane broadcast of a scalar fills every lane."""
+    n, m = 4, 64
+    a = rand(n, m)
+    out, x = buf(0, dtypes.float32, n * m), buf(1, dtypes.float32, n * m)
+    i, j, k1, k2 = rng(n, 0), rng(m, 1), rng(m, 2, R), rng(m, 3, R)
+    top = ld(x, i * m + k1).reduce(k1, arg=MAX)
+    den = (ld(x, i * m + k2) - top).exp2().reduce(k2, arg=ADD)
+    ast = kernel(st(out, i * m + j, (ld(x, i * m + j) - top).exp2() / den).end(i, j))
+    e = np.exp2(a - a.max(1, keepdims=True))
+    want = {0: e / e.sum(1, keepdims=True)}
+    opts = _kernel_opts(("PARTIALS", 2, 32), ("PARTIALS", 3, 8), ("UPCAST", 1, 8), ("THREAD", 0, 2))
+    gpu = typ(0, G)  # a thread per row, looping over it (``opt.kernel.finish``)
+    case("row_softmax", ast, [zeros(n * m), a], want, tol=1e-5, opts={"cpu": opts, "gpu": gpu})
 
 
 # -- dtypes ---------------------------------------------------------------------------------------

@@ -16,7 +16,11 @@ CPUs (``has_local`` False):
 2. a reduction whose loads walk its innermost reduce axis with stride 1 (a sum, max,
    softmax or layernorm over the last axis, a full reduction) keeps lane-wise partial
    results in ``REDUCE_ACCUMULATORS`` vector registers along that axis (PARTIALS), combined
-   once after the loop; its output axes are not upcast (their lanes would be gathers);
+   once after the loop; its output axes are not upcast (their lanes would be gathers).
+   A kernel of sequential reductions over each row (softmax or layernorm in one kernel:
+   loops over the row for the max, the sum, then the output) gets PARTIALS on each of its
+   reduce axes and its output axis upcast: each loop is its own, so their lanes don't
+   multiply (``lane_count``);
 3. otherwise the output axis most accesses walk with stride 1 is upcast to the vector width
    (``REDUCE_ACCUMULATORS`` vectors when a long reduction runs along a strided axis: a sum
    over the first or a middle axis, whose ADD/MAX reduce is then tiled by ``REDUCE_ROW_TILE``
@@ -61,6 +65,7 @@ from fusegrad.codegen.opt.kernel import (
     kernel_axes,
     lane_count,
     nodes_of,
+    row_axes,
 )
 from fusegrad.codegen.renderer import Renderer
 from fusegrad.uop import AxisType, DType, GroupOp, Ops, UOp, dtypes, prod
@@ -449,10 +454,40 @@ def _select_axes(plan: _Plan) -> None:
             plan.try_opt(whole, rng.arg[0], size)
 
 
+def _row_reductions(plan: _Plan, width: int) -> bool:
+    """A kernel of sequential reductions over each row (softmax: the max, the sum of exp,
+    then the output; the scheduler keeps row-uniform reductions in their consumer): PARTIALS
+    on every long reduce axis read with stride 1, then the output axis vectorized. False (no
+    opts) for any other kernel (fewer than two reductions, one inside another's loop, or no
+    output axis that no reduction varies with)."""
+    reduces = nodes_of(plan.ast, Ops.REDUCE)
+    if len(reduces) < 2 or width == 1:
+        return False
+    per_row = [r for u in reduces for r in u.ranges]
+    if any(r.arg[1] is not AxisType.LOOP for r in per_row):
+        return False  # a reduction inside another's loop: not one per row
+    if all(r in per_row for r in axes_of(plan.ast, AxisType.LOOP)):
+        return False  # no output axis along the row
+    sizes = (REDUCE_ACCUMULATORS * width, 2 * width, width, 4, 2)
+    for red in [r for u in reduces for r in u.src[1:]]:
+        size = const_size(red)
+        if size is None or size <= SMALL_REDUCE or loads_contiguous_in(plan.ast, red) == 0:
+            continue
+        lanes = _fitting(size, tuple(n for n in sizes if n <= MAX_UPCAST))
+        if lanes is not None:
+            plan.try_opt(OptOps.PARTIALS, red.arg[0], lanes)
+    _vectorize(plan, width)
+    return True
+
+
 def _cpu(plan: _Plan) -> None:
     width = vector_width(plan.renderer, _value_dtype(plan.ast))
     if _matmul_block(plan, width):
         _unroll_small(plan)
+        return
+    if _row_reductions(plan, width):
+        _unroll_small(plan)
+        _threads(plan)
         return
     _select_axes(plan)
     selects = len(axes_of(plan.ast, AxisType.UPCAST))
@@ -611,6 +646,8 @@ def _pad_for_core(plan: _Plan, shape: MatmulShape, dims: tuple[int, int, int]) -
 
 def _gpu(plan: _Plan) -> None:
     if _gpu_tensor_core(plan):
+        return
+    if row_axes(plan.ast):  # one thread per row, looping over it (``kernel.finish``)
         return
     outputs = axes_of(plan.ast, AxisType.LOOP, AxisType.GLOBAL)
     _gpu_group(plan, int(prod(const_size(r) or 16 for r in outputs)))

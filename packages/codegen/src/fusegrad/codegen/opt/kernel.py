@@ -164,9 +164,22 @@ def axes_of(ast: UOp, *kinds: AxisType) -> list[UOp]:
     return [r for r in kernel_axes(ast) if r.arg[1] in kinds]
 
 
-def lane_count(ast: UOp) -> int:
-    """Vector lanes of the kernel: the product of its UPCAST and UNROLL sizes."""
-    return int(prod(const_size(r) or 1 for r in axes_of(ast, AxisType.UPCAST, AxisType.UNROLL)))
+def lane_count(ast: UOp, rng: UOp | None = None) -> int:
+    """Vector lanes of the kernel: the largest product of UPCAST and UNROLL sizes one load,
+    store or reduced value varies with (the axes of sequential reductions over a row, each in
+    a loop of its own, don't multiply); with ``rng``, of the values varying with ``rng``."""
+    lanes = axes_of(ast, AxisType.UPCAST, AxisType.UNROLL)
+    if not lanes:
+        return 1
+    by_op = nodes_by_op(ast)
+    values = [*by_op.get(Ops.LOAD, ()), *by_op.get(Ops.STORE, ())]
+    values += [r.src[0] for r in by_op.get(Ops.REDUCE, ())]
+    best = 1
+    for v in values:
+        if rng is not None and rng not in v.ranges:
+            continue
+        best = max(best, int(prod(const_size(r) or 1 for r in lanes if r in v.ranges)))
+    return best
 
 
 def _check(ok: bool, opt: Opt, why: str) -> None:
@@ -271,7 +284,7 @@ def _split_or_retype(ast: UOp, opt: Opt, rng: UOp, kind: AxisType, top: bool = F
 def _lanes_opt(ast: UOp, opt: Opt, rng: UOp, kind: AxisType) -> UOp:
     amount = _amount(opt, rng)
     _check(amount <= MAX_UPCAST, opt, f"amount {amount} is more than {MAX_UPCAST} lanes")
-    lanes = lane_count(ast) * amount
+    lanes = lane_count(ast, rng) * amount
     _check(lanes <= MAX_LANES, opt, f"the kernel would have {lanes} lanes (at most {MAX_LANES})")
     return _split_or_retype(ast, opt, rng, kind)
 
@@ -472,12 +485,25 @@ def apply_opt(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     return OPT_FUNCTIONS[opt.op](ast, opt, renderer)
 
 
+def row_axes(ast: UOp) -> list[UOp]:
+    """The output LOOP axes no reduction of ``ast`` varies with, when it has reductions:
+    the axes along the row of a kernel of row reductions (softmax in one kernel, whose max and
+    sum are computed once per row, before the loop over the row's outputs)."""
+    reduces = nodes_by_op(ast).get(Ops.REDUCE, ())
+    if not reduces:
+        return []
+    used = {r for u in reduces for r in u.ranges}
+    return [r for r in axes_of(ast, AxisType.LOOP) if r not in used]
+
+
 def finish(ast: UOp, renderer: Renderer, applied: Sequence[Opt]) -> UOp:
-    """The last step of ``apply_opts``: output LOOPs become GLOBAL on workgroup targets, and
-    the SINK records that its opts are applied (``opts_to_apply = ()``: lowering the result
-    applies nothing more)."""
+    """The last step of ``apply_opts``: output LOOPs become GLOBAL on workgroup targets (but
+    the ``row_axes``: a thread per element would compute its row's reductions again, so each
+    thread loops over its row), and the SINK records that its opts are applied
+    (``opts_to_apply = ()``: lowering the result applies nothing more)."""
     if renderer.has_local:
-        loops = axes_of(ast, AxisType.LOOP)
+        along = row_axes(ast)
+        loops = [r for r in axes_of(ast, AxisType.LOOP) if r not in along]
         ast = ast.substitute({r: r.replace(arg=(r.arg[0], AxisType.GLOBAL)) for r in loops})
     info = kernel_info(ast)
     done = dataclasses.replace(

@@ -158,7 +158,7 @@ def partial_sums(ast: UOp, opt: Opt, renderer: Renderer) -> UOp:
     red = reds[0]
     amount = _amount(opt, rng)
     _check(amount <= MAX_UPCAST, opt, f"amount {amount} is more than {MAX_UPCAST} lanes")
-    lanes = lane_count(ast) * amount
+    lanes = lane_count(ast, rng) * amount
     _check(lanes <= MAX_LANES, opt, f"the kernel would have {lanes} lanes (at most {MAX_LANES})")
     steps = _quotient(opt, rng, amount)
     lane = UOp.range(amount, _next_axis_id(ast), AxisType.UNROLL)
