@@ -56,3 +56,17 @@ def test_a_workgroup_target_loops_over_the_row_in_each_thread() -> None:
     done = apply_opts(ast, [], gpu)
     assert [r.arg[0] for r in axes_of(done, AxisType.GLOBAL)] == [0]
     assert [r.arg[0] for r in axes_of(done, AxisType.LOOP)] == [1]
+
+
+def test_one_reduction_then_the_row_gets_both_loops_vectorized() -> None:
+    rows, n = 256, 512
+    out = UOp.param(0, dtypes.float32.ptr(rows * n))
+    x = UOp.param(1, dtypes.float32.ptr(rows * n))
+    i, j, k = UOp.range(rows, 0), UOp.range(n, 1), UOp.range(n, 2, AxisType.REDUCE)
+    val = x.index(i * n + j).load() - x.index(i * n + k).load().reduce(k, arg=Ops.MAX)
+    ast = UOp.sink(out.index(i * n + j).store(val).end(i, j), arg=KernelInfo("sub_max"))
+    assert hand_coded_optimizations(ast, CPU) == [
+        Opt(OptOps.PARTIALS, 2, REDUCE_ACCUMULATORS * WIDTH),
+        Opt(OptOps.UPCAST, 1, WIDTH),
+        Opt(OptOps.THREAD, 0, 4),
+    ]

@@ -455,19 +455,16 @@ def _select_axes(plan: _Plan) -> None:
 
 
 def _row_reductions(plan: _Plan, width: int) -> bool:
-    """A kernel of sequential reductions over each row (softmax: the max, the sum of exp,
-    then the output; the scheduler keeps row-uniform reductions in their consumer): PARTIALS
-    on every long reduce axis read with stride 1, then the output axis vectorized. False (no
-    opts) for any other kernel (fewer than two reductions, one inside another's loop, or no
-    output axis that no reduction varies with)."""
+    """A kernel of reductions over each row followed by a loop over the row's outputs
+    (softmax in one kernel: the max, the sum of exp, then the output; the scheduler keeps
+    row-uniform reductions in their consumer): PARTIALS on every long reduce axis read with
+    stride 1, then the output axis vectorized. False (no opts) for any other kernel (no
+    output axis along the row, or a reduction inside another's loop)."""
     reduces = nodes_of(plan.ast, Ops.REDUCE)
-    if len(reduces) < 2 or width == 1:
-        return False
-    per_row = [r for u in reduces for r in u.ranges]
-    if any(r.arg[1] is not AxisType.LOOP for r in per_row):
-        return False  # a reduction inside another's loop: not one per row
-    if all(r in per_row for r in axes_of(plan.ast, AxisType.LOOP)):
+    if not reduces or width == 1 or not row_axes(plan.ast):
         return False  # no output axis along the row
+    if any(r.arg[1] is not AxisType.LOOP for u in reduces for r in u.ranges):
+        return False  # a reduction inside another's loop: not one per row
     sizes = (REDUCE_ACCUMULATORS * width, 2 * width, width, 4, 2)
     for red in [r for u in reduces for r in u.src[1:]]:
         size = const_size(red)
