@@ -176,6 +176,17 @@ def test_no_vector_is_read_wider_than_it_was_written(features: tuple[str, ...]) 
     assert bad == {}
 
 
+def test_zmm_compares_and_wheres_stay_whole_vectors() -> None:
+    """relu and where over float32x16 are compares into an opmask and one blend, not 16
+    scalar compares (vucomiss, setcc) or lanes read out of a mask (kmovw)."""
+    r = X86Renderer(features=AVX512, listing=True)
+    workloads = _workloads()
+    for name in ("elementwise", "where"):
+        (listing,) = _listings(r, workloads[name][0])
+        assert "vcmpps k1, zmm" in listing and "vblendmps zmm" in listing, name
+        assert not re.search(r"vucomiss|set[a-z]+ |kmovw e", listing), name  # no lane of it
+
+
 def test_masked_zmm_loads_and_stores_decode() -> None:
     from fusegrad.renderer.corpus import vector_gated_case
 
