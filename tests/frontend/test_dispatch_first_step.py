@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from fusegrad import Tensor, nn
 from fusegrad.codegen.schedule import schedule_cache
-from fusegrad.engine import buffer_of
+from fusegrad.engine import REALIZED, buffer_of
 from fusegrad.engine.realize import initializers
 from fusegrad.nn.layers import fresh
 
@@ -26,13 +26,15 @@ def training() -> object:
     Tensor.training = before
 
 
-def _misses_per_step(opt_name: str, steps: int, sizes: tuple[int, ...]) -> list[int]:
+def _misses_per_step(
+    opt_name: str, steps: int, sizes: tuple[int, ...], fused: bool = False
+) -> list[int]:
     rng = np.random.default_rng(0)
     x = Tensor(rng.standard_normal((8, sizes[0])).astype(np.float32)).realize()
     y = Tensor(rng.integers(0, sizes[-1], 8).astype(np.int32)).realize()
     layers = [nn.Linear(a, b) for a, b in itertools.pairwise(sizes)]
     params = [t for lin in layers for t in (lin.weight, lin.bias) if t is not None]
-    opt = getattr(nn.optim, opt_name)(params, lr=1e-2)
+    opt = getattr(nn.optim, opt_name)(params, lr=1e-2, fused=fused)
     out = []
     for _ in range(steps):
         before = schedule_cache.misses
@@ -47,12 +49,15 @@ def _misses_per_step(opt_name: str, steps: int, sizes: tuple[int, ...]) -> list[
 
 
 @pytest.mark.usefixtures("training")
-# sizes apart per optimizer: a graph another test scheduled would hit anyway
-@pytest.mark.parametrize(("opt_name", "sizes"), [("Adam", (12, 6, 3)), ("SGD", (11, 5, 3))])
+# sizes apart per case: a graph another test scheduled would hit anyway
+@pytest.mark.parametrize(
+    ("opt_name", "sizes", "fused"),
+    [("Adam", (12, 6, 3), False), ("SGD", (11, 5, 3), False), ("Adam", (13, 6, 3), True)],
+)
 def test_second_training_step_hits_the_schedule_cache(
-    opt_name: str, sizes: tuple[int, ...]
+    opt_name: str, sizes: tuple[int, ...], fused: bool
 ) -> None:
-    misses = _misses_per_step(opt_name, 3, sizes)
+    misses = _misses_per_step(opt_name, 3, sizes, fused)
     assert misses[0] > 0
     assert misses[1:] == [0, 0]
 
@@ -72,3 +77,13 @@ def test_an_assign_into_a_buffer_with_data_is_no_initializer() -> None:
     assert initializers([(a * 2).uop]) == []
     assert initializers([a.uop]) == []  # a target itself is never split off
     np.testing.assert_array_equal((a * 2).numpy(), [2.0, 2.0, 2.0])
+
+
+def test_initializers_keep_the_values_autograd_remembers() -> None:
+    w = Tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    y = w * 2
+    y.realize()
+    assert y.uop in REALIZED
+    p = fresh(Tensor.full((2,), 3.0))
+    np.testing.assert_array_equal((p * y.detach()).numpy(), [6.0, 12.0])
+    assert y.uop in REALIZED  # the initializer wrote a buffer nothing had read: y is kept

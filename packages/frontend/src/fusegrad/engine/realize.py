@@ -213,8 +213,10 @@ def _after_initializers(
     uops: Sequence[UOp], inits: list[UOp], copy_views: bool
 ) -> tuple[list[UOp], dict[UOp, UOp]]:
     """``realize_uops`` with the initializers ``inits`` performed first: the rest is
-    realized over their buffers; ``becomes`` also maps the original ``uops``."""
-    _, first = realize_uops(inits)
+    realized over their buffers; ``becomes`` also maps the original ``uops``. The values
+    ``REALIZED`` remembers stay: a training step's loss is not computed again with the
+    update."""
+    _, first = _realize(inits, False, forget=False)
     rest = [u.substitute(first) for u in uops]
     views, becomes = realize_uops(rest, copy_views)
     for u, r in zip(uops, rest, strict=True):
@@ -237,6 +239,15 @@ def realize_uops(uops: Sequence[UOp], copy_views: bool = False) -> tuple[list[UO
     inits = initializers(uops)
     if inits:
         return _after_initializers(uops, inits, copy_views)
+    return _realize(uops, copy_views, forget=True)
+
+
+def _realize(
+    uops: Sequence[UOp], copy_views: bool, forget: bool
+) -> tuple[list[UOp], dict[UOp, UOp]]:
+    """``realize_uops`` once no initializer is left to run first. ``forget``: clear
+    ``REALIZED`` when assigns ran (not for initializers: the buffers they fill held nothing,
+    so no remembered value read them)."""
     check = len(REALIZED) > 0
     realized = REALIZED if check else {}  # an empty table: no weak references made
     pending, assigns = _collect(uops, realized, check, copy_views)
@@ -246,7 +257,7 @@ def realize_uops(uops: Sequence[UOp], copy_views: bool = False) -> tuple[list[UO
         if assigns and check:  # remembered values asked for, read before the table is cleared
             known = {u: realized[u] for u in uops if u not in pending and u in realized}
         views = get_executor().realize(list(pending.values()))
-        if assigns:
+        if assigns and forget:
             REALIZED.clear()  # buffers changed: remembered values may be stale
         computed = dict(zip(pending, views, strict=True))
         becomes.update(assigns)
