@@ -101,15 +101,10 @@ def _linear_rows(mat: Sequence[Sequence[float]], views: Sequence[_T], dim: int) 
         for c, view in rest:
             acc = acc - view if c == -1 else acc + (view if c == 1 else view * c)
         rows.append(acc)
-    # each row padded to its place and the rows added: a cheaper graph than stack's selects
-    # (and the same values: the only difference, -0.0 sums to +0.0, doesn't matter here)
-    out = None
-    for i, row in enumerate(rows):
-        pads = [(i, len(rows) - 1 - i) if d == dim else (0, 0) for d in range(row.ndim + 1)]
-        piece = row.unsqueeze(dim)._pad_zero(pads)
-        out = piece if out is None else out + piece
-    assert out is not None
-    return out
+    # stack's selects, not rows padded and added: that graph builds 2.5 ms faster, but measured
+    # on 32x64->64 56^2 it ran x0.92 (forward) and x1.0 (backward) of the direct form's speed
+    # where stack runs x1.06 and x2.5
+    return rows[0].stack(*rows[1:], dim=dim)
 
 
 #: WINO=1 forces Winograd for every 3x3 stride-1 convolution it can do (F(4x4,3x3)), WINO=2 or
