@@ -11,7 +11,8 @@ array. Each timed call is ``f(x).realize()`` and waiting for it (every kernel th
 makes, their launches). The functions run round-robin (interleaved) ``--repeats`` times, each
 timed call after a pause and 50 ms of untimed calls (as ``matmul.py``); the medians are
 printed, and ``paired``: the median over rounds of (best other's time / ours), which cancels
-load drifts between rounds. The host arrays are 64-byte aligned (``kernels.aligned``). The
+load drifts between rounds; then the max error against NumPy in float64 and how many kernels
+the scheduler makes. The host arrays are 64-byte aligned (``kernels.aligned``). The
 machine is shared: read the numbers next to the load averages printed.
 """
 
@@ -102,6 +103,14 @@ def _rounds(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, lis
     return out
 
 
+def _kernel_count(t: Any) -> int:
+    """Kernels the scheduler makes for ``t`` (scheduled afresh, not run)."""
+    from fusegrad.codegen.schedule import get_kernel_graph
+    from fusegrad.uop import UOp
+
+    return len(get_kernel_graph(UOp.sink(t.uop), cache=None).calls)
+
+
 def run_case(name: str, n: int, repeats: int, beam: int) -> None:
     from fusegrad import Tensor
     from fusegrad.engine.launch import synchronize
@@ -138,7 +147,9 @@ def run_case(name: str, n: int, repeats: int, beam: int) -> None:
         paired = float(np.median(np.array(secs[best]) / np.array(secs[mode])))
         gbs = {k: a.nbytes / v / 1e9 for k, v in med.items()}
         others = "  ".join(f"{k} {gbs[k]:6.1f}" for k in fns)
-        note = f"  max err {err:.1e}" if got is not None else ""
+        note = (
+            f"  max err {err:.1e}  kernels {_kernel_count(ours_fn(x))}" if got is not None else ""
+        )
         print(
             f"{name:12s} {mode:10s} {gbs[mode]:6.1f} GB/s   {others}   "
             f"x{gbs[mode] / gbs['numpy']:5.2f} numpy"

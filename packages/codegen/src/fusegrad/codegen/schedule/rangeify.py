@@ -59,6 +59,9 @@ class KernelContext:
     # only free) at the index the root itself is stored at (``order.merge_outputs``)
     root_reads: set[tuple[UOp, Index, UOp]] = field(default_factory=set)
     inline_failed: bool = False  # a root was read that can't be computed inline
+    # marker -> its REDUCE: a reduction read twice at one index (softmax's max, by the sum
+    # and by the output) is one reduction of the kernel, not two with ranges of their own
+    reduces: dict[UOp, UOp] = field(default_factory=dict)
 
     def param(self, buf: UOp) -> UOp:
         """The PARAM of ``buf`` (a BUFFER or a BUFFER_VIEW; slots in order of first use)."""
@@ -156,6 +159,8 @@ def _pad(i: UOp, x: UOp) -> UOp:
 
 
 def _reduce(ctx: KernelContext, i: UOp, x: UOp) -> UOp:
+    if (done := ctx.reduces.get(i)) is not None:
+        return done
     idx, gate = _parts(i)
     op, axes = x.arg
     src = x.src[0]
@@ -163,7 +168,8 @@ def _reduce(ctx: KernelContext, i: UOp, x: UOp) -> UOp:
     inner = list(idx)
     for a, rng in zip(axes, ranges, strict=True):
         inner[a] = rng
-    return at(src, tuple(inner), gate).reduce(*ranges, arg=op)
+    ctx.reduces[i] = at(src, tuple(inner), gate).reduce(*ranges, arg=op)
+    return ctx.reduces[i]
 
 
 def _elementwise(i: UOp, x: UOp) -> UOp:

@@ -114,8 +114,13 @@ def find_realizes(outputs: Sequence[UOp], order: Sequence[UOp]) -> dict[UOp, Kin
         if resizes(u) and not _in_buffer(u, realized):
             realized.setdefault(u.src[0], Kind.COMPUTE)  # its bytes are reinterpreted
     keys = {u: _boundary_key(u, k, out_set) for u, k in realized.items()}
-    for u in decide(order, realized, usage(order, keys)):
-        realized[u] = Kind.COMPUTE
+    walk = usage(order, keys)
+    kept = decide(order, realized, walk)
+    if walk.uniform:  # identity depths under the dropped candidates (recompute.py)
+        kept |= decide(order, realized, usage(order, keys, kept))
+    for u in order:
+        if u in kept:
+            realized[u] = Kind.COMPUTE
     return {u: realized[u] for u in order if u in realized}
 
 
