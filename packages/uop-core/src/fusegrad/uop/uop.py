@@ -378,14 +378,28 @@ class UOp(OpMixin, metaclass=UOpMetaClass):
     @graph_property
     def ranges(self) -> dict[UOp, None]:
         """The RANGE nodes this value varies with (closed ones by END excluded), in order."""
-        if self.op is Ops.RANGE:
+        op = self.op
+        if op is Ops.RANGE:
             return {**self.src[0].ranges, self: None}
-        out: dict[UOp, None] = {}
+        # Nodes share a source's dict when they add nothing to it (the values are read-only),
+        # so a node on many lanes of one vector merges one dict, not one copy per lane.
+        first: dict[UOp, None] | None = None
+        out: dict[UOp, None] | None = None
         for s in self.src:
-            out.update(s.ranges)
-        if self.op in (Ops.END, Ops.REDUCE):
-            for r in self.src[1:]:
-                out.pop(r, None)
+            found = s.ranges
+            if not found or found is first:
+                continue
+            if first is None:
+                first = found
+                continue
+            if out is None:
+                out = dict(first)
+            out.update(found)
+        if op is not Ops.END and op is not Ops.REDUCE:
+            return out if out is not None else first if first is not None else {}
+        out = dict(out if out is not None else first or {})
+        for r in self.src[1:]:
+            out.pop(r, None)
         return out
 
     # -- bounds -----------------------------------------------------------------------------

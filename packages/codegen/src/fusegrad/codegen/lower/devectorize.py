@@ -18,6 +18,7 @@ from fusegrad.codegen.lower.simplify import (
     broadcast,
     gep,
     lanes,
+    lanes_in_order,
     pm_index_algebra,
     pm_lanes,
     simplify,
@@ -207,22 +208,30 @@ def _lane_masks(vidx: UOp) -> tuple[tuple[UOp, ...], UOp] | None:
     return lanes(vidx.src[0]), vidx.src[1]
 
 
-def _masked_lane(mask: UOp, base: UOp | None, offset: int) -> tuple[UOp, _Lane]:
+def _masked_lane(mask: UOp, base: UOp | None, offset: int) -> _Lane:
     """Lane ``base + offset`` under its own ``mask``, as ``lanes`` would simplify it: a mask
     decided True drops out, one decided False leaves the lane nothing to access."""
     true = UOp.const(True, dtypes.bool)
     if mask.op is Ops.CONST and mask.arg is False:
-        return UOp.invalid(dtypes.weakint), _Lane(true, None, 0, True)
+        return _Lane(true, None, 0, True)
+    return _Lane(true if mask.op is Ops.CONST else mask, base, offset, False)
+
+
+def _lane_expr(x: _Lane) -> UOp:
+    """The scalar address of lane ``x`` put back together from its split (``valid ? base +
+    offset : Invalid``; a constant mask is no mask)."""
+    if x.masked_out:
+        return UOp.invalid(dtypes.weakint)
+    base, offset = x.base, x.offset
     expr = UOp.const(offset, dtypes.weakint) if base is None else base + offset if offset else base
-    if mask.op is Ops.CONST and mask.arg is True:
-        return expr, _Lane(true, base, offset, False)
-    return expr.valid(mask), _Lane(mask, base, offset, False)
+    return expr if x.valid.op is Ops.CONST else expr.valid(x.valid)
 
 
-def _lane_addresses(idx: UOp) -> tuple[list[UOp], list[_Lane]]:
-    """Every lane's address as a scalar expression, and split into base + offset: affine
-    indices directly (one base for all lanes, under a mask they all share or a mask per
-    lane), others lane by lane (one rewrite for all)."""
+def _lane_addresses(idx: UOp) -> tuple[list[UOp] | None, list[_Lane]]:
+    """Every lane's address split into base + offset, and as a scalar expression where the
+    split does not give it back (None: ``_lane_expr`` builds those an access needs). Affine
+    indices are split directly (one base for all lanes, under a mask they all share or a mask
+    per lane), others simplified lane by lane (one rewrite for all)."""
     valid, vidx = _peel_valid(idx.src[1])
     masked = _lane_masks(vidx) if valid.op is Ops.CONST else None
     affine = _affine(vidx if masked is None else masked[1], {})
@@ -231,14 +240,13 @@ def _lane_addresses(idx: UOp) -> tuple[list[UOp], list[_Lane]]:
         return exprs, [_split_lane(x) for x in exprs]
     base, offsets = affine if affine[0] is None else _constant_out(simplify(affine[0]), affine[1])
     if masked is not None:
-        pairs = [_masked_lane(m, base, o) for m, o in zip(masked[0], offsets, strict=True)]
-        return [e for e, _ in pairs], [x for _, x in pairs]
-    exprs = [
-        UOp.const(o, dtypes.weakint) if base is None else base + o if o else base for o in offsets
-    ]
-    if valid.op is not Ops.CONST:
-        exprs = [e.valid(valid) for e in exprs]
-    return exprs, [_Lane(valid, base, o, False) for o in offsets]
+        return None, [_masked_lane(m, base, o) for m, o in zip(masked[0], offsets, strict=True)]
+    return None, [_Lane(valid, base, o, False) for o in offsets]
+
+
+def _start(exprs: list[UOp] | None, lanes: list[_Lane], first: int) -> UOp:
+    """The address of lane ``first`` (the start of an access)."""
+    return exprs[first] if exprs is not None else _lane_expr(lanes[first])
 
 
 def _devectorize_load(ctx: LowerContext, ld: UOp) -> UOp | None:
@@ -247,9 +255,22 @@ def _devectorize_load(ctx: LowerContext, ld: UOp) -> UOp | None:
     if idx.op is not Ops.INDEX or idx.src[1].dtype.count == 1:
         return None
     exprs, lanes = _lane_addresses(idx)
+    runs = _runs(ctx, ld.dtype, lanes)
+    if (
+        len(runs) == 1
+        and len(runs[0][1]) == len(lanes)
+        and runs[0][1] == lanes_in_order(len(lanes))
+    ):
+        # one access of every lane in order: the load itself (what pm_lanes folds the
+        # VECTORIZE of its lanes back to)
+        return _address(idx.src[0], _start(exprs, lanes, runs[0][0])).load(
+            dtype=ld.dtype.scalar().vec(len(lanes))
+        )
     where: dict[int, UOp] = {}
-    for first, run in _runs(ctx, ld.dtype, lanes):
-        piece = _address(idx.src[0], exprs[first]).load(dtype=ld.dtype.scalar().vec(len(run)))
+    for first, run in runs:
+        piece = _address(idx.src[0], _start(exprs, lanes, first)).load(
+            dtype=ld.dtype.scalar().vec(len(run))
+        )
         for pos, k in enumerate(run):
             where[k] = gep(piece, (pos,))
     # masked-out lanes read nothing: their key must not stand in for a real lane's address
@@ -268,7 +289,7 @@ def _devectorize_store(ctx: LowerContext, st: UOp) -> UOp | None:
         return None
     exprs, lanes = _lane_addresses(idx)
     stores = [
-        _address(idx.src[0], exprs[first]).store(gep(value, run))
+        _address(idx.src[0], _start(exprs, lanes, first)).store(gep(value, run))
         for first, run in _runs(ctx, value.dtype, lanes)
     ]
     return stores[0] if len(stores) == 1 else UOp(Ops.GROUP, src=tuple(stores))

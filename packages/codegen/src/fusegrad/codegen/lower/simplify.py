@@ -30,11 +30,16 @@ from fusegrad.uop import (
 # -- vector lanes -----------------------------------------------------------------------------
 
 
+@functools.cache
+def lanes_in_order(count: int) -> tuple[int, ...]:
+    """``(0, 1, ..., count - 1)``: every lane of a ``count``-wide vector, in order (cached)."""
+    return tuple(range(count))
+
+
 def gep(x: UOp, lanes: tuple[int, ...]) -> UOp:
     """Lanes ``lanes`` of vector ``x`` (a scalar for one lane; ``x`` itself for all lanes)."""
-    if x.dtype.count == 1 and lanes == (0,):
-        return x
-    if lanes == tuple(range(x.dtype.count)):
+    count = x.dtype.count
+    if len(lanes) == count and lanes == lanes_in_order(count):
         return x
     return UOp(Ops.GEP, x.dtype.scalar().vec(len(lanes)), (x,), lanes)
 
@@ -65,11 +70,10 @@ def _gep_of_const(g: UOp, c: UOp) -> UOp:
 
 
 def _operand_scalar(a: UOp) -> object:
-    if a.op in GroupOp.Comparison:
-        return a.src[0].dtype.scalar()
-    if a.op is Ops.WHERE:
+    op = a.op  # identity tests: == on Ops is a Python-level call
+    if op is Ops.WHERE:
         return a.src[1].dtype.scalar()
-    if a.op in (Ops.CAST, Ops.BITCAST):
+    if op in GroupOp.Comparison or op is Ops.CAST or op is Ops.BITCAST:
         return a.src[0].dtype.scalar()
     return a.dtype.scalar()
 
