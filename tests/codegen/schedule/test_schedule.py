@@ -277,7 +277,7 @@ def test_debug_prints_kernel_count_and_summary(
     with Context(DEBUG=1):
         schedule(x.softmax())
     out = capsys.readouterr().out
-    assert "schedule: 3 kernels" in out and "[2] E_4_4" in out
+    assert "schedule: 1 kernels" in out and "[0] r_4_4_4_4" in out
 
 
 def test_deep_chain_schedules_without_recursion(mem: Memory) -> None:
