@@ -100,6 +100,7 @@ PROFILE = ContextVar("PROFILE", 0)
 TRAINING = ContextVar("TRAINING", 0)
 IMAGE = ContextVar("IMAGE", 0)
 NO_MEMORY_PLANNER = ContextVar("NO_MEMORY_PLANNER", 0)
+WINO = ContextVar("WINO", -1)
 DISALLOW_BROADCAST = ContextVar("DISALLOW_BROADCAST", 0)
 TRACEMETA = ContextVar("TRACEMETA", 1)
 CAPTURE_PROCESS_REPLAY = ContextVar("CAPTURE_PROCESS_REPLAY", 0)
@@ -946,6 +947,7 @@ __all__ = [
     "VERSION",
     "VIZ",
     "WIN",
+    "WINO",
     "_ANSI",
     "_COLORS",
     "Context",

@@ -143,6 +143,9 @@ state as ``Tensor.training``."""
 IMAGE = ContextVar("IMAGE", 0)
 """tinygrad's image-dtype switch: accepted for compatibility; fusegrad has no image dtypes, so
 any value computes with ordinary buffers."""
+WINO = ContextVar("WINO", -1)
+"""Winograd conv2d for 3x3, stride-1, dilation-1, groups-1 float convolutions: -1 (unset) the
+measured rule decides, 0 the direct form always, 1 or 4 forces F(4x4,3x3), 2 forces F(2x2,3x3)."""
 DISALLOW_BROADCAST = ContextVar("DISALLOW_BROADCAST", 0)
 """1: elementwise ops on operands of different shapes raise instead of broadcasting (a Python
 scalar or a one-element operand still spreads); for finding unintended broadcasts."""
