@@ -52,10 +52,11 @@ def test_the_row_is_one_axis_no_reduction_varies_with() -> None:
 def test_a_workgroup_target_loops_over_the_row_in_each_thread() -> None:
     gpu = PTXRenderer("sm_90")
     ast = row_softmax(256, 512)
-    assert hand_coded_optimizations(ast, gpu) == []
-    done = apply_opts(ast, [], gpu)
+    opts = hand_coded_optimizations(ast, gpu)
+    assert opts == [Opt(OptOps.LOCAL, 0, 32)]  # a workgroup of 32 rows
+    done = apply_opts(ast, opts, gpu)
     assert [r.arg[0] for r in axes_of(done, AxisType.GLOBAL)] == [0]
-    assert [r.arg[0] for r in axes_of(done, AxisType.LOOP)] == [1]
+    assert [r.arg[0] for r in axes_of(done, AxisType.LOOP)] == [1]  # each thread's row
 
 
 def test_one_reduction_then_the_row_gets_both_loops_vectorized() -> None:

@@ -28,8 +28,9 @@ CPUs (``has_local`` False):
    ``SMALL_REDUCE``) are unrolled whole;
 4. a kernel with enough work is split across the cores with THREAD on its outermost loop.
 
-GPU-like renderers (``has_local``): big reductions into few outputs are grouped across a
-workgroup (GROUPTOP; GROUP where the renderer's ``group_top`` is False, its workgroup being
+GPU-like renderers (``has_local``): a kernel of row reductions (``kernel.row_axes``) gets a
+workgroup of rows, each thread looping over its own row (``kernel.finish``); big reductions
+into few outputs are grouped across a workgroup (GROUPTOP; GROUP where the renderer's ``group_top`` is False, its workgroup being
 SIMD lanes); a matmul gets a register block per thread (``GPU_MATMUL_BLOCK``: both
 output axes upcast, the reduce unrolled), other kernels have their contiguous output axis
 upcast by 4; then output axes become workgroup threads (LOCAL), innermost first, filling a
@@ -641,10 +642,24 @@ def _pad_for_core(plan: _Plan, shape: MatmulShape, dims: tuple[int, int, int]) -
     return all(p == h or plan.try_opt(OptOps.PADTO, a, s) for a, h, p, s in pads)
 
 
+def _row_locals(plan: _Plan, along: list[UOp]) -> None:
+    """LOCAL on the innermost row axis of a kernel of row reductions: a workgroup of rows
+    (each thread loops over its own row)."""
+    local_max = plan.renderer.local_max or (1024, 1024, 64)
+    rows = [r for r in axes_of(plan.ast, AxisType.LOOP) if r not in along]
+    if not rows:
+        return
+    sizes = tuple(1 << b for b in range(min(GPU_WARP, local_max[0]).bit_length() - 1, 0, -1))
+    amount = _fitting(const_size(rows[-1]), sizes)
+    if amount is not None:
+        plan.try_opt(OptOps.LOCAL, rows[-1].arg[0], amount)
+
+
 def _gpu(plan: _Plan) -> None:
     if _gpu_tensor_core(plan):
         return
-    if row_axes(plan.ast):  # one thread per row, looping over it (``kernel.finish``)
+    if along := row_axes(plan.ast):  # one thread per row, looping over it (``kernel.finish``)
+        _row_locals(plan, along)
         return
     outputs = axes_of(plan.ast, AxisType.LOOP, AxisType.GLOBAL)
     _gpu_group(plan, int(prod(const_size(r) or 16 for r in outputs)))

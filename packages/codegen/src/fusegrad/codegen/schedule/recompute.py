@@ -77,11 +77,12 @@ MAX_FACTOR = 1 << 20
 # (it is bound by its two exp2 passes). No cliff up to 4 MiB on this machine; past L2 the
 # fused loops re-read DRAM like separate kernels do, and a kernel of its own can be split.
 ROW_BYTES = 1 << 20
-# Device name prefixes whose kernels run a row's loops in one thread (CPUs): on a GPU a thread
-# per output element would compute its row's reductions again, so ``opt.kernel.finish`` gives
-# each thread a whole row instead, correct but a row apart from its neighbours' loads (Mesa's
-# llvmpipe, the GPU-like renderer on the CPU device: 256x1024 softmax 12.5 ms fused vs 8.5 ms
-# in three kernels). TODO(#25): GPUs need the row's reductions split over a workgroup.
+# Device name prefixes whose kernels get row-uniform reductions: CPUs. On a GPU a thread per
+# output element would compute its row's reductions again, so ``opt.kernel.finish`` gives each
+# thread a whole row instead (a workgroup of rows), correct but a row apart from its
+# neighbours' loads, which a GPU's memory does not coalesce. Mesa's llvmpipe (the NIR renderer
+# on the CPU device, which shares its name) runs it as fast as three kernels: 256x1024 softmax
+# 2.5-4.2 vs 3.8-4.0 ms. TODO(#25): GPUs need the row's reductions split over a workgroup.
 ROW_DEVICES = ("CPU",)
 
 # ALU ops that take several instructions (approximated transcendentals, divisions).
