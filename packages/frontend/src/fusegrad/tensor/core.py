@@ -335,14 +335,20 @@ class TensorCore(OpMixinBase):
         return self._wrap(UOp(Ops.BITCAST, dt, (self.uop,)))
 
     # -- promotion and broadcasting --------------------------------------------------------------
-    def _broadcast_to(self, shape: tuple[sint, ...]) -> Tensor:
-        if self.shape == tuple(shape):
+    def _broadcast_to(
+        self, shape: tuple[sint, ...], mine: tuple[sint, ...] | None = None
+    ) -> Tensor:
+        """This tensor expanded to ``shape`` (``mine``: its shape, when the caller has it)."""
+        if mine is None:
+            mine = self.shape
+        target = tuple(shape)
+        if mine == target:
             return self  # type: ignore[return-value]
-        if self.ndim > len(shape):
-            raise RuntimeError(f"can't broadcast {self.shape} to {tuple(shape)}: too many dims")
-        full = (1,) * (len(shape) - self.ndim) + self.shape
-        broadcast_shape(full, tuple(shape))
-        return self._wrap(self.uop.reshape(full).expand(tuple(shape)))
+        if len(mine) > len(target):
+            raise RuntimeError(f"can't broadcast {mine} to {target}: too many dims")
+        full = (1,) * (len(target) - len(mine)) + mine
+        broadcast_shape(full, target)
+        return self._wrap(self.uop.reshape(full).expand(target))
 
     def _operand(self, x: Any) -> Tensor:
         """``x`` as a tensor on this device: Python scalars keep their weak dtype's meaning."""
@@ -379,8 +385,9 @@ class TensorCore(OpMixinBase):
         # int64 with uint64 has no integer upper bound: the lattice gives the weak float, which
         # becomes the default float (NumPy would give float64, PyTorch refuses)
         dt = commit_weak(least_upper_dtype(*(t.dtype for t in tensors)))
-        shape = broadcast_shape(*(t.shape for t in tensors))
-        return [t.cast(dt)._broadcast_to(shape) for t in tensors]
+        shapes = [t.shape for t in tensors]  # each computed once (a new node's is a walk)
+        shape = broadcast_shape(*shapes)
+        return [t.cast(dt)._broadcast_to(shape, s) for t, s in zip(tensors, shapes, strict=True)]
 
     # -- data ------------------------------------------------------------------------------------
     def realize(self, *lst: TensorCore, do_update_stats: builtins.bool = True) -> Tensor:
