@@ -226,7 +226,7 @@ class UsageWalk:
 
     boundary_key: dict[UOp, object]  # realized node -> the key its kernel reads sources with
     # the candidates kept by an earlier walk (None: this is the first walk, which takes every
-    # candidate as kept when it computes identity depths; ``decide`` says why)
+    # candidate as kept when it computes identity depths: the module docstring says why)
     kept: Collection[UOp] | None = None
     usage: dict[UOp, Usage] = field(default_factory=dict)
     key_ids: dict[object, int] = field(default_factory=dict)
