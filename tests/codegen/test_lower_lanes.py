@@ -8,8 +8,8 @@ from __future__ import annotations
 import itertools
 
 from fusegrad.codegen.lower import devectorize as dv
-from fusegrad.codegen.lower.simplify import lanes
-from fusegrad.uop import AxisType, Invalid, Ops, UOp, dtypes
+from fusegrad.codegen.lower.simplify import lanes, pm_simplify
+from fusegrad.uop import AxisType, Invalid, Ops, UOp, dtypes, graph_rewrite
 
 ROWS, COLS = 3, 4  # lanes: ROWS upcast rows x COLS columns
 
@@ -75,3 +75,34 @@ def test_masked_lanes_address_what_each_lane_simplified_alone_does() -> None:
             at = {r: rv, q: qv, c: cv}
             got, want = _value(mine, at), _value(ref, at)
             assert got == want or (got is Invalid and want is Invalid), (i, at, got, want)
+
+
+def _lanes_by_rewriting(x: UOp) -> tuple[UOp, ...]:
+    """The reference: every one-lane GEP of ``x`` rewritten with ``pm_simplify``."""
+    geps = tuple(UOp(Ops.GEP, x.dtype.scalar(), (x,), (i,)) for i in range(x.dtype.count))
+    return graph_rewrite(UOp(Ops.SINK, src=geps), pm_simplify).src
+
+
+def _clamped_rows() -> UOp:
+    """``min(r*3 + j, 9) * 16 + q % 4`` over 3 row lanes: the index of a tile whose rows are
+    clamped to the last one (not affine: the clamp is a WHERE)."""
+    r = UOp.range(4, 1, AxisType.LOOP)
+    q = UOp.range(8, 0, AxisType.LOOP)
+    row = _bcast(r * ROWS, ROWS) + _vconst(tuple(range(ROWS)))
+    last = _bcast(UOp.const(9, dtypes.weakint), ROWS)
+    clamped = (row < _bcast(UOp.const(10, dtypes.weakint), ROWS)).where(row, last)
+    return clamped * _bcast(UOp.const(16, dtypes.weakint), ROWS) + _bcast(q % 4, ROWS)
+
+
+def test_lanes_are_each_lane_gep_rewritten() -> None:
+    """``lanes`` splits a vector structurally (no GEP per node and lane); each lane is the very
+    node rewriting that lane's GEP gives, for clamped, masked and picked-lane indices."""
+    index, _, _ = _padded_tile()
+    clamped = _clamped_rows()
+    spread = UOp(Ops.GEP, clamped.dtype.scalar().vec(6), (clamped,), (2, 0, 1, 1, 0, 2))
+    r, q = UOp.range(4, 1, AxisType.LOOP), UOp.range(8, 0, AxisType.LOOP)
+    mixed = UOp(Ops.VECTORIZE, dtypes.weakint.vec(3), (r * 3, q * 5, r + q))
+    mixed = mixed * _bcast(UOp.const(4, dtypes.weakint), 3) + _vconst((1, 2, 3))
+    both = (mixed < _bcast(UOp.const(20, dtypes.weakint), 3)) & (_vconst((0, 1, 2)) < mixed)
+    for x in (clamped, index.src[1], index.src[1].src[0], spread, mixed, both):
+        assert lanes(x) == _lanes_by_rewriting(x)

@@ -310,8 +310,40 @@ def lanes(x: UOp) -> tuple[UOp, ...]:
     if x.op is Ops.GEP:  # lanes picked from a vector: each distinct lane simplified once
         inner = lanes(x.src[0])
         return tuple(inner[i] for i in x.arg)
-    geps = [gep(x, (i,)) for i in range(x.dtype.count)]
-    return graph_rewrite(UOp(Ops.SINK, src=tuple(geps)), pm_simplify, name="lanes").src
+    split = _LaneSplit()
+    vector = simplify(x)
+    exprs = tuple(split.lane(vector, i) for i in range(x.dtype.count))
+    return graph_rewrite(UOp(Ops.SINK, src=exprs), pm_simplify, name="lanes").src
+
+
+class _LaneSplit:
+    """Each lane of a simplified vector as a scalar expression over its nodes, built the way
+    ``pm_lanes`` pushes a one-lane GEP down (through VECTORIZE, GEP and lane-wise index math)
+    but without making and matching a GEP per node and lane: rewriting the expressions with
+    ``pm_simplify`` gives what rewriting ``GEP(vector, i)`` does, for a fraction of the work.
+    A GEP stays on what the rules would not push it through (constants: their rule folds it)."""
+
+    def __init__(self) -> None:
+        self.memo: dict[tuple[UOp, int], UOp] = {}
+
+    def lane(self, u: UOp, i: int) -> UOp:
+        if u.dtype.count == 1:
+            return u
+        key = (u, i)
+        if (hit := self.memo.get(key)) is None:
+            hit = self.memo[key] = self._split(u, i)
+        return hit
+
+    def _split(self, u: UOp, i: int) -> UOp:
+        op = u.op
+        if op is Ops.GEP:
+            return self.lane(u.src[0], u.arg[i])
+        if op is Ops.VECTORIZE:
+            return u.src[i]
+        if op not in _lane_ops or _operand_scalar(u) is not dtypes.weakint:
+            return gep(u, (i,))
+        srcs = tuple(self.lane(s, i) for s in u.src)
+        return UOp(op, u.dtype.scalar(), srcs, u.arg)
 
 
 def lane(x: UOp, i: int) -> UOp:
