@@ -314,9 +314,9 @@ def _cpu_reduce_opts() -> None:
 def _row_softmax() -> None:
     """Softmax over rows in one kernel (the scheduler keeps row-uniform reductions in their
     consumer): per row, a max loop, a sum-of-exp2 loop reading the max, and the output loop
-    reading both, with the heuristics' kind of opts (PARTIALS on both reduce axes, the output
-    axis upcast, rows split over threads). TODO(#25): PARTIALS 32 and UPCAST 16, the LLVM
-    heuristics' amounts, once X86's 16-lane broadcast of a scalar fills every lane."""
+    reading both, with the LLVM heuristics' opts on AVX-512 (PARTIALS on both reduce axes, the
+    output axis upcast to 16 lanes: the row's max and sum broadcast into a zmm, rows split
+    over threads)."""
     n, m = 4, 64
     a = rand(n, m)
     out, x = buf(0, dtypes.float32, n * m), buf(1, dtypes.float32, n * m)
@@ -326,7 +326,9 @@ def _row_softmax() -> None:
     ast = kernel(st(out, i * m + j, (ld(x, i * m + j) - top).exp2() / den).end(i, j))
     e = np.exp2(a - a.max(1, keepdims=True))
     want = {0: e / e.sum(1, keepdims=True)}
-    opts = _kernel_opts(("PARTIALS", 2, 32), ("PARTIALS", 3, 8), ("UPCAST", 1, 8), ("THREAD", 0, 2))
+    opts = _kernel_opts(
+        ("PARTIALS", 2, 32), ("PARTIALS", 3, 32), ("UPCAST", 1, 16), ("THREAD", 0, 2)
+    )
     gpu = typ(0, G)  # a thread per row, looping over it (``opt.kernel.finish``)
     case("row_softmax", ast, [zeros(n * m), a], want, tol=1e-5, opts={"cpu": opts, "gpu": gpu})
 
