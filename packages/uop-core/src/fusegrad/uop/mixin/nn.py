@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Self, TypeVar
 
 from fusegrad.uop.dtype import dtypes
-from fusegrad.uop.flags import ContextVar
+from fusegrad.uop.flags import WINO
 from fusegrad.uop.helpers import prod
 from fusegrad.uop.mixin.base import OpMixinBase
 
@@ -105,11 +105,6 @@ def _linear_rows(mat: Sequence[Sequence[float]], views: Sequence[_T], dim: int) 
     # on 32x64->64 56^2 it ran x0.92 (forward) and x1.0 (backward) of the direct form's speed
     # where stack runs x1.06 and x2.5
     return rows[0].stack(*rows[1:], dim=dim)
-
-
-#: WINO=1 forces Winograd for every 3x3 stride-1 convolution it can do (F(4x4,3x3)), WINO=2 or
-#: WINO=4 forces that output tile, WINO=0 disables it; unset (-1): ``_winograd_tile`` decides
-WINO = ContextVar("WINO", -1)
 
 
 def _winograd_tile(
