@@ -187,6 +187,15 @@ def test_zmm_compares_and_wheres_stay_whole_vectors() -> None:
         assert not re.search(r"vucomiss|set[a-z]+ |kmovw e", listing), name  # no lane of it
 
 
+def test_exp2_int_bits_stay_in_zmm_registers() -> None:
+    """softmax's exp2 builds its float32x16 power of two as int32x16 (shift, add, bitcast):
+    zmm integer instructions, not 16 lanes through the stack (movsxd)."""
+    r = X86Renderer(features=AVX512, listing=True)
+    listings = _listings(r, _workloads()["softmax"][0])
+    assert any("vpslld zmm" in s and "vcvtdq2ps zmm" in s for s in listings)
+    assert not any("movsxd" in s.split(".Lloop", 1)[-1] for s in listings)
+
+
 def test_masked_zmm_loads_and_stores_decode() -> None:
     from fusegrad.renderer.corpus import vector_gated_case
 

@@ -259,8 +259,9 @@ def _evex_forms() -> Iterator[Inst]:
     """Every EVEX instruction at 512 bits: registers 0-31, every addressing form (compressed
     and full displacements), embedded broadcasts, opmasks k1-k7 and zeroing."""
     triples = list(zip(ZMM, ZMM[7:] + ZMM[:7], ZMM[19:] + ZMM[:19], strict=True))
-    vector_ops = ("vsqrtps", "vsqrtpd")
-    binary = [op for op in EVEX if op not in (*vector_ops, *("vblendmps", "vblendmpd"))]
+    vector_ops = ("vsqrtps", "vsqrtpd", "vcvtdq2ps", "vcvttps2dq")
+    shifts = ("vpslld", "vpsrld", "vpsrad")
+    binary = [op for op in EVEX if op not in (*vector_ops, *shifts, "vblendmps", "vblendmpd")]
     binary = [op for op in binary if not op.startswith(("vmov", "vbroadcast", "vcmp", "vrnd"))]
     for op in binary:
         yield from (Inst(op, (a, b, c), vlen=64) for a, b, c in triples)
@@ -278,6 +279,9 @@ def _evex_forms() -> Iterator[Inst]:
         yield from (
             Inst(op, (KS[1], ZMM[17], m, Imm(3)), vlen=64) for m in [*EVEX_MEMS[::5], *_BCST]
         )
+    for op in shifts:  # the destination in vvvv
+        yield from (Inst(op, (a, b, Imm(a.num)), vlen=64) for a, b, _ in triples)
+        yield from (Inst(op, (ZMM[27], m, Imm(5)), vlen=64) for m in [*EVEX_MEMS[::5], *_BCST])
     for op in ("vrndscaleps", "vrndscalepd"):
         yield from (Inst(op, (a, b, Imm(11)), vlen=64) for a, b, _ in triples)
         yield from (Inst(op, (ZMM[20], m, Imm(11)), vlen=64) for m in [*EVEX_MEMS[::5], *_BCST])

@@ -13,7 +13,9 @@ into an opmask register, rounding (``vrndscale``), broadcasts, and moves — pla
 zero-masked loads (``vmovups_k``/``vmovups_kz``: masked-off lanes keep the destination or
 become 0, and never fault) and masked stores (``vmovups_kst``). The opmask is the last
 operand in the machine IR. ``kmovw`` (VEX-encoded) moves a mask between a general-purpose
-register and an opmask register.
+register and an opmask register. int32x16: add, sub, mullo, signed max, shifts (by an
+immediate: the destination in ``vvvv``; per lane: ``vpsllvd``...) and the float32 <->
+int32 conversions.
 """
 
 from __future__ import annotations
@@ -47,14 +49,28 @@ EVEX: dict[str, tuple[int, int, int, int]] = {
     "vbroadcastsd": (1, 2, 1, 0x19),
     "vmovups_st": (0, 1, 0, 0x11),
     "vmovups_kst": (0, 1, 0, 0x11),
+    # int32x16
+    "vpaddd": (1, 1, 0, 0xFE),
+    "vpsubd": (1, 1, 0, 0xFA),
+    "vpmulld": (1, 2, 0, 0x40),
+    "vpmaxsd": (1, 2, 0, 0x3D),
+    "vpsllvd": (1, 2, 0, 0x47),
+    "vpsrlvd": (1, 2, 0, 0x45),
+    "vpsravd": (1, 2, 0, 0x46),
+    **dict.fromkeys(("vpslld", "vpsrld", "vpsrad"), (1, 1, 0, 0x72)),
+    "vcvtdq2ps": (0, 1, 0, 0x5B),
+    "vcvttps2dq": (2, 1, 0, 0x5B),
 }
 #: register <- r/m (``vvvv`` unused)
 _RM = frozenset({"vmovups", "vmovups_k", "vmovups_kz", "vmovaps", "vsqrtps", "vsqrtpd"})
+_RM |= {"vcvtdq2ps", "vcvttps2dq"}
+#: shifts by an immediate (66.0F 72 /digit ib): the destination in ``vvvv``
+_SHIFT_IMM = {"vpslld": 6, "vpsrld": 2, "vpsrad": 4}
 _BROADCASTS = frozenset({"vbroadcastss", "vbroadcastsd"})
 _STORES = frozenset({"vmovups_st", "vmovups_kst"})
 _MASKED = frozenset({"vmovups_k", "vmovups_kz", "vmovups_kst", "vblendmps", "vblendmpd"})
 #: the imm8 forms: vcmp (dst k, src, r/m, imm), vrndscale (dst, r/m, imm)
-_IMM = frozenset({"vcmpps", "vcmppd", "vrndscaleps", "vrndscalepd"})
+_IMM = frozenset({"vcmpps", "vcmppd", "vrndscaleps", "vrndscalepd", *_SHIFT_IMM})
 _LENGTH = {16: 0, 32: 1, 64: 2}
 
 
@@ -85,6 +101,10 @@ def _operands(inst: Inst) -> tuple[int, int, Reg | Mem, int, bytes]:
         last = args.pop()
         assert isinstance(last, Imm)
         imm = bytes([last.value & 0xFF])
+    if inst.op in _SHIFT_IMM:
+        dst, src = args
+        assert isinstance(src, (Reg, Mem))
+        return _SHIFT_IMM[inst.op], _num(dst), src, mask, imm
     if inst.op in _STORES:
         mem, src = args
         assert isinstance(mem, Mem)

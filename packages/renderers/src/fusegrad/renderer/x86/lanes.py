@@ -53,7 +53,7 @@ _MASK_NATIVE = frozenset({Op.AND, Op.OR, Op.XOR, Op.ADD, Op.MUL, Op.SUB, Op.MAX}
 _COMPARES = frozenset({Op.CMPLT, Op.CMPNE, Op.CMPEQ})
 _CONVERSIONS = frozenset({Op.CAST, Op.BITCAST})
 _BUILT = frozenset({Op.VECTORIZE, Op.CONST, Op.VCONST})
-I32X8 = dtypes.int32.vec(8)
+I32X8, I32X16 = dtypes.int32.vec(8), dtypes.int32.vec(16)
 _INT_NATIVE = frozenset(
     {Op.ADD, Op.SUB, Op.MUL, Op.AND, Op.OR, Op.XOR, Op.SHL, Op.SHR, Op.MAX}
     | {Op.NEG, Op.TRUNC, Op.MULACC}
@@ -66,23 +66,25 @@ def float_vector(dt: DType, wide: bool = False) -> bool:
     return key in _FLOAT_VECTORS or (wide and key in _WIDE_VECTORS)
 
 
-def int_vector(dt: DType) -> bool:
-    """An int32x8 vector held whole in one ymm register (AVX2)."""
-    return dt is I32X8  # (dtypes are interned)
+def int_vector(dt: DType, wide: bool = False) -> bool:
+    """An int32x8 vector held whole in one ymm register (AVX2), or int32x16 in a zmm one
+    (``wide``, AVX-512)."""
+    return dt is I32X8 or (wide and dt is I32X16)  # (dtypes are interned)
 
 
 def reg_vector(dt: DType, wide: bool = False) -> bool:
     """A vector held whole in one register."""
-    return float_vector(dt, wide) or int_vector(dt)
+    return float_vector(dt, wide) or int_vector(dt, wide)
 
 
-def _conversion(x: UOp) -> bool:
-    """float32x8 <-> int32x8 CAST (vcvtdq2ps / vcvttps2dq) or BITCAST (the same register);
-    float16 <-> float32 CAST of 8 or 4 lanes (the same register, or rounded by F16C)."""
+def _conversion(x: UOp, wide: bool) -> bool:
+    """float32x8 <-> int32x8 CAST (vcvtdq2ps / vcvttps2dq) or BITCAST (the same register),
+    and float32x16 <-> int32x16 (``wide``); float16 <-> float32 CAST of 8 or 4 lanes (the
+    same register, or rounded by F16C)."""
     pair = {x.dtype, x.src[0].dtype}
     if x.op is Op.CAST and pair in _HALF_CASTS:
         return True
-    return pair == {I32X8, dtypes.float32.vec(8)}
+    return pair == {I32X8, F32.vec(8)} or (wide and pair == {I32X16, F32.vec(16)})
 
 
 _HALF_CASTS = [{F16.vec(n), F32.vec(n)} for n in (8, 4)]
@@ -104,15 +106,15 @@ def native(x: UOp, wide: bool = False) -> bool:
     too: ``wide``; float64x8 compares and wheres are selected per lane: their masks would
     need 8-byte lanes)."""
     dt = x.dtype
-    if x.op in _COMPARES and reg_vector(x.src[0].dtype, wide):
-        return mask_for(dt, x.src[0].dtype)
+    if x.op in _COMPARES and reg_vector(x.src[0].dtype, wide):  # (int32x16 ones: per lane)
+        return x.src[0].dtype is not I32X16 and mask_for(dt, x.src[0].dtype)
     if x.op is Op.WHERE and reg_vector(dt, wide):
         return x.src[0].dtype.scalar() is dtypes.bool and mask_for(x.src[0].dtype, dt)
     if x.op in _COMPARES or x.op is Op.WHERE:
         return False
     if float_vector(dt, wide):
         return x.op in _FLOAT_NATIVE
-    if int_vector(dt):
+    if int_vector(dt, wide):
         return x.op in _INT_NATIVE
     if mask_vector(dt, wide):
         return x.op in _MASK_NATIVE and all(s.dtype.count == dt.count for s in x.src)
@@ -127,7 +129,7 @@ def native_node(x: UOp, wide: bool = False) -> bool:
     if x.op in GroupOp.ALU:
         return native(x, wide)
     if x.op in _CONVERSIONS:
-        return _conversion(x)
+        return _conversion(x, wide)
     if x.op is Op.LOAD:
         return reg_vector(dt, wide)
     if x.op in _BUILT:

@@ -128,11 +128,11 @@ def vectorize(ctx: Selection, x: UOp) -> UOp:
         _mask_lanes(ctx, x, d)
     elif is_int(dt) and uniform:  # (a dword broadcast moves the bits as they are)
         ctx.emit("store", _temp(), ctx.gpr(x.src[0]), width=4)
-        ctx.emit("vbroadcastss", d, _temp(), vlen=32)
+        ctx.emit("vbroadcastss", d, _temp(), vlen=vlen(dt))
     elif is_int(dt):
         for i, s in enumerate(x.src):
             ctx.emit("store", _temp(4 * i), ctx.gpr(s), width=4)
-        ctx.emit("vmovups", d, _temp(), vlen=32)
+        ctx.emit("vmovups", d, _temp(), vlen=vlen(dt))
     elif uniform:  # one value in every lane
         op = "vbroadcastss" if register_lane(dt) == 4 else "vbroadcastsd"
         ctx.emit(op, d, ctx.vec(x.src[0]), vlen=vlen(dt))  # (a ymm one would zero a zmm's top)
@@ -176,7 +176,7 @@ def gep(ctx: Selection, x: UOp) -> UOp:
         return SELECTED
     if is_int(x.dtype):
         g = ctx.new(GPR)
-        ctx.emit("vmovups_st", _temp(), v, vlen=32)
+        ctx.emit("vmovups_st", _temp(), v, vlen=vlen(src.dtype))
         ctx.emit("movsxd", g, _temp(4 * lane), width=4)
         ctx.values[x] = g
         return SELECTED
@@ -193,46 +193,54 @@ def gep(ctx: Selection, x: UOp) -> UOp:
     return SELECTED
 
 
-# -- int32x8 (AVX2) ----------------------------------------------------------------------------
+# -- int32x8 (AVX2), int32x16 (AVX-512) -------------------------------------------------------
 
 _INT_BINARY = {
     Op.ADD: "vpaddd", Op.SUB: "vpsubd", Op.MUL: "vpmulld", Op.AND: "vpand",
     Op.OR: "vpor", Op.XOR: "vpxor", Op.MAX: "vpmaxsd",
 }  # fmt: skip
+#: the zmm forms of the bitwise ones (AVX512F names them by element size)
+_WIDE_INT = {"vpand": "vpandd", "vpor": "vpord", "vpxor": "vpxord"}
+
+
+def _int_name(op: str, size: int) -> str:
+    return _WIDE_INT.get(op, op) if size == 64 else op
 
 
 def _shift(ctx: Selection, x: UOp, d: VReg) -> None:
     """Per-lane shifts: a count past 31 (unsigned) gives 0, or the sign for SHR (what
     vpsllvd/vpsravd do); a constant count is an immediate."""
     a, b = x.src
+    n = vlen(x.dtype)
     op = "vpslld" if x.op is Op.SHL else "vpsrad"
     if b.op in CONSTS and len(set(b.arg if isinstance(b.arg, tuple) else (b.arg,))) == 1:
         count = (b.arg[0] if isinstance(b.arg, tuple) else b.arg) % (1 << 32)
         if count < 32 or x.op is Op.SHR:
-            ctx.emit(op, d, ctx.vec(a), Imm(min(count, 31)), vlen=32)
+            ctx.emit(op, d, ctx.vec(a), Imm(min(count, 31)), vlen=n)
         else:
-            ctx.emit("vpxor", d, d, d, vlen=32)
+            ctx.emit(_int_name("vpxor", n), d, d, d, vlen=n)
         return
-    ctx.emit(op[:-1] + "vd", d, ctx.vec(a), ctx.fsource(b), vlen=32)
+    ctx.emit(op[:-1] + "vd", d, ctx.vec(a), ctx.fsource(b), vlen=n)
 
 
 def int_op(ctx: Selection, x: UOp) -> UOp:
-    """int32x8 arithmetic (wrapping, as the scalar ops)."""
+    """int32x8/x16 arithmetic (wrapping, as the scalar ops)."""
     d = ctx.new(VEC)
+    n = vlen(x.dtype)
     if x.op in _INT_BINARY:
         a, b = x.src
-        ctx.emit(_INT_BINARY[x.op], d, ctx.vec(a), ctx.fsource(b), vlen=32)
+        ctx.emit(_int_name(_INT_BINARY[x.op], n), d, ctx.vec(a), ctx.fsource(b), vlen=n)
     elif x.op in _SHIFTS:
         _shift(ctx, x, d)
     elif x.op is Op.NEG:
-        ctx.emit("vpxor", d, d, d, vlen=32)
-        ctx.emit("vpsubd", d, d, ctx.fsource(x.src[0]), vlen=32)
+        ctx.emit(_int_name("vpxor", n), d, d, d, vlen=n)
+        ctx.emit("vpsubd", d, d, ctx.fsource(x.src[0]), vlen=n)
     elif x.op is Op.TRUNC:
         d = ctx.vec(x.src[0])
     else:  # MULACC: a * b + c
         a, b, c = x.src
-        ctx.emit("vpmulld", d, ctx.vec(a), ctx.fsource(b), vlen=32)
-        ctx.emit("vpaddd", d, d, ctx.fsource(c), vlen=32)
+        ctx.emit("vpmulld", d, ctx.vec(a), ctx.fsource(b), vlen=n)
+        ctx.emit("vpaddd", d, d, ctx.fsource(c), vlen=n)
     ctx.values[x] = d
     return SELECTED
 
@@ -249,6 +257,7 @@ def conversion(ctx: Selection, x: UOp) -> UOp:
         ctx.values[x] = ctx.copy_reg(src, vlen(x.dtype))
         round_half(ctx, ctx.values[x], vlen(x.dtype))
         return SELECTED
-    ctx.emit("vcvtdq2ps" if x.dtype.scalar() is dtypes.float32 else "vcvttps2dq", d, src, vlen=32)
+    op = "vcvtdq2ps" if x.dtype.scalar() is dtypes.float32 else "vcvttps2dq"
+    ctx.emit(op, d, src, vlen=vlen(x.dtype))
     ctx.values[x] = d
     return SELECTED
