@@ -158,12 +158,6 @@ def test_multi_graph_runner_runs_graph_calls_with_new_inputs() -> None:
     assert _values(_output(plain), 2) == [-2.0, 46.0]
 
 
-_NEEDS_REALIZE = pytest.mark.xfail(
-    strict=True, reason="requests/compat.md #1: engine.realize hands graph calls to engine.linear"
-)
-
-
-@_NEEDS_REALIZE
 def test_compile_linear_plan_of_graph_calls_has_every_kernel() -> None:
     _require_graphs()
     x = Tensor(np.ones(2, np.float32)).realize()
@@ -172,7 +166,6 @@ def test_compile_linear_plan_of_graph_calls_has_every_kernel() -> None:
     assert plan.kernels == len(linear.src) == 4
 
 
-@_NEEDS_REALIZE
 def test_run_linear_runs_graph_calls() -> None:
     _require_graphs()
     linear, want = _two_devices()

@@ -377,12 +377,14 @@ def to_numpy(u: UOp) -> np.ndarray[Any, Any]:
 
 def compile_linear(linear: UOp) -> Any:
     """The ``LaunchPlan`` of a LINEAR of CALLs (``Tensor.linear_with_vars``,
-    ``schedule_linear``): every kernel compiled and loaded, nothing run."""
+    ``schedule_linear``): every kernel compiled and loaded, nothing run (a graph call's
+    kernels as its batch's steps)."""
+    from fusegrad.engine.linear import flatten_graph_calls
     from fusegrad.engine.plan import calls_plan
 
     if linear.op is not Ops.LINEAR:
         raise TypeError(f"compile_linear: expected a LINEAR of CALLs, got {linear.op!r}")
-    plan, _ = calls_plan(linear.src)
+    plan, _ = calls_plan(flatten_graph_calls(linear.src))
     return plan
 
 
@@ -390,11 +392,15 @@ def run_linear(linear: UOp, var_vals: dict[str, int] | None = None) -> None:
     """Run a LINEAR of CALLs (``Tensor.linear_with_vars``, ``schedule_linear``) on its
     buffers, allocating those it creates, with the bound Variables' values (``var_vals``
     overrides them by name). Returns once submitted; reading a buffer waits for it."""
+    from fusegrad.engine.linear import has_graph_calls, run_graph_linear
     from fusegrad.engine.plan import bound_values, calls_plan, run_plan
 
     if linear.op is not Ops.LINEAR:
         raise TypeError(f"run_linear: expected a LINEAR of CALLs, got {linear.op!r}")
     if not linear.src:
+        return
+    if has_graph_calls(linear):  # each graph call one device-graph submission
+        run_graph_linear(linear, var_vals)
         return
     plan, uops = calls_plan(linear.src)
     run_plan(plan, uops, {**bound_values(linear.src), **(var_vals or {})})
