@@ -87,6 +87,17 @@ def test_winograd_on_ints_keeps_the_direct_form() -> None:
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.kernels
+def test_winograd_on_half_keeps_the_direct_form() -> None:
+    x, w, _ = _data((1, 4, 3, 6, 6, 1))
+    xh, wh = Tensor(x).half(), Tensor(w).half()
+    with Context(WINO=4):
+        forced = xh.conv2d(wh, padding=1).numpy()
+    with Context(WINO=0):
+        direct = xh.conv2d(wh, padding=1).numpy()
+    np.testing.assert_array_equal(forced, direct)
+
+
 #: the benchmark's shapes (tools/bench/conv.py --cases) and the measured ones of the rule's
 #: docstring: (kernel, stride, dilation, groups, (cin, cout, images, out h, out w)) -> tile
 RULE = {
