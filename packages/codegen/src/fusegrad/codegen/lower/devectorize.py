@@ -76,9 +76,17 @@ def _key(x: _Lane, offset: int) -> _Key:
     return (x.valid, x.base, offset)
 
 
-def _aligned(head: _Lane, start: int, width: int) -> bool:
-    factor = head.base.const_factor() if head.base is not None else 0
-    return start % width == 0 and factor % width == 0
+def _aligned(head: _Lane, start: int, width: int, factors: dict[UOp, int]) -> bool:
+    """A run of ``width`` lanes from ``head.base + start`` starts at a multiple of ``width``
+    (``factors``: each base's ``const_factor``, found once per base)."""
+    if start % width:
+        return False
+    base = head.base
+    if base is None:
+        return True
+    if (factor := factors.get(base)) is None:
+        factor = factors[base] = base.const_factor()
+    return factor % width == 0
 
 
 def _runs(ctx: LowerContext, dt: DType, lanes: list[_Lane]) -> list[tuple[int, tuple[int, ...]]]:
@@ -95,6 +103,7 @@ def _runs(ctx: LowerContext, dt: DType, lanes: list[_Lane]) -> list[tuple[int, t
     done: set[int] = set()
     out: list[tuple[int, tuple[int, ...]]] = []
     options = widths(ctx, dt)
+    factors: dict[UOp, int] = {}
     for k, x in enumerate(lanes):
         if k in done:
             continue
@@ -105,7 +114,7 @@ def _runs(ctx: LowerContext, dt: DType, lanes: list[_Lane]) -> list[tuple[int, t
         for width in options:
             start = x.offset - x.offset % width
             keys = [_key(x, start + j) for j in range(width)]
-            if _aligned(x, start, width) and all(key in at for key in keys):
+            if _aligned(x, start, width, factors) and all(key in at for key in keys):
                 run = tuple(at[key] for key in keys)
                 out.append((run[0], run))
                 for key in keys:
