@@ -646,3 +646,17 @@ def test_emulated_dtypes_applies_to_a_kernel_compiled_before() -> None:
     for kernel_ast, _, knobs in programs._KERNELS:
         by_ast.setdefault(kernel_ast, set()).add(knobs[2])
     assert {"", "half"} in by_ast.values()  # one kernel loaded under both settings
+
+
+def test_bitcast_between_bool_and_bytes(tmp_path: Path) -> None:
+    # a bool is stored as one byte (0 or 1): a byte bitcast to bool is True when nonzero, a bool
+    # bitcast to a byte is 0 or 1 (safetensors stores bool tensors as bytes and loads them so)
+    raw = np.array([0, 1, 2, 255, 0, 1, 0, 7], np.uint8)
+    flags = (Tensor(raw) + 0).bitcast(dtypes.bool)
+    assert flags.tolist() == (raw != 0).tolist()
+    b = np.array([True, False, True, True, False])
+    assert (Tensor(b) | False).bitcast(dtypes.uint8).tolist() == [1, 0, 1, 1, 0]
+    assert (Tensor(b) | False).bitcast(dtypes.int8).tolist() == [1, 0, 1, 1, 0]
+    path = tmp_path / "flags.safetensors"
+    nn.state.safe_save({"mask": Tensor(b)}, str(path))
+    assert nn.state.safe_load(str(path))["mask"].to("CPU").tolist() == b.tolist()

@@ -290,8 +290,14 @@ _FROM_BITS = {dtypes.float16: "fg_h2f", dtypes.bfloat16: "fg_bf2f", dtypes.float
 def bitcast_expr(a: str, src: DType, dst: DType) -> str:
     """Scalar BITCAST (same width): through the unsigned integer of that width."""
     s, d = src.scalar(), dst.scalar()
-    if s.itemsize != d.itemsize or dtypes.bool in (s, d):
+    if s.itemsize != d.itemsize:
         raise NotImplementedError(f"C renderer: BITCAST {src!r} -> {dst!r}")
+    if s is d:
+        return a
+    if s is dtypes.bool:  # a bool is stored as the byte 0 or 1
+        a, s = f"(unsigned char)({a})", dtypes.uint8
+    if d is dtypes.bool:  # any nonzero byte reads as True, as a load of a bool does
+        return f"({bitcast_expr(a, s, dtypes.uint8)} != 0)"
     to_bits = {**_TO_BITS, dtypes.float64: "fg_dbits"}.get(s)
     bits = f"{to_bits}({a})" if to_bits else f"({_unsigned(s)}){a}"
     from_bits = {**_FROM_BITS, dtypes.float64: "fg_bitsd"}.get(d)

@@ -381,8 +381,15 @@ def render_bitcast(o: str, a: str, src: DType, dst: DType) -> CastResult:
     """Instructions reinterpreting ``a``'s bits as ``dst`` (same width per lane)."""
     if src.count != dst.count or src.scalar().itemsize != dst.scalar().itemsize:
         raise NotImplementedError(f"LLVM renderer: BITCAST {src!r} -> {dst!r} changes width")
-    if dtypes.bool in (src.scalar(), dst.scalar()):
-        raise NotImplementedError("LLVM renderer: BITCAST of bool")
+    byte = vec("i8", src.count)
+    if src.scalar() == dtypes.bool and dst.scalar() == dtypes.bool:
+        return _alias(a)
+    if src.scalar() == dtypes.bool:  # a bool is stored as the byte 0 or 1
+        zext = [f"{o}.bits = zext {vec('i1', src.count)} {a} to {byte}"]
+        more, out = from_bits(o, f"{o}.bits", dst)
+        return zext + more, out
     lines, bits = to_bits(f"{o}.bits", a, src)
+    if dst.scalar() == dtypes.bool:  # any nonzero byte reads as True, as a load of a bool does
+        return [*lines, f"{o} = icmp ne {byte} {bits}, zeroinitializer"], o
     more, out = from_bits(o, bits, dst)
     return lines + more, out

@@ -689,6 +689,12 @@ def _cast_op(p: _Program, u: UOp) -> None:
 
 def _bitcast(p: _Program, u: UOp) -> None:
     src, dst = u.src[0].dtype.scalar(), u.dtype.scalar()
+    if dtypes.bool in (src, dst) and src != dst and {src.itemsize, dst.itemsize} == {1}:
+        if dtypes.is_float(src) or dtypes.is_float(dst):  # a bool's byte as an fp8's bits
+            raise NotImplementedError(f"NIR renderer: BITCAST {src} -> {dst}")
+        # a bool (1 bit in NIR) is stored as the byte 0 or 1; any nonzero byte reads as True
+        p.vals[u] = [_cast(p.nir, src, dst, x) for x in p.vals[u.src[0]]]
+        return
     if bits(src) != bits(dst):
         raise NotImplementedError(f"NIR renderer: BITCAST {src} -> {dst} changes the size")
     p.vals[u] = p.vals[u.src[0]]  # NIR values are untyped bits
