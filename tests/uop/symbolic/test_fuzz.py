@@ -35,7 +35,11 @@ def test_quick_slice_has_no_mismatches_by_evaluation() -> None:
 
 def test_quick_slice_is_proven_by_z3() -> None:
     pytest.importorskip("z3")
-    report = _fuzzer().run(100, seed=7, use_z3=True)
+    fuzzer = _fuzzer()
+    # z3's limit is wall time: on a loaded machine the fuzzer's 500 ms per proof left 14 of 100
+    # unknown (2 on a quiet one); 2 s keeps the count a property of the expressions, not the load
+    fuzzer.Z3_TIMEOUT_MS = 2000
+    report = fuzzer.run(100, seed=7, use_z3=True)
     assert not report.failures, "\n".join(report.failures[:3])
     assert report.unknown < 10  # z3 decides nearly all
 
