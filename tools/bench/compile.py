@@ -11,7 +11,7 @@ and a warm compile cache, for each renderer available here (LLVM; C with gcc and
 the scheduler makes for small frontend workloads and, when the weights package is installed,
 for MiniLM's first call: CPU time per kernel, the first lowering of each kernel (cold: nothing
 cached yet) and the best of the repeats (warm: the simplifier's per-node caches are filled), and
-how much of it the optimizer's "apply opts" stage takes.
+how much of it the optimizer (``optimize``: choosing and applying the opts) takes.
 
 Kernels: ``elementwise`` is a typical fused elementwise kernel (``relu(a * b + c)`` over
 float32.vec(4) lanes in a loop, the shape the optimizer gives), the others are conformance
@@ -24,6 +24,7 @@ elementwise kernel: cold < 20 ms, warm < 1 ms. Run with ``tools/dev bench compil
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import resource
 import shutil
@@ -32,6 +33,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fusegrad.codegen import Compiler, DiskCache, Renderer
 from fusegrad.renderer import CCompiler, CRenderer, LLVMCompiler, LLVMRenderer
@@ -49,6 +51,9 @@ from fusegrad.renderer.corpus import (
     store,
 )
 from fusegrad.uop import Ops, UOp, dtypes
+
+if TYPE_CHECKING:
+    from fusegrad.tensor import Tensor
 
 
 def elementwise(width: int = 4, n: int = 4096) -> list[UOp]:
@@ -109,7 +114,7 @@ def bench_renderer(
     compiler.compile(str(renderer.render(elementwise(8), "warmup")))
     for name, uops in kernels(renderer).items():
         src = str(renderer.render(uops, "bench"))
-        render, _ = median_ms(lambda uops=uops: renderer.render(uops, "bench"), repeats)
+        render, _ = median_ms(functools.partial(renderer.render, uops, "bench"), repeats)
         fresh = iter(range(10**6))
 
         def cold(src: str = src, fresh: Iterator[int] = fresh) -> None:
@@ -119,7 +124,7 @@ def bench_renderer(
         cold_ms, cold_cpu = median_ms(cold, repeats)
         compiler.disk = DiskCache("compile", folder / "warm.db")
         compiler.compile_cached(src)
-        warm_ms, _ = median_ms(lambda src=src: compiler.compile_cached(src), repeats * 10)
+        warm_ms, _ = median_ms(functools.partial(compiler.compile_cached, src), repeats * 10)
         print(
             f"{label:8s} {name:28s} render {render:6.2f} ms  cold {cold_ms:7.2f} ms "
             f"(cpu {cold_cpu:7.2f} ms)  warm {warm_ms:6.3f} ms  [{len(src.splitlines())} lines]"
@@ -147,9 +152,21 @@ def _workloads() -> dict[str, Callable[[], list[UOp]]]:
         "softmax 64x512": lambda: asts(t(64, 512).softmax(-1)),
         "layernorm 64x384": lambda: asts(t(64, 384).layernorm()),
         "conv2d 8x16x32x32": lambda: asts(t(8, 16, 32, 32).conv2d(t(32, 16, 3, 3)).relu()),
+        "conv2d winograd 8x64x28x28": lambda: _winograd_asts(t(8, 64, 28, 28), t(64, 64, 3, 3)),
         "embedding 1000x64": lambda: asts(t(1000, 64)[ids]),
         "minilm first call": _minilm_asts,
     }
+
+
+def _winograd_asts(x: Tensor, w: Tensor) -> list[UOp]:
+    """The kernels of a 3x3 conv2d with padding 1 as Winograd (``WINO=1``)."""
+    from fusegrad.codegen.schedule import get_kernel_graph
+    from fusegrad.uop import Context
+
+    with Context(WINO=1):
+        out = x.conv2d(w, padding=1)
+    kg = get_kernel_graph(UOp.sink(out.uop), cache=None)
+    return [k.src[0] for k in kg.kernels]
 
 
 def _minilm_asts() -> list[UOp]:
@@ -176,12 +193,11 @@ def _minilm_asts() -> list[UOp]:
 
 def bench_lowering(repeats: int) -> None:
     """Print per workload: kernels, median cold and warm ``to_program`` ms per kernel."""
-    from fusegrad.codegen.lower import pipeline
-    from fusegrad.codegen.lower.context import LowerContext
+    from fusegrad.codegen import program
+    from fusegrad.codegen.opt import optimize
     from fusegrad.runtime import Device
 
     renderer = Device["CPU"].renderer
-    opts_stage = next(s for s in pipeline.STAGES if s.name == "apply opts")
     for name, make in _workloads().items():
         kernels = make()
         if not kernels:
@@ -190,24 +206,24 @@ def bench_lowering(repeats: int) -> None:
         cold = []
         for ast in kernels:
             start = _cpu_seconds()
-            pipeline.to_program(ast, renderer)
+            program.to_program(ast, renderer)
             cold.append(_cpu_seconds() - start)
         warm = [float("inf")] * len(kernels)
         for _ in range(repeats):
-            pipeline._cache.clear()
+            program.clear_programs()
             for i, ast in enumerate(kernels):
                 start = _cpu_seconds()
-                pipeline.to_program(ast, renderer)
+                program.to_program(ast, renderer)
                 warm[i] = min(warm[i], _cpu_seconds() - start)
         opts = 0.0
         for ast in kernels:
             start = _cpu_seconds()
-            opts_stage.run(ast, LowerContext(renderer))
+            optimize(ast, renderer)
             opts += _cpu_seconds() - start
         print(
             f"lower    {name:28s} {len(kernels):3d} kernels  cold median "
             f"{statistics.median(cold) * 1e3:7.2f} ms (total {sum(cold) * 1e3:7.1f} ms)  warm median "
-            f"{statistics.median(warm) * 1e3:7.2f} ms  [apply opts {opts * 1e3:6.1f} ms in all]"
+            f"{statistics.median(warm) * 1e3:7.2f} ms  [optimize {opts * 1e3:6.1f} ms in all]"
         )
 
 

@@ -8,8 +8,19 @@ import itertools
 
 from fusegrad.codegen.lower.context import LowerContext, nesting_key, sorted_ranges
 from fusegrad.codegen.lower.simplify import pm_simplify
-from fusegrad.codegen.lower.walk import nodes, rebuild, toposort
-from fusegrad.uop import AxisType, GroupOp, Ops, PatternMatcher, UOp, UPat, dtypes, graph_rewrite
+from fusegrad.codegen.lower.walk import nodes, toposort
+from fusegrad.uop import (
+    AxisType,
+    GroupOp,
+    Ops,
+    PatternMatcher,
+    UOp,
+    UPat,
+    dtypes,
+    graph_rewrite,
+    graph_rewrite_map,
+    sym,
+)
 
 
 def _target_axis(kind: AxisType, ctx: LowerContext) -> AxisType:
@@ -174,24 +185,56 @@ def _merged(sink: UOp, a: UOp, b: UOp) -> UOp:
     """``sink`` with loops ``a`` (outer) and ``b`` as one loop, index math simplified."""
     size = b.src[0].arg
     m = UOp.range(a.src[0].arg * size, a.arg[0], a.arg[1])
-    mapping = {a: m // size, b: m % size}
+    order = toposort(sink.substitute({a: m // size, b: m % size}))
+    simple = _simplified([r for u in order for r in _index_math(u, m)])
+    new: dict[UOp, UOp] = {}
+    for u in order:
+        srcs = tuple(new[s] for s in u.src)
+        v = u if all(x is y for x, y in zip(srcs, u.src, strict=True)) else u.replace(src=srcs)
+        new[u] = _fixed(u, v, m, simple)
+    return new[order[-1]]
 
-    def fix(u: UOp) -> UOp | None:
-        if u.op in (Ops.END, Ops.REDUCE):
-            rs = [r for s in u.src[1:] for r in ((s,) if s.op is Ops.RANGE else (m,))]
-            srcs = (u.src[0], *dict.fromkeys(rs))
-            return u.replace(src=srcs) if srcs != u.src else None
-        if m not in u.ranges:
-            return None
-        if u.op is Ops.INDEX:
-            return u.replace(src=(u.src[0], u.src[1].simplify(), *u.src[2:]))
-        if u.op in GroupOp.Comparison and u.src[0].dtype.scalar() is dtypes.weakint:
-            return u.simplify()
-        if u.op is Ops.CAST and u.src[0].dtype.scalar() is dtypes.weakint:
-            return u.replace(src=(u.src[0].simplify(),))
-        return None
 
-    return rebuild(sink.substitute(mapping), fix)
+def _index_math(u: UOp, m: UOp) -> tuple[UOp, ...]:
+    """The index math of ``u`` that is simplified once ``m`` is in it: an INDEX's address, an
+    int comparison, a cast int."""
+    if m not in u.ranges:
+        return ()
+    if u.op is Ops.INDEX:
+        return (u.src[1],)
+    if u.op in GroupOp.Comparison and u.src[0].dtype.scalar() is dtypes.weakint:
+        return (u,)
+    if u.op is Ops.CAST and u.src[0].dtype.scalar() is dtypes.weakint:
+        return (u.src[0],)
+    return ()
+
+
+def _simplified(roots: list[UOp]) -> dict[UOp, UOp]:
+    """Each of ``roots`` -> its ``UOp.simplify()``, all in one rewrite: the index expressions
+    of a kernel share most of their subexpressions, simplified once each this way. (The
+    rules are pure and a rewrite's result a fixed point, so a node's result is the same
+    whether its sources were simplified before or not, alone or with others.)"""
+    if not roots:
+        return {}
+    return graph_rewrite_map(UOp.sink(*dict.fromkeys(roots)), sym, name="simplify")
+
+
+def _fixed(u: UOp, v: UOp, m: UOp, simple: dict[UOp, UOp]) -> UOp:
+    """Node ``u`` of the merged graph, ``v`` it on its fixed sources: END/REDUCE close ``m``
+    once (in place of the two loops), index math simplified (``simple``, see
+    ``_index_math``)."""
+    if u.op in (Ops.END, Ops.REDUCE):
+        rs = [r for s in v.src[1:] for r in ((s,) if s.op is Ops.RANGE else (m,))]
+        srcs = (v.src[0], *dict.fromkeys(rs))
+        return v.replace(src=srcs) if srcs != v.src else v
+    found = _index_math(u, m)
+    if not found or m not in v.ranges:  # (fixed sources can drop m: the node is kept)
+        return v
+    if u.op is Ops.INDEX:
+        return v.replace(src=(v.src[0], simple[found[0]], *v.src[2:]))
+    if u.op is Ops.CAST:
+        return v.replace(src=(simple[found[0]],))
+    return simple[u]
 
 
 def merge_ranges(sink: UOp) -> UOp:
