@@ -308,6 +308,11 @@ class Compiler:
     #: a name for the cache key; include the flags and target that change the output
     cache_key: str = ""
 
+    #: whether ``compile_cached`` may run in a worker thread while the caller goes on: it is
+    #: thread-safe and spends its time outside the GIL (in C or a subprocess), so a plan
+    #: lowers its next kernel meanwhile (``engine.programs``, ``COMPILE_THREADS``)
+    threaded: bool = False
+
     def __init__(self, cachekey: str | None = None, *, cache_key: str | None = None) -> None:
         # ``cachekey`` is tinygrad's name; ``cache_key=`` fusegrad's compilers pass
         key = cachekey if cachekey is not None else cache_key

@@ -39,6 +39,7 @@ from fusegrad.engine.programs import (
     Kernel,
     compiling,
     get_kernel,
+    preload,
     program_knobs,
     raw_knobs,
 )
@@ -220,11 +221,15 @@ def calls_plan(calls: Sequence[UOp], fresh: Sequence[UOp] = ()) -> tuple[LaunchP
     the calls use; ``fresh``: those the graph created)."""
     slot_of: dict[UOp, int] = {}
     steps = []
+    kernels = [(c.src[0], [s for s in c.src[1:] if s.op in BUFFER_OPS]) for c in calls]
     with compiling(len(calls)):  # one progress bar over the plan's compiles
-        for call in calls:
-            bufs = [s for s in call.src[1:] if s.op in BUFFER_OPS]
+        # lowered here while the ones before compile in other threads
+        preload(
+            (ast, device(buffer_device(bufs[0]))) for ast, bufs in kernels if ast.op is not Ops.COPY
+        )
+        for ast, bufs in kernels:
             slots = tuple(slot_of.setdefault(b, len(slot_of)) for b in bufs)
-            steps.append(_step(call.src[0], bufs, slots))
+            steps.append(_step(ast, bufs, slots))
     given = tuple(range(len(slot_of)))
     made = frozenset(slot_of[b] for b in fresh if b in slot_of)
     plan = LaunchPlan(tuple(steps), len(slot_of), given, fresh=made)
@@ -258,13 +263,19 @@ def _template_plan(tpl: ScheduleTemplate, sources: Sequence[UOp]) -> LaunchPlan 
         views[found] = View(base, int(size), b.dtype, int(offset) * b.dtype.itemsize)
         return found
 
-    steps = []
+    kernels = []
+    for ast, bufs, _ in tpl.calls:
+        slots = [slot(b) for b in bufs]
+        if not bufs or any(s is None for s in slots):
+            return None  # a view of a buffer the template doesn't know: the kernel graph
+        kernels.append((ast, bufs, tuple(s for s in slots if s is not None)))
     with compiling(len(tpl.calls)):  # one progress bar over the plan's compiles
-        for ast, bufs, _ in tpl.calls:
-            slots = [slot(b) for b in bufs]
-            if not bufs or any(s is None for s in slots):
-                return None  # a view of a buffer the template doesn't know: the kernel graph
-            steps.append(_step(ast, bufs, tuple(s for s in slots if s is not None)))
+        preload(
+            (ast, device(buffer_device(bufs[0])))
+            for ast, bufs, _ in kernels
+            if ast.op is not Ops.COPY
+        )
+        steps = [_step(ast, bufs, slots) for ast, bufs, slots in kernels]
     whole = all(_whole_output(o, src) for o, src in zip(tpl.outputs, sources, strict=True))
     made = frozenset(range(len(tpl.inputs), len(given)))
     plan = LaunchPlan(

@@ -10,24 +10,38 @@ the on-disk BEAM cache, also in later processes).
 Compiling shows a progress bar (tqdm, on stderr): with ``DEBUG>=1`` for every compile, and on
 a terminal when a batch of compiles (``compiling``: a plan's kernels) runs longer than
 ``PROGRESS_DELAY_S``. Not on a non-terminal stderr (CI logs) unless ``DEBUG>=1`` asks for it;
-kernels already loaded never touch it."""
+kernels already loaded never touch it.
+
+A plan's kernels not loaded yet go through ``preload`` first: each is lowered in the calling
+thread while the kernel before it compiles in a small thread pool (``COMPILE_THREADS``
+workers; 0: none), for compilers that release the GIL (``Compiler.threaded``: llvmlite's
+LLVM). Then they load in order; a compile error is raised in the caller, the first in plan
+order, as sequential compiling would. Under ``DEBUG>=1``, ``PROFILE`` or ``BEAM>=1`` every
+kernel lowers, compiles and loads in turn (their output and records stay in that order)."""
 
 from __future__ import annotations
 
 import sys
 import threading
 import time
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from fusegrad.codegen import ProgramSpec, Renderer, to_program
+from fusegrad.codegen import ProgramSpec, Renderer, host_cpu_count, to_program
 from fusegrad.codegen.opt import BEAM, NOOPT
 from fusegrad.runtime import Compiled, Program, host_span
+from fusegrad.runtime.flags import PROFILE
 from fusegrad.uop import DEBUG, ContextVar, UOp
 
 #: the lowering's dtype-emulation setting, declared by codegen (the same object by name)
 EMULATED_DTYPES = ContextVar("EMULATED_DTYPES", "")
+
+COMPILE_THREADS = ContextVar("COMPILE_THREADS", -1)
+"""Worker threads compiling a plan's kernels while the caller lowers the next one: 0 compiles
+each in turn in the caller; below 0 (the default), one per core."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +195,12 @@ def _compile(key: tuple[UOp, Renderer, tuple[object, ...]], ast: UOp, device: Co
     beam = BEAM >= 1
     with host_span("lower"):
         spec = to_program(ast, renderer, timer=device.timer) if beam else to_program(ast, renderer)
+    return _load(key, spec, device, bar, None)
+
+
+def _load(key: tuple[UOp, Renderer, tuple[object, ...]], spec: ProgramSpec, device: Compiled,
+          bar: Any, lib: Future[bytes] | None) -> Kernel:  # fmt: skip
+    """Load ``spec`` (compiling it now, or taking the binary ``lib`` compiles) into the cache."""
     names = tuple(str(v.arg[0]) for v in spec.variables)
     fixed = None
     if not names:
@@ -189,11 +209,79 @@ def _compile(key: tuple[UOp, Renderer, tuple[object, ...]], ast: UOp, device: Co
     if bar is not None:
         bar.set_postfix_str(f"{device.device} {spec.name}", refresh=DEBUG >= 1)
     with host_span("compile", kernel=spec.name, device=device.device):
-        program = device.load(spec)
+        program = device.load(spec) if lib is None else device.load(spec, lib.result())
     kernel = _KERNELS[key] = Kernel(spec, program, names, fixed)
     if bar is not None:
         bar.update(1)
     return kernel
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOL_LOCK = threading.Lock()
+
+
+def _compile_pool() -> ThreadPoolExecutor | None:
+    """The compile threads (made on first use, again when ``COMPILE_THREADS`` changes), or
+    None where it is 0."""
+    n = int(COMPILE_THREADS.value)
+    n = host_cpu_count() if n < 0 else n
+    if n == 0:
+        return None
+    with _POOL_LOCK:
+        if n not in _POOLS:
+            for old in _POOLS.values():
+                old.shutdown(wait=False)
+            _POOLS.clear()
+            _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix="fusegrad-compile")
+        return _POOLS[n]
+
+
+def _as_text(src: str | bytes) -> str:
+    return src if isinstance(src, str) else src.decode()
+
+
+_Pending = tuple[tuple[UOp, Renderer, tuple[object, ...]], ProgramSpec, Compiled, "Future[bytes]"]
+
+
+def preload(kernels: Iterable[tuple[UOp, Compiled]]) -> None:
+    """Load the kernels of ``kernels`` (a plan's, in order) not loaded yet, lowering each in
+    this thread while the compile pool compiles those before it; ``get_kernel`` then finds
+    them. Kernels whose compiler isn't ``threaded`` are left to ``get_kernel`` (they compile
+    in turn), as is everything under ``DEBUG>=1``, ``PROFILE``, ``BEAM>=1`` or
+    ``COMPILE_THREADS=0``. Errors come in plan order: an error lowering (or listing) a
+    kernel is raised after those before it loaded, or their compile error instead."""
+    if DEBUG >= 1 or PROFILE.value or BEAM >= 1:
+        return
+    pending: list[_Pending] = []
+    seen: set[tuple[UOp, Renderer, tuple[object, ...]]] = set()
+    pool: ThreadPoolExecutor | None = None
+    knobs = program_knobs()
+    try:
+        for ast, device in kernels:
+            if not device.compiler.threaded:
+                continue
+            key = (ast, device.renderer, knobs)
+            if key in _KERNELS or key in seen:
+                continue
+            seen.add(key)
+            if pool is None and (pool := _compile_pool()) is None:
+                return
+            with host_span("lower"):
+                spec = to_program(ast, device.renderer)
+            pending.append((key, spec, device, pool.submit(device.compile, _as_text(spec.src))))
+    except BaseException:
+        _finish(pending)  # an earlier kernel's compile error comes first
+        raise
+    _finish(pending)
+
+
+def _finish(pending: list[_Pending]) -> None:
+    """Load the compiled kernels in order (the batch bar counts them)."""
+    batch = _BARS.open
+    for key, spec, device, lib in pending:
+        if batch is not None:
+            batch.compiles()
+        _load(key, spec, device, None if batch is None else batch.bar, lib)
 
 
 def clear_kernels() -> None:

@@ -536,6 +536,8 @@ class LLVMCompiler(Compiler):
     ``LLVM_FEATURES``, empty meaning the host's) choose the target; all are in the cache key.
     """
 
+    threaded = True  # llvmlite's calls release the GIL (one at a time: its lock, and ours)
+
     def __init__(
         self, opt_level: int | None = None, cpu: str | None = None, features: str | None = None
     ) -> None:
@@ -554,6 +556,7 @@ class LLVMCompiler(Compiler):
         version = ".".join(map(str, llvm.llvm_version_info))
         key = f"llvm{version}:{self.target_machine.triple}:{self.cpu}:{self.features}:O{self.opt_level}"
         super().__init__(cache_key=key)
+        self._target: tuple[str, str] | None = None
 
     def _parse(self, src: str) -> Any:
         try:
@@ -567,8 +570,12 @@ class LLVMCompiler(Compiler):
 
     def _optimized(self, src: str) -> Any:
         mod = self._parse(src)
-        mod.triple = self.target_machine.triple
-        mod.data_layout = str(self.target_machine.target_data)
+        # the target's strings, worked out once: each llvmlite call hands the GIL back and
+        # forth, which a busy thread beside the compile thread (COMPILE_THREADS) makes slow
+        if self._target is None:
+            tm = self.target_machine
+            self._target = (tm.triple, str(tm.target_data))
+        mod.triple, mod.data_layout = self._target
         if self.opt_level > 0:
             pto = llvm.create_pipeline_tuning_options(speed_level=min(self.opt_level, 3))
             # fusegrad's optimizer unrolls (UPCAST/UNROLL); LLVM's unroller would double the
