@@ -25,6 +25,7 @@ doesn't fire (``sym`` first lifts ``Invalid`` out of the expression).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from fusegrad.uop.alu import exec_alu
 from fusegrad.uop.compare import (
@@ -510,6 +511,33 @@ pm_algebra = PatternMatcher(
 
 symbolic = symbolic_simple + pm_algebra + commutative
 sym = pm_validity + symbolic
+
+
+def simplify_together(roots: Iterable[UOp]) -> dict[UOp, UOp]:
+    """Each of ``roots`` -> ``root.simplify()``, all in one rewrite with ``sym``: expressions
+    that share subexpressions (the addresses of a kernel) have each of those simplified once,
+    not once per expression. A node's result does not depend on what else is rewritten with
+    it (the rules are pure), so each is what ``simplify`` alone gives; and each is remembered
+    as ``simplify`` remembers it (a later ``root.simplify()`` is a lookup).
+
+    >>> x = UOp.variable("x", 0, 7)
+    >>> simplify_together([(x * 8 + 3) // 8, x + 0]) == {(x * 8 + 3) // 8: x, x + 0: x}
+    True
+    """
+    from fusegrad.uop.rewrite import graph_rewrite_map
+
+    wanted = list(dict.fromkeys(roots))
+    if not wanted:
+        return {}
+    done = graph_rewrite_map(UOp.sink(*wanted), sym, name="simplify")
+    out: dict[UOp, UOp] = {}
+    for root in wanted:
+        simple = out[root] = done[root]
+        # UOp.simplify's cache (a node that is its own result stores True: no cycle)
+        root.__dict__["_simplified"] = True if simple is root else simple
+        simple.__dict__["_simplified"] = True
+    return out
+
 
 # -- the other names tinygrad exports from tinygrad.uop.symbolic ----------------------------------
 

@@ -18,9 +18,8 @@ from fusegrad.uop import (
     UPat,
     dtypes,
     graph_rewrite,
-    graph_rewrite_map,
-    sym,
 )
+from fusegrad.uop.symbolic import simplify_together
 
 
 def _target_axis(kind: AxisType, ctx: LowerContext) -> AxisType:
@@ -186,7 +185,8 @@ def _merged(sink: UOp, a: UOp, b: UOp) -> UOp:
     size = b.src[0].arg
     m = UOp.range(a.src[0].arg * size, a.arg[0], a.arg[1])
     order = toposort(sink.substitute({a: m // size, b: m % size}))
-    simple = _simplified([r for u in order for r in _index_math(u, m)])
+    # a kernel's index expressions share most of their subexpressions: one rewrite for all
+    simple = simplify_together(r for u in order for r in _index_math(u, m))
     new: dict[UOp, UOp] = {}
     for u in order:
         srcs = tuple(new[s] for s in u.src)
@@ -207,16 +207,6 @@ def _index_math(u: UOp, m: UOp) -> tuple[UOp, ...]:
     if u.op is Ops.CAST and u.src[0].dtype.scalar() is dtypes.weakint:
         return (u.src[0],)
     return ()
-
-
-def _simplified(roots: list[UOp]) -> dict[UOp, UOp]:
-    """Each of ``roots`` -> its ``UOp.simplify()``, all in one rewrite: the index expressions
-    of a kernel share most of their subexpressions, simplified once each this way. (The
-    rules are pure and a rewrite's result a fixed point, so a node's result is the same
-    whether its sources were simplified before or not, alone or with others.)"""
-    if not roots:
-        return {}
-    return graph_rewrite_map(UOp.sink(*dict.fromkeys(roots)), sym, name="simplify")
 
 
 def _fixed(u: UOp, v: UOp, m: UOp, simple: dict[UOp, UOp]) -> UOp:
