@@ -98,3 +98,23 @@ def test_masked_lanes_at_the_buffer_edges_read_zero(llvm: tuple[object, object])
     out = np.zeros(32, np.float32)
     T.run_compiled(spec, renderer, compiler, [out, img.reshape(-1), w])
     np.testing.assert_array_equal(out, _want(img, w).reshape(-1))
+
+
+def test_a_masked_load_with_every_lane_off_reads_from_its_buffer(
+    llvm: tuple[object, object],
+) -> None:
+    """Where every lane is masked off, the address may be far outside the buffer (a cat's
+    other pieces: the fused optimizer's update read 6 of them per element). A masked load
+    touches no memory, but on an unmapped page it takes a microcode assist (AMD: the fused
+    SGD step's update kernel ran 61 ms instead of 5); so the load's pointer is its buffer's
+    start unless some lane is on."""
+    renderer, _ = llvm
+    spec = to_program(apply_opts(_padded_conv(H, W), OPTS, renderer), renderer)  # type: ignore[arg-type]
+    src = renderer.render(list(spec.uops), spec.name)  # type: ignore[attr-defined]
+    loads = [ln for ln in src.splitlines() if "@llvm.masked.load" in ln and "call" in ln]
+    assert loads
+    for line in loads:
+        name = line.split("=")[0].strip()
+        assert f"ptr {name}.ptr," in line
+        assert f"{name}.any = call i1 @llvm.vector.reduce.or.v8i1(" in src
+        assert f"{name}.ptr = select i1 {name}.any, ptr %" in src

@@ -203,9 +203,14 @@ def _masked_load(f: _Function, u: UOp) -> None:
     ptr = idx.src[0].dtype
     assert isinstance(ptr, PtrDType)
     align = _align(element_scalar(ptr))
+    gate, n = idx.src[2], idx.src[2].dtype.count
+    # with every lane off, read "from" the buffer's start: the masked-off address may lie in an
+    # unmapped page, and a masked load there takes a microcode assist on AMD (~100x slower)
     f.emit(
-        f"{o} = call {t.ty} @llvm.masked.load.{t.sfx}.p0(ptr {f.names[idx]}, i32 {align}, "
-        f"{f.typed(idx.src[2])}, {f.typed(u.src[1])})"
+        f"{o}.any = call i1 @llvm.vector.reduce.or.v{n}i1({f.typed(gate)})",
+        f"{o}.ptr = select i1 {o}.any, ptr {f.names[idx]}, ptr {f.names[idx.src[0]]}",
+        f"{o} = call {t.ty} @llvm.masked.load.{t.sfx}.p0(ptr {o}.ptr, i32 {align}, "
+        f"{f.typed(gate)}, {f.typed(u.src[1])})",
     )
     f.names[u] = o
 
