@@ -12,6 +12,8 @@ may only be used where ``cond`` holds.
 
 from __future__ import annotations
 
+from typing import cast
+
 from fusegrad.uop.dtype import Invalid, dtypes
 from fusegrad.uop.opcodes import GroupOp, Ops
 from fusegrad.uop.pattern import PatternMatcher, UPat
@@ -89,7 +91,26 @@ def _facts(clauses: list[UOp]) -> dict[UOp, UOp] | None:
 
 
 def _given(u: UOp, mapping: dict[UOp, UOp]) -> UOp:
-    """``u`` simplified where the facts in ``mapping`` hold."""
+    """``u`` simplified where the facts in ``mapping`` hold. Remembered on ``u``: the engine
+    offers a rewritten valid() to the rules again with the same clauses, and a kernel's
+    addresses share clauses, so half the questions are asked before (Winograd conv and MLP
+    kernels: 1539 calls, 754 different). (As in
+    ``UOp.simplify``'s cache, a result that is ``u`` is stored as True, and nothing is stored
+    when ``u`` is among the facts: no node's cache refers to the node itself.)"""
+    if u in mapping:
+        return _given_uncached(u, mapping)
+    memo: dict[tuple[tuple[UOp, UOp], ...], UOp | bool]
+    memo = u.__dict__.setdefault("_given", {})
+    key = tuple(mapping.items())
+    found = memo.get(key)
+    if found is None:
+        out = _given_uncached(u, mapping)
+        memo[key] = True if out is u else out
+        return out
+    return u if found is True else cast(UOp, found)
+
+
+def _given_uncached(u: UOp, mapping: dict[UOp, UOp]) -> UOp:
     narrowed = u.substitute(mapping)
     if narrowed is u:
         return u
