@@ -3,6 +3,7 @@ the same kernels, results and errors as compiling each in turn, one disk-cache e
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -74,8 +75,10 @@ def test_threads_compile_the_same_kernels_with_the_same_results(
     programs.clear_kernels()
     clear_programs()
     seen.clear()
+    switch = sys.getswitchinterval()
     with Context(CACHELEVEL=0, COMPILE_THREADS=2):
         got = _net(1)
+    assert sys.getswitchinterval() == switch  # shortened while the plan compiled, not after
     assert all(name.startswith("fusegrad-compile") for name, _ in seen)
     assert [src for _, src in seen] == [src for _, src in in_turn]  # same kernels, same order
     for g, w in zip(got, want, strict=True):

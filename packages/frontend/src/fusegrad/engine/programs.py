@@ -24,9 +24,9 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,6 +236,30 @@ def _compile_pool() -> ThreadPoolExecutor | None:
         return _POOLS[n]
 
 
+SWITCH_S = 0.0005
+"""The interpreter's thread switch interval while a plan lowers beside its compiles (then the
+default returns): each llvmlite call of a compile thread gives the GIL up and waits to get it
+back from the lowering thread, up to the interval (5 ms by default) each time."""
+_SWITCHES = [0, 0.0]  # preloads running, the interval before the first
+_SWITCH_LOCK = threading.Lock()
+
+
+@contextmanager
+def _short_switches() -> Iterator[None]:
+    with _SWITCH_LOCK:
+        if _SWITCHES[0] == 0:
+            _SWITCHES[1] = sys.getswitchinterval()
+            sys.setswitchinterval(min(SWITCH_S, _SWITCHES[1]))
+        _SWITCHES[0] += 1
+    try:
+        yield
+    finally:
+        with _SWITCH_LOCK:
+            _SWITCHES[0] -= 1
+            if _SWITCHES[0] == 0:
+                sys.setswitchinterval(_SWITCHES[1])
+
+
 def _as_text(src: str | bytes) -> str:
     return src if isinstance(src, str) else src.decode()
 
@@ -254,25 +278,29 @@ def preload(kernels: Iterable[tuple[UOp, Compiled]]) -> None:
         return
     pending: list[_Pending] = []
     seen: set[tuple[UOp, Renderer, tuple[object, ...]]] = set()
-    pool: ThreadPoolExecutor | None = None
     knobs = program_knobs()
-    try:
-        for ast, device in kernels:
-            if not device.compiler.threaded:
-                continue
-            key = (ast, device.renderer, knobs)
-            if key in _KERNELS or key in seen:
-                continue
-            seen.add(key)
-            if pool is None and (pool := _compile_pool()) is None:
-                return
-            with host_span("lower"):
-                spec = to_program(ast, device.renderer)
-            pending.append((key, spec, device, pool.submit(device.compile, _as_text(spec.src))))
-    except BaseException:
-        _finish(pending)  # an earlier kernel's compile error comes first
-        raise
-    _finish(pending)
+    pool: ThreadPoolExecutor | None = None
+    with ExitStack() as switches:
+        try:
+            for ast, device in kernels:
+                if not device.compiler.threaded:
+                    continue
+                key = (ast, device.renderer, knobs)
+                if key in _KERNELS or key in seen:
+                    continue
+                seen.add(key)
+                if pool is None:
+                    if (pool := _compile_pool()) is None:
+                        return
+                    switches.enter_context(_short_switches())
+                with host_span("lower"):
+                    spec = to_program(ast, device.renderer)
+                lib = pool.submit(device.compile, _as_text(spec.src))
+                pending.append((key, spec, device, lib))
+        except BaseException:
+            _finish(pending)  # an earlier kernel's compile error comes first
+            raise
+        _finish(pending)
 
 
 def _finish(pending: list[_Pending]) -> None:
