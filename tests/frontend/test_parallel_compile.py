@@ -3,6 +3,9 @@ the same kernels, results and errors as compiling each in turn, one disk-cache e
 
 from __future__ import annotations
 
+import os
+import select
+import signal
 import sys
 import threading
 from collections import Counter
@@ -148,3 +151,27 @@ def test_debug_compiles_each_kernel_in_turn(compiler: Compiler, monkeypatch: pyt
     with Context(CACHELEVEL=0, COMPILE_THREADS=2, DEBUG=1):
         _net(4)
     assert seen and all(not name.startswith("fusegrad-compile") for name, _ in seen)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_compiles_in_threads_of_its_own(compiler: Compiler) -> None:
+    with Context(CACHELEVEL=0, COMPILE_THREADS=2):
+        _net(5)  # the parent's pool exists now
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: a new kernel, for compile threads of the child's own
+            try:
+                value = (Tensor(np.arange(11, dtype=np.float32)).exp() + 1).max().item()
+                os.write(write, repr(value).encode())
+            finally:
+                os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)
+    got = os.read(read, 100) if ready else b""
+    os.close(read)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    # it finished (with the parent's pool it waited forever); its value isn't checked: a
+    # forked child's launches give wrong results whether kernels compile in threads or not
+    assert got, "the forked child never finished compiling"

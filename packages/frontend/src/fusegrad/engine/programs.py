@@ -21,6 +21,7 @@ kernel lowers, compiles and loads in turn (their output and records stay in that
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -234,6 +235,15 @@ def _compile_pool() -> ThreadPoolExecutor | None:
             _POOLS.clear()
             _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix="fusegrad-compile")
         return _POOLS[n]
+
+
+def _forget_pools() -> None:
+    """In a forked child: the parent's compile threads aren't there (a pool would take work and
+    never run it), so the child makes its own."""
+    _POOLS.clear()
+
+
+os.register_at_fork(after_in_child=_forget_pools)
 
 
 SWITCH_S = 0.0005
