@@ -290,6 +290,7 @@ def preload(kernels: Iterable[tuple[UOp, Compiled]]) -> None:
     seen: set[tuple[UOp, Renderer, tuple[object, ...]]] = set()
     knobs = program_knobs()
     pool: ThreadPoolExecutor | None = None
+    batch = _BARS.open
     with ExitStack() as switches:
         try:
             for ast, device in kernels:
@@ -303,6 +304,8 @@ def preload(kernels: Iterable[tuple[UOp, Compiled]]) -> None:
                     if (pool := _compile_pool()) is None:
                         return
                     switches.enter_context(_short_switches())
+                if batch is not None:
+                    batch.compiles()  # a terminal's bar draws while this one lowers
                 with host_span("lower"):
                     spec = to_program(ast, device.renderer)
                 lib = pool.submit(device.compile, _as_text(spec.src))
@@ -317,8 +320,6 @@ def _finish(pending: list[_Pending]) -> None:
     """Load the compiled kernels in order (the batch bar counts them)."""
     batch = _BARS.open
     for key, spec, device, lib in pending:
-        if batch is not None:
-            batch.compiles()
         _load(key, spec, device, None if batch is None else batch.bar, lib)
 
 
