@@ -16,6 +16,7 @@ waits; the host blocks only on signals.
 from __future__ import annotations
 
 import ctypes
+import os
 import platform
 import sys
 import threading
@@ -361,6 +362,26 @@ class RingClosed(RuntimeError):
     """Submitting to a ring (device) that was closed."""
 
 
+class RingForked(RuntimeError):
+    """Submitting, in a forked child process, to a ring the parent started: its worker thread
+    did not survive ``os.fork()``, so the work would never run."""
+
+
+#: the id of this process, refreshed in a forked child: a ring made by another process refuses
+#: work (with a clear error) instead of queueing it for a worker that no longer exists
+_PROCESS = [os.getpid()]
+os.register_at_fork(after_in_child=lambda: _PROCESS.__setitem__(0, os.getpid()))
+
+
+def forked_error(name: str) -> RingForked:
+    """The error of a ring used in a forked child."""
+    return RingForked(
+        f"{name}: this device was opened before os.fork() and its worker threads did not "
+        "survive it; use fusegrad in a child started with multiprocessing's 'spawn' or "
+        "'forkserver' method (or fork before the first Tensor is realized)"
+    )
+
+
 Executor = Callable[[ExecCmd], None]
 Observer = Callable[[str, ExecCmd | CopyCmd, int, int], None]
 
@@ -382,11 +403,14 @@ class Ring:
         self.errors: list[BaseException] = []
         self.closing = False
         self._cv = threading.Condition()
+        self._process = _PROCESS[0]
         self._thread = threading.Thread(target=self._loop, name=f"fusegrad-{name}", daemon=True)
         self._thread.start()
 
     def submit(self, commands: list[Command]) -> None:
         """Append one queue; returns at once."""
+        if self._process != _PROCESS[0]:
+            raise forked_error(self.name)
         if PROFILE.value:
             from fusegrad.runtime.profiler import hook_exit
 

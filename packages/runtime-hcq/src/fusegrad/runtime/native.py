@@ -33,6 +33,7 @@ from typing import Any
 
 from fusegrad.runtime.flags import PROFILE
 from fusegrad.runtime.hcq import (
+    _PROCESS,
     UNRUNG,
     Command,
     CopyCmd,
@@ -43,6 +44,7 @@ from fusegrad.runtime.hcq import (
     SignalCmd,
     TimestampCmd,
     WaitCmd,
+    forked_error,
     futex_available,
     ring_doorbells,
 )
@@ -254,6 +256,7 @@ class NativeRing:
         self.submitted = 0
         self.head = 0
         self._lock = threading.Lock()
+        self._process = _PROCESS[0]
         self._slots = (ctypes.c_uint64 * (SLOT_WORDS * CAPACITY))()
         self._base = ctypes.addressof(self._slots)
         self.control = (ctypes.c_uint64 * 16)()
@@ -278,6 +281,8 @@ class NativeRing:
     # -- the host side ------------------------------------------------------------------------
     def submit(self, commands: list[Command]) -> None:
         """Encode one queue (followed by a step of the timeline) and publish it."""
+        if self._process != _PROCESS[0]:  # before the lock: a fork may have left it held
+            raise forked_error(self.name)
         with self._lock:
             if self.closing:
                 raise RingClosed(f"{self.name}: the device was closed")
@@ -295,6 +300,8 @@ class NativeRing:
     ) -> None:
         """Publish ``head``, already encoded exec slots ``body`` (a ``NativeGraph``) and
         ``tail`` as one queue (followed by a step of the timeline): one ring write."""
+        if self._process != _PROCESS[0]:  # before the lock: a fork may have left it held
+            raise forked_error(self.name)
         with self._lock:
             if self.closing:
                 raise RingClosed(f"{self.name}: the device was closed")
@@ -318,6 +325,8 @@ class NativeRing:
         into ``end`` and ``signal`` set to ``value``: the slots packed directly (a graph
         launch on a schedule-cache hit or a TinyJit replay: the dispatch hot path, so the
         common case — no WAIT, no split kernel, no DEBUG/PROFILE — skips ``_publish``)."""
+        if self._process != _PROCESS[0]:  # before the lock: a fork may have left it held
+            raise forked_error(self.name)
         with self._lock:
             if self.closing:
                 raise RingClosed(f"{self.name}: the device was closed")
