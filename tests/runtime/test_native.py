@@ -36,8 +36,12 @@ void split(float* out, const float* x, int n, int core) {
 """
 
 SPIN = """
-void spin(volatile long* flag, long ms) {
-  for (long i = 0; i < ms * 200000 && !flag[0]; i++) {}
+#include <time.h>
+void spin(volatile long* flag, long ms) {  /* ms of wall time (a loop count ran 1 ms short on a fast CPU) */
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  do clock_gettime(CLOCK_MONOTONIC, &b);
+  while (!flag[0] && (b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ms * 1000000L);
 }
 """
 
