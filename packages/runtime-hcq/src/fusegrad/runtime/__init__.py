@@ -9,7 +9,7 @@ Public names:
   ``PythonCompiler``, ``load_code``, ``load_shared_object``;
 * memory: ``Buffer``, ``BufferSpec``, ``Allocator``, ``LRUAllocator``, ``HostAllocator``,
   ``HostMemory``, ``OutOfMemoryError``;
-* HCQ: ``HWQueue``, ``Signal``, ``Ring``, ``RingClosed``, ``WorkerPool``, the commands a
+* HCQ: ``HWQueue``, ``Signal``, ``Ring``, ``RingClosed``, ``RingForked``, ``WorkerPool``, the commands a
   queue holds (``ExecCmd``, ``CopyCmd``, ``SignalCmd``, ``WaitCmd``, ``TimestampCmd``,
   ``Command``), ``HCQGraph`` (a device's batched submission of a fixed command list),
   ``NativeRing`` (the CPU device's compiled ring) and ``NativeGraph`` (its graph);
@@ -49,6 +49,7 @@ from fusegrad.runtime.hcq import (
     HWQueue,
     Ring,
     RingClosed,
+    RingForked,
     Signal,
     SignalCmd,
     TimestampCmd,
@@ -115,6 +116,7 @@ __all__ = [
     "PythonRenderer",
     "Ring",
     "RingClosed",
+    "RingForked",
     "Signal",
     "SignalCmd",
     "TimestampCmd",
