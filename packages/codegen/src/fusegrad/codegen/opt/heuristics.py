@@ -30,15 +30,15 @@ CPUs (``has_local`` False):
 
 GPU-like renderers (``has_local``): a kernel of row reductions (``kernel.row_axes``) gets a
 workgroup of rows, each thread looping over its own row (``kernel.finish``); big reductions
-into few outputs are grouped across a workgroup (GROUPTOP; GROUP where the renderer's ``group_top`` is False, its workgroup being
-SIMD lanes); a matmul gets a register block per thread (``GPU_MATMUL_BLOCK``: both
-output axes upcast, the reduce unrolled), other kernels have their contiguous output axis
-upcast by 4; then output axes become workgroup threads (LOCAL), innermost first, filling a
-workgroup of ``GPU_WORKGROUP`` threads within the renderer's ``local_max``. A matmul one of
-the renderer's tensor cores takes (input dtypes; a shape not a multiple of the core's is
-padded first when that adds at most ``GPU_TC_PAD_MAX`` of the work) gets TC instead of the
-register block, then ``GPU_TC_BLOCK`` core tiles per warp (UPCAST of the
-remaining output axes: the tiles share their operands' fragments).
+into few outputs are grouped across a workgroup (GROUPTOP; GROUP where the renderer's
+``group_top`` is False, its workgroup being SIMD lanes); a matmul gets a register block per
+thread (``GPU_MATMUL_BLOCK``: both output axes upcast, the reduce unrolled), other kernels
+have their contiguous output axis upcast by 4; then output axes become workgroup threads
+(LOCAL), innermost first, filling a workgroup of ``GPU_WORKGROUP`` threads within the
+renderer's ``local_max``. A matmul one of the renderer's tensor cores takes (input dtypes; a
+shape not a multiple of the core's is padded first when that adds at most ``GPU_TC_PAD_MAX``
+of the work) gets TC instead of the register block, then ``GPU_TC_BLOCK`` core tiles per
+warp (UPCAST of the remaining output axes: the tiles share their operands' fragments).
 
 Every step goes through ``apply_opt``, so a step that does not apply is skipped.
 """
