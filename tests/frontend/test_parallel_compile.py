@@ -18,10 +18,20 @@ import pytest
 from fusegrad import Device, Tensor
 from fusegrad.codegen import clear_programs
 from fusegrad.codegen.renderer import CompileError, Compiler, DiskCache
+from fusegrad.codegen.schedule.pipeline import schedule_cache
 from fusegrad.engine import programs
 from fusegrad.helpers import Context
 
 pytestmark = pytest.mark.kernels  # the kernel pipeline, not the reference interpreter
+
+
+def _forget() -> None:
+    """Nothing compiled or scheduled is remembered: loaded kernels, lowered programs and the
+    schedule cache's templates (whose plans hold loaded kernels: a test earlier in the same
+    worker that scheduled the same shapes would otherwise make a run compile nothing)."""
+    programs.clear_kernels()
+    clear_programs()
+    schedule_cache.clear()
 
 
 @pytest.fixture
@@ -31,11 +41,9 @@ def compiler() -> Iterator[Compiler]:
     comp = Device[Device.DEFAULT].compiler
     if not comp.threaded:
         pytest.skip(f"{type(comp).__name__} compiles in the caller's thread")
-    programs.clear_kernels()
-    clear_programs()
+    _forget()
     yield comp
-    programs.clear_kernels()
-    clear_programs()
+    _forget()
 
 
 def _net(seed: int) -> list[np.ndarray]:
@@ -75,8 +83,7 @@ def test_threads_compile_the_same_kernels_with_the_same_results(
         want = _net(1)
     in_turn = list(seen)
     assert in_turn and all(not name.startswith("fusegrad-compile") for name, _ in in_turn)
-    programs.clear_kernels()
-    clear_programs()
+    _forget()
     seen.clear()
     switch = sys.getswitchinterval()
     with Context(CACHELEVEL=0, COMPILE_THREADS=2):
@@ -105,8 +112,7 @@ def test_a_workers_compile_error_is_raised_in_the_caller(
     errors: dict[int, BaseException] = {}
     for threads in (0, 2):
         bad.clear()
-        programs.clear_kernels()
-        clear_programs()
+        _forget()
         with Context(CACHELEVEL=0, COMPILE_THREADS=threads), pytest.raises(CompileError) as err:
             _net(2)
         errors[threads] = err.value
@@ -135,8 +141,7 @@ def test_the_disk_cache_gets_each_kernel_once(
     assert puts and set(puts.values()) == {1}
     assert len(puts) == len({src for _, src in seen})
     # a second process (here: a cleared program cache) compiles nothing
-    programs.clear_kernels()
-    clear_programs()
+    _forget()
     seen.clear()
     with Context(CACHELEVEL=2, COMPILE_THREADS=2):
         again = _net(3)

@@ -34,11 +34,12 @@ from typing import Any
 from fusegrad.codegen import ProgramSpec, Renderer, host_cpu_count, to_program
 from fusegrad.codegen.opt import BEAM, NOOPT
 from fusegrad.runtime import Compiled, Program, host_span
-from fusegrad.runtime.flags import PROFILE
 from fusegrad.uop import DEBUG, ContextVar, UOp
 
 #: the lowering's dtype-emulation setting, declared by codegen (the same object by name)
 EMULATED_DTYPES = ContextVar("EMULATED_DTYPES", "")
+#: the runtime's profiling setting (the same object by name; fusegrad.runtime.flags is private)
+PROFILE = ContextVar("PROFILE", 0)
 
 COMPILE_THREADS = ContextVar("COMPILE_THREADS", -1)
 """Worker threads compiling a plan's kernels while the caller lowers the next one: 0 compiles
