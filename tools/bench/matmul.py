@@ -253,14 +253,8 @@ def torch_matmul(a: np.ndarray, b: np.ndarray) -> Callable[[], object] | None:
 
 @functools.cache
 def _jaxref() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "_bench_jaxref", Path(__file__).with_name("jaxref.py")
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["_bench_jaxref"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    sys.path.insert(0, str(Path(__file__).parent))  # the sibling module tools/bench/jaxref.py
+    return importlib.import_module("jaxref")
 
 
 def jax_matmul(a: np.ndarray, b: np.ndarray) -> Callable[[], object] | None:

@@ -53,14 +53,8 @@ JAX_TOLERANCE = 1e-4
 
 @functools.cache
 def _jaxref() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "_bench_jaxref", Path(__file__).with_name("jaxref.py")
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["_bench_jaxref"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    sys.path.insert(0, str(Path(__file__).parent))  # the sibling module tools/bench/jaxref.py
+    return importlib.import_module("jaxref")
 
 
 # -- the PyTorch reference -------------------------------------------------------------------

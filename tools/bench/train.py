@@ -55,14 +55,8 @@ CURVE_RTOL = 1e-4
 
 @functools.cache
 def _jaxref() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "_bench_jaxref", Path(__file__).with_name("jaxref.py")
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["_bench_jaxref"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    sys.path.insert(0, str(Path(__file__).parent))  # the sibling module tools/bench/jaxref.py
+    return importlib.import_module("jaxref")
 
 
 def _data(batch: int, n_in: int) -> tuple[np.ndarray, np.ndarray]:
