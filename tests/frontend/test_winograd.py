@@ -101,7 +101,7 @@ def test_winograd_on_half_keeps_the_direct_form() -> None:
 #: the benchmark's shapes (tools/bench/conv.py --cases) and the measured ones of the rule's
 #: docstring: (kernel, stride, dilation, groups, (cin, cout, images, out h, out w)) -> tile
 RULE = {
-    "3x3_pad1": (((3, 3), (1, 1), (1, 1), 1, (64, 64, 32, 56, 56)), 4),
+    "3x3_pad1": (((3, 3), (1, 1), (1, 1), 1, (64, 64, 32, 56, 56)), 0),  # inference: direct
     "3x3_stride2": (((3, 3), (2, 2), (1, 1), 1, (64, 128, 32, 28, 28)), 0),
     "1x1": (((1, 1), (1, 1), (1, 1), 1, (64, 256, 32, 56, 56)), 0),
     "depthwise": (((3, 3), (1, 1), (1, 1), 64, (64, 64, 32, 56, 56)), 0),
@@ -120,6 +120,20 @@ RULE = {
 def test_winograd_rule_picks_the_measured_form(name: str) -> None:
     args, tile = RULE[name]
     assert _winograd_tile(*args) == tile
+
+
+def test_below_128_channels_winograd_only_when_gradients_are_wanted() -> None:
+    # quiet machine, 64->64 56^2: Winograd x0.70 forward, x2.4 backward (x1.7 together)
+    bench = RULE["3x3_pad1"][0]
+    assert _winograd_tile(*bench) == 0 and _winograd_tile(*bench, True) == 4
+    assert _winograd_tile(*RULE["128_at_28"][0]) == 4  # from 128 channels forward wins too
+    x = Tensor.empty(8, 64, 60, 60)  # 118M multiply-adds: over the 2^26 floor
+    w = Tensor.empty(64, 64, 3, 3)
+    n_plain = len(x.conv2d(w, padding=1).uop.toposort())
+    with Context(TRAINING=1):
+        n_training = len(x.conv2d(w, padding=1).uop.toposort())
+    n_grad = len(x.conv2d(w.detach().requires_grad_(), padding=1).uop.toposort())
+    assert min(n_training, n_grad) > 2 * n_plain  # the transforms' graph, not the direct sum
 
 
 def test_wino_flag_forces_and_disables() -> None:
