@@ -18,6 +18,7 @@ from fusegrad.engine.linear import (
     create_graph_call,
     flatten_graph_calls,
     graph_split_rewrite,
+    plan_access,
     prune_linear,
 )
 from fusegrad.engine.plan import LaunchPlan, bound_values
@@ -135,12 +136,7 @@ def plan_deps(launch: LinearLaunch) -> list[list[int]]:
     plan_at: dict[tuple[Signal, int], int] = {}
     out: list[list[int]] = []
     for i, (plan, bufs) in enumerate(launch.segments):
-        reads: set[UOp] = set()
-        writes: set[UOp] = set()
-        for step in plan.steps:
-            r, w = step.access()
-            reads.update(_base(bufs[j]) for j in r)
-            writes.update(_base(bufs[j]) for j in w)
+        reads, writes = plan_access(plan, bufs)
         name = plan.steps[-1].device  # the plan is done when its last queue is
         signal, done = timelines.setdefault(name, (Signal(name=f"plan deps {name}"), []))
         done.append(i)
@@ -149,12 +145,6 @@ def plan_deps(launch: LinearLaunch) -> list[list[int]]:
         out.append(sorted(plan_at[(s, v)] for s, v in needs if s is not signal))
         plan_at[(signal, value)] = i
     return out
-
-
-def _base(buf: UOp) -> UOp:
-    while buf.op is Ops.BUFFER_VIEW:
-        buf = buf.src[0]
-    return buf
 
 
 def _check_input(old: UOp, new: UOp) -> None:

@@ -149,18 +149,23 @@ def _base(buf: UOp) -> UOp:
     return buf
 
 
-def _access(call: UOp) -> _Access:
-    """The base BUFFERs a CALL reads and writes (its kernels compiled: their programs say)."""
-    calls = flatten_graph_calls([call])
-    plan, bufs = calls_plan(calls)
+def plan_access(plan: LaunchPlan, bufs: Sequence[UOp]) -> tuple[frozenset[UOp], frozenset[UOp]]:
+    """The base BUFFERs (views count as their whole base) ``plan``'s steps read and write,
+    ``bufs`` being its slots' BUFFERs."""
     reads: set[UOp] = set()
     writes: set[UOp] = set()
     for step in plan.steps:
         r, w = step.access()
         reads.update(_base(bufs[i]) for i in r)
         writes.update(_base(bufs[i]) for i in w)
-    variables = any(_bound_variables(c) for c in calls)
-    return _Access(frozenset(reads), frozenset(writes), variables)
+    return frozenset(reads), frozenset(writes)
+
+
+def _access(call: UOp) -> _Access:
+    """The base BUFFERs a CALL reads and writes (its kernels compiled: their programs say)."""
+    calls = flatten_graph_calls([call])
+    reads, writes = plan_access(*calls_plan(calls))
+    return _Access(reads, writes, any(_bound_variables(c) for c in calls))
 
 
 def _kept(access: Sequence[_Access], needed: frozenset[UOp]) -> set[int]:
